@@ -1,0 +1,1 @@
+"""The wire contract between parties and the coordinator (generated code beside the .proto)."""

@@ -1,0 +1,165 @@
+from protos.ppcsim.v1 import array_pb2 as _array_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SESSION_STATE_UNSPECIFIED: _ClassVar[SessionState]
+    WAITING: _ClassVar[SessionState]
+    CLUSTERING: _ClassVar[SessionState]
+    DONE: _ClassVar[SessionState]
+    FAILED: _ClassVar[SessionState]
+SESSION_STATE_UNSPECIFIED: SessionState
+WAITING: SessionState
+CLUSTERING: SessionState
+DONE: SessionState
+FAILED: SessionState
+
+class JoinRequest(_message.Message):
+    __slots__ = ("session", "party")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
+
+class JoinReply(_message.Message):
+    __slots__ = ("chunk_bytes", "seconds_left")
+    CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    chunk_bytes: int
+    seconds_left: float
+    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ...) -> None: ...
+
+class UploadHeader(_message.Message):
+    __slots__ = ("session", "party", "method", "params", "n_ids", "arrays", "n_columns")
+    class ParamsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    N_IDS_FIELD_NUMBER: _ClassVar[int]
+    ARRAYS_FIELD_NUMBER: _ClassVar[int]
+    N_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    method: str
+    params: _containers.ScalarMap[str, str]
+    n_ids: int
+    arrays: _containers.RepeatedCompositeFieldContainer[_array_pb2.ArraySpec]
+    n_columns: int
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., method: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., n_ids: _Optional[int] = ..., arrays: _Optional[_Iterable[_Union[_array_pb2.ArraySpec, _Mapping]]] = ..., n_columns: _Optional[int] = ...) -> None: ...
+
+class IdChunk(_message.Message):
+    __slots__ = ("ids",)
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UploadMessage(_message.Message):
+    __slots__ = ("header", "ids", "chunk")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    header: UploadHeader
+    ids: IdChunk
+    chunk: _array_pb2.ArrayChunk
+    def __init__(self, header: _Optional[_Union[UploadHeader, _Mapping]] = ..., ids: _Optional[_Union[IdChunk, _Mapping]] = ..., chunk: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
+
+class UploadReply(_message.Message):
+    __slots__ = ("payload_bytes",)
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    payload_bytes: int
+    def __init__(self, payload_bytes: _Optional[int] = ...) -> None: ...
+
+class ResultRequest(_message.Message):
+    __slots__ = ("session", "party")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
+
+class ResultHeader(_message.Message):
+    __slots__ = ("algorithm", "n_clusters", "sizes", "noise", "n_joined", "n_labels")
+    ALGORITHM_FIELD_NUMBER: _ClassVar[int]
+    N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    SIZES_FIELD_NUMBER: _ClassVar[int]
+    NOISE_FIELD_NUMBER: _ClassVar[int]
+    N_JOINED_FIELD_NUMBER: _ClassVar[int]
+    N_LABELS_FIELD_NUMBER: _ClassVar[int]
+    algorithm: str
+    n_clusters: int
+    sizes: _containers.RepeatedScalarFieldContainer[int]
+    noise: int
+    n_joined: int
+    n_labels: int
+    def __init__(self, algorithm: _Optional[str] = ..., n_clusters: _Optional[int] = ..., sizes: _Optional[_Iterable[int]] = ..., noise: _Optional[int] = ..., n_joined: _Optional[int] = ..., n_labels: _Optional[int] = ...) -> None: ...
+
+class ResultMessage(_message.Message):
+    __slots__ = ("header", "labels")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    header: ResultHeader
+    labels: _array_pb2.ArrayChunk
+    def __init__(self, header: _Optional[_Union[ResultHeader, _Mapping]] = ..., labels: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
+
+class StatusRequest(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    def __init__(self, session: _Optional[str] = ...) -> None: ...
+
+class PartyStatus(_message.Message):
+    __slots__ = ("party", "joined", "uploaded", "payload_bytes", "payload_expected")
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    JOINED_FIELD_NUMBER: _ClassVar[int]
+    UPLOADED_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    party: str
+    joined: bool
+    uploaded: bool
+    payload_bytes: int
+    payload_expected: int
+    def __init__(self, party: _Optional[str] = ..., joined: _Optional[bool] = ..., uploaded: _Optional[bool] = ..., payload_bytes: _Optional[int] = ..., payload_expected: _Optional[int] = ...) -> None: ...
+
+class LedgerEntry(_message.Message):
+    __slots__ = ("party", "rpc", "direction", "payload_bytes", "serialized_bytes", "time")
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    RPC_FIELD_NUMBER: _ClassVar[int]
+    DIRECTION_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SERIALIZED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    party: str
+    rpc: str
+    direction: str
+    payload_bytes: int
+    serialized_bytes: int
+    time: float
+    def __init__(self, party: _Optional[str] = ..., rpc: _Optional[str] = ..., direction: _Optional[str] = ..., payload_bytes: _Optional[int] = ..., serialized_bytes: _Optional[int] = ..., time: _Optional[float] = ...) -> None: ...
+
+class StatusReply(_message.Message):
+    __slots__ = ("state", "error", "parties", "ledger")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    PARTIES_FIELD_NUMBER: _ClassVar[int]
+    LEDGER_FIELD_NUMBER: _ClassVar[int]
+    state: SessionState
+    error: str
+    parties: _containers.RepeatedCompositeFieldContainer[PartyStatus]
+    ledger: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
+    def __init__(self, state: _Optional[_Union[SessionState, str]] = ..., error: _Optional[str] = ..., parties: _Optional[_Iterable[_Union[PartyStatus, _Mapping]]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...

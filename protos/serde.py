@@ -1,0 +1,99 @@
+"""Conversion between numpy arrays and their wire form (ArraySpec + ArrayChunk).
+
+The one place where arrays become bytes and bytes become arrays. Arrays travel
+as ``{dtype, shape, raw little-endian bytes}`` in chunks; nothing is pickled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from protos.ppcsim.v1 import array_pb2
+
+#: Default largest slice of array bytes in one message: far below gRPC's 4 MiB.
+CHUNK_BYTES = 1 << 20
+
+#: dtypes accepted on the wire (always little-endian).
+WIRE_DTYPES = ("<f8", "<f4", "<i4")
+
+Layout = array_pb2.Layout
+
+
+class WireError(ValueError):
+    """A message does not describe or carry an array correctly."""
+
+
+def wire_dtype(arr: np.ndarray) -> np.dtype:
+    """The little-endian dtype ``arr`` travels as; raises WireError if unsupported."""
+    dt = arr.dtype.newbyteorder("<")
+    if dt.str not in WIRE_DTYPES:
+        raise WireError(f"dtype {arr.dtype} cannot be sent; use one of {', '.join(WIRE_DTYPES)}")
+    return dt
+
+
+def array_spec(name: str, arr: np.ndarray, layout: int) -> array_pb2.ArraySpec:
+    """The ArraySpec announcing ``arr`` under ``name``."""
+    return array_pb2.ArraySpec(name=name, dtype=wire_dtype(arr).str, shape=list(arr.shape), layout=layout)
+
+
+def array_chunks(index: int, arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES) -> Iterator[array_pb2.ArrayChunk]:
+    """Yield ``arr``'s bytes as ArrayChunks of at most ``chunk_bytes`` bytes each, in order."""
+    if chunk_bytes <= 0:
+        raise WireError(f"chunk_bytes must be positive, got {chunk_bytes}")
+    data = np.ascontiguousarray(arr, dtype=wire_dtype(arr))
+    view = memoryview(data.reshape(-1).view(np.uint8))
+    for offset in range(0, len(view), chunk_bytes):
+        yield array_pb2.ArrayChunk(array=index, offset=offset, data=bytes(view[offset : offset + chunk_bytes]))
+
+
+def labels_spec(n: int) -> array_pb2.ArraySpec:
+    """The spec of a result's labels: n int32 values, one per uploaded id."""
+    return array_pb2.ArraySpec(name="labels", dtype="<i4", shape=[n], layout=Layout.ROWS)
+
+
+def spec_nbytes(spec: array_pb2.ArraySpec) -> int:
+    """Bytes the array described by ``spec`` occupies; raises WireError for a bad spec."""
+    if spec.dtype not in WIRE_DTYPES:
+        raise WireError(f"array '{spec.name}': dtype '{spec.dtype}' is not one of {', '.join(WIRE_DTYPES)}")
+    if any(n < 0 for n in spec.shape):
+        raise WireError(f"array '{spec.name}': negative dimension in shape {list(spec.shape)}")
+    return int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+
+
+class ArrayAssembler:
+    """Rebuilds one array from its in-order chunks into a buffer allocated once."""
+
+    def __init__(self, spec: array_pb2.ArraySpec):
+        self.spec = spec
+        self.nbytes = spec_nbytes(spec)
+        self._buffer = bytearray(self.nbytes)
+        self.received = 0
+
+    def add(self, chunk: array_pb2.ArrayChunk) -> int:
+        """Copy ``chunk`` into place; returns its payload size in bytes."""
+        size = len(chunk.data)
+        if chunk.offset != self.received:
+            raise WireError(
+                f"array '{self.spec.name}': chunk at byte {chunk.offset} but {self.received} bytes "
+                "received so far (chunks must arrive in order, without gaps)"
+            )
+        if self.received + size > self.nbytes:
+            raise WireError(
+                f"array '{self.spec.name}': {self.received + size} bytes sent for an array of {self.nbytes} bytes"
+            )
+        self._buffer[self.received : self.received + size] = chunk.data
+        self.received += size
+        return size
+
+    @property
+    def complete(self) -> bool:
+        return self.received == self.nbytes
+
+    def array(self) -> np.ndarray:
+        """The assembled array in native byte order; raises WireError if bytes are missing."""
+        if not self.complete:
+            raise WireError(f"array '{self.spec.name}': {self.received} of {self.nbytes} bytes received")
+        dt = np.dtype(self.spec.dtype)
+        return np.frombuffer(self._buffer, dtype=dt).reshape(tuple(self.spec.shape)).astype(dt.newbyteorder("="), copy=False)

@@ -1,0 +1,1 @@
+"""The party side: load one party's own columns, normalise, disguise, upload, receive the result."""

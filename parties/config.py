@@ -1,0 +1,54 @@
+"""What one party needs to know to run: its data, its columns, its method, its seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from parties.methods import method_class
+from parties.normalize import NORMALIZATIONS
+
+
+@dataclass(frozen=True)
+class PartyConfig:
+    """One party's own settings, as read from its ``[[parties]]`` table.
+
+    ``source`` is ``sklearn:<name>`` or a CSV path (absolute); ``id_column``
+    names the CSV's id column (built-in sets use the row number).
+    ``label_column`` is the ground truth column, which the party never loads.
+    """
+
+    name: str
+    source: str
+    columns: tuple[str, ...]
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+    normalize: str = "zscore"
+    id_column: str | None = None
+    label_column: str | None = None
+    seed: int = 0
+
+    def check(self) -> list[str]:
+        """Every problem with this configuration that needs no data, as messages."""
+        errors = []
+        if not self.columns:
+            errors.append("'columns' is empty")
+        dupes = sorted({c for c in self.columns if self.columns.count(c) > 1})
+        if dupes:
+            errors.append(f"'columns' lists {', '.join(dupes)} more than once")
+        if self.label_column and self.label_column in self.columns:
+            errors.append(f"column '{self.label_column}' is the label column and is never sent")
+        if self.id_column and self.id_column in self.columns:
+            errors.append(f"column '{self.id_column}' is the id column, not a data column")
+        if self.normalize not in NORMALIZATIONS:
+            errors.append(f"'normalize' must be one of {', '.join(NORMALIZATIONS)}, got {self.normalize!r}")
+        try:
+            errors += method_class(self.method).check_params(self.params)
+        except ValueError as exc:
+            errors.append(str(exc))
+        return errors
+
+    @property
+    def text_columns(self) -> tuple[str, ...]:
+        """Columns that may hold text (nominal columns of osbr's gower metric)."""
+        return tuple(self.params.get("categorical", ()))

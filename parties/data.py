@@ -1,0 +1,132 @@
+"""Load one party's own columns: from its CSV, or a column slice of a built-in data set."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from parties.config import PartyConfig
+from parties.errors import PartyError
+
+BUILTIN = ("iris", "wine", "breast_cancer", "digits")
+
+
+@dataclass
+class PartyData:
+    """The party's records: ``ids`` (m,) as text and ``X`` (m x d) as float64."""
+
+    ids: np.ndarray
+    X: np.ndarray
+    columns: list[str]
+
+
+def load_builtin(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Column names, data and target of a data set that ships with scikit-learn."""
+    from sklearn import datasets
+
+    if name not in BUILTIN:
+        raise PartyError(f"unknown built-in data set 'sklearn:{name}' (known: {', '.join('sklearn:' + b for b in BUILTIN)})")
+    bunch = getattr(datasets, f"load_{name}")()
+    return list(bunch.feature_names), np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target)
+
+
+def read_csv_columns(path: Path, wanted: list[str]) -> tuple[dict[str, list[str]], int]:
+    """Read only the ``wanted`` columns of a CSV with a header row, as text; and the row count."""
+    try:
+        handle = open(path, newline="", encoding="utf-8")
+    except OSError as exc:
+        raise PartyError(f"cannot read {path}: {exc.strerror}") from None
+    with handle:
+        reader = csv.reader(handle)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise PartyError(f"{path} is empty (a header row is needed)") from None
+        except UnicodeDecodeError:
+            raise PartyError(f"{path} is not UTF-8 text") from None
+        missing = [c for c in wanted if c not in header]
+        if missing:
+            raise PartyError(
+                f"{path}: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(header)})"
+            )
+        index = [header.index(c) for c in wanted]
+        out: dict[str, list[str]] = {c: [] for c in wanted}
+        try:
+            for line, row in enumerate(reader, start=2):
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise PartyError(f"{path}, line {line}: {len(row)} fields, the header has {len(header)}")
+                for c, i in zip(wanted, index):
+                    out[c].append(row[i].strip())
+        except UnicodeDecodeError:
+            raise PartyError(f"{path} is not UTF-8 text") from None
+        except csv.Error as exc:
+            raise PartyError(f"{path}, line {reader.line_num}: {exc}") from None
+    return out, len(out[wanted[0]]) if wanted else 0
+
+
+def to_numbers(values: list[str], where: str) -> np.ndarray:
+    """Parse text cells as float64; PartyError naming the first bad cell (line numbers count the header)."""
+    try:
+        x = np.array(values, dtype=np.float64)
+    except ValueError:
+        for line, v in enumerate(values, start=2):
+            try:
+                float(v)
+            except ValueError:
+                what = "is empty" if v == "" else f"is not a number: {v!r}"
+                raise PartyError(f"{where}, line {line} {what}") from None
+        raise
+    bad = ~np.isfinite(x)
+    if bad.any():
+        line = int(np.argmax(bad)) + 2
+        raise PartyError(f"{where}, line {line} is {values[line - 2]!r}; values must be finite numbers")
+    return x
+
+
+def codes(values: list[str]) -> np.ndarray:
+    """Nominal text as integer codes (equal text, equal code)."""
+    return np.unique(np.array(values), return_inverse=True)[1].astype(np.float64)
+
+
+def check_unique_ids(ids: np.ndarray, where: str) -> None:
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if len(uniq) != len(ids):
+        repeated = uniq[counts > 1][:5]
+        raise PartyError(f"{where}: duplicate ids {', '.join(map(repr, repeated.tolist()))} (ids must be unique)")
+
+
+def load_party_data(cfg: PartyConfig) -> PartyData:
+    """Load exactly the party's own columns; PartyError naming the file and column otherwise."""
+    wanted = list(cfg.columns)
+    if cfg.source.startswith("sklearn:"):
+        names, data, _ = load_builtin(cfg.source.split(":", 1)[1])
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise PartyError(
+                f"{cfg.source}: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})"
+            )
+        X = data[:, [names.index(c) for c in wanted]]
+        ids = np.arange(len(X)).astype(str)
+        return PartyData(ids=ids, X=X, columns=wanted)
+
+    path = Path(cfg.source)
+    if not cfg.id_column:
+        raise PartyError(f"{path}: 'id_column' is needed to join a CSV's rows")
+    cells, m = read_csv_columns(path, [cfg.id_column, *wanted])
+    if m == 0:
+        raise PartyError(f"{path} has no data rows")
+    ids = np.array(cells[cfg.id_column])
+    empty = np.flatnonzero(ids == "")
+    if len(empty):
+        raise PartyError(f"{path}, line {empty[0] + 2}: the id column '{cfg.id_column}' is empty")
+    check_unique_ids(ids, f"{path}, column '{cfg.id_column}'")
+    text = set(cfg.text_columns)
+    X = np.column_stack(
+        [codes(cells[c]) if c in text else to_numbers(cells[c], f"{path}, column '{c}'") for c in wanted]
+    )
+    return PartyData(ids=ids, X=X, columns=wanted)

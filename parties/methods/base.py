@@ -1,0 +1,101 @@
+"""The interface every disguise method implements, and the declarative table of its parameters."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from protos.serde import Layout
+
+
+class Sent(NamedTuple):
+    """One array a method sends: its name on the wire, the data, and where its rows are."""
+
+    name: str
+    array: np.ndarray
+    layout: int  # Layout.ROWS or Layout.CONDENSED
+
+
+@dataclass(frozen=True)
+class Param:
+    """A method parameter as the scenario file gives it."""
+
+    type: type
+    default: Any = None
+    required: bool = False
+    choices: tuple | None = None
+    minimum: int | None = None
+    doc: str = ""
+
+    def check(self, name: str, value: Any) -> str | None:
+        """Return an error message for ``value``, or None when it is valid."""
+        if self.type is int and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"'{name}' must be an integer, got {value!r}"
+        if self.type is str and not isinstance(value, str):
+            return f"'{name}' must be a string, got {value!r}"
+        if self.type is list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return f"'{name}' must be a list of column names, got {value!r}"
+        if self.choices is not None and value not in self.choices:
+            return f"'{name}' must be one of {', '.join(map(str, self.choices))}, got {value!r}"
+        if self.minimum is not None and value < self.minimum:
+            return f"'{name}' must be at least {self.minimum}, got {value!r}"
+        return None
+
+
+class Disguise(ABC):
+    """A disguise applied by one party to its own normalised columns.
+
+    Subclasses declare ``name`` (the scenario's ``method``) and ``params``;
+    ``__init__`` only stores, :meth:`disguise` computes and returns the arrays
+    that go over the wire. Learned private state ends in an underscore.
+    """
+
+    name: ClassVar[str]
+    params: ClassVar[dict[str, Param]] = {}
+    #: Whether the party's ``normalize`` setting applies before this method.
+    normalizes: ClassVar[bool] = True
+
+    def __init__(self, *, random_state: int | None = None, **params: Any):
+        self.random_state = random_state
+        for key, spec in self.params.items():
+            setattr(self, key, params.get(key, spec.default))
+
+    @classmethod
+    def check_params(cls, params: dict[str, Any]) -> list[str]:
+        """Every problem with ``params`` (unknown, missing or invalid), as messages."""
+        errors = [
+            f"unknown field '{key}' for method '{cls.name}'"
+            + (f" (it takes {', '.join(cls.params)})" if cls.params else " (it takes no parameters)")
+            for key in params
+            if key not in cls.params
+        ]
+        for key, spec in cls.params.items():
+            if key in params:
+                problem = spec.check(key, params[key])
+                if problem:
+                    errors.append(f"{problem} (method '{cls.name}')")
+            elif spec.required:
+                errors.append(f"method '{cls.name}' needs '{key}' ({spec.doc})")
+        return errors
+
+    def public_params(self) -> dict[str, str]:
+        """Parameters the coordinator needs to combine contributions; never secrets."""
+        return {}
+
+    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
+        """Raise ValueError when the data do not suit the method (e.g. k > d)."""
+
+    @abstractmethod
+    def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
+        """Disguise ``X`` (m x d, normalised) and return the arrays to send."""
+
+
+def rows(name: str, array: np.ndarray) -> Sent:
+    return Sent(name, np.ascontiguousarray(array, dtype=np.float64), Layout.ROWS)
+
+
+def condensed(name: str, array: np.ndarray) -> Sent:
+    return Sent(name, np.ascontiguousarray(array, dtype=np.float64), Layout.CONDENSED)

@@ -1,0 +1,114 @@
+"""``osbr``: object similarity-based representation, a dissimilarity matrix (004 §2.2, §4).
+
+Distances themselves do not add across column blocks, so each party sends the
+parts of its dissimilarities that do add (reference §4), as condensed upper
+triangles of m(m-1)/2 values:
+
+- ``euclidean``: squared Euclidean distances ``sqdist``; the coordinator sums
+  them over parties and takes the root, giving eq. 3 on the joined columns.
+- ``gower`` (eq. 5, mixed types): the ``numerator`` sum_f delta_ij^f d_ij^f
+  and, when asymmetric binary columns make it vary, the ``denominator``
+  sum_f delta_ij^f; otherwise the denominator is the party's attribute count,
+  sent as the public parameter ``attributes``.
+- ``jaccard`` (eq. 4, asymmetric binary): the counts ``q`` (both 1) and
+  ``rs`` (r + s, mismatches); d = (r + s) / (q + r + s).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.distance import pdist
+
+from parties.methods.base import Disguise, Param, Sent, condensed
+
+
+def _binary(X: np.ndarray) -> bool:
+    return bool(np.isin(X, (0.0, 1.0)).all())
+
+
+def shared_ones(B: np.ndarray) -> np.ndarray:
+    """Condensed q_ij: columns where rows i and j are both 1 (B is 0/1, m x d)."""
+    m = B.shape[0]
+    q = np.empty(m * (m - 1) // 2)
+    start = 0
+    for i in range(m - 1):
+        q[start : start + m - i - 1] = B[i + 1 :] @ B[i]
+        start += m - i - 1
+    return q
+
+
+class OSBR(Disguise):
+    """Send the party's pairwise dissimilarities in the form that adds across parties.
+
+    Parameters
+    ----------
+    metric : {"euclidean", "gower", "jaccard"}, default="euclidean"
+        Eq. 3 on normalised numeric columns, eq. 5 on mixed columns, eq. 4 on
+        asymmetric binary (0/1) columns.
+    categorical : list of str, default=[]
+        gower: nominal columns (d^f = 0 if equal, else 1). They may hold text.
+    binary : list of str, default=[]
+        gower: asymmetric binary 0/1 columns (a 0-0 pair does not count).
+    """
+
+    name = "osbr"
+    params = {
+        "metric": Param(str, default="euclidean", choices=("euclidean", "gower", "jaccard")),
+        "categorical": Param(list, default=[], doc="gower: nominal columns"),
+        "binary": Param(list, default=[], doc="gower: asymmetric binary columns"),
+    }
+
+    @property
+    def normalizes(self) -> bool:  # type: ignore[override]
+        # eq. 5 divides interval columns by their range; eq. 4 needs the raw 0/1 values.
+        return self.metric == "euclidean"
+
+    def public_params(self) -> dict[str, str]:
+        out = {"metric": self.metric}
+        if self.metric == "gower" and not self.binary:
+            out["attributes"] = str(self.n_attributes_)
+        return out
+
+    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
+        if self.metric != "gower" and (self.categorical or self.binary):
+            raise ValueError(f"'categorical' and 'binary' apply to metric 'gower' only, not '{self.metric}'")
+        for key in ("categorical", "binary"):
+            missing = [c for c in getattr(self, key) if c not in columns]
+            if missing:
+                raise ValueError(f"'{key}' names {', '.join(missing)}, which are not among the party's columns")
+        if self.metric == "jaccard" and not _binary(X):
+            raise ValueError("metric 'jaccard' needs 0/1 columns")
+        if self.metric == "gower":
+            idx = [columns.index(c) for c in self.binary]
+            if idx and not _binary(X[:, idx]):
+                raise ValueError(f"'binary' columns must hold only 0 and 1: {', '.join(self.binary)}")
+
+    def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
+        self.check_data(X, columns)
+        X = np.asarray(X, dtype=np.float64)
+        if self.metric == "euclidean":
+            return [condensed("sqdist", pdist(X, "sqeuclidean"))]
+        if self.metric == "jaccard":
+            rs = pdist(X, "cityblock")
+            return [condensed("q", shared_ones(X)), condensed("rs", rs)]
+        return self._gower(X, columns)
+
+    def _gower(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
+        """Numerator (and denominator) of eq. 5 over this party's columns."""
+        kinds = ["categorical" if c in self.categorical else "binary" if c in self.binary else "interval" for c in columns]
+        pick = lambda kind: [i for i, k in enumerate(kinds) if k == kind]  # noqa: E731
+        interval, nominal, binary = pick("interval"), pick("categorical"), pick("binary")
+        m = X.shape[0]
+        numerator = np.zeros(m * (m - 1) // 2)
+        if interval:
+            span = np.ptp(X[:, interval], axis=0)
+            numerator += pdist(X[:, interval] / np.where(span > 0, span, 1.0), "cityblock")
+        if nominal:
+            numerator += np.rint(pdist(X[:, nominal], "hamming") * len(nominal))
+        self.n_attributes_ = len(interval) + len(nominal)
+        if not binary:
+            return [condensed("numerator", numerator)]
+        rs = pdist(X[:, binary], "cityblock")
+        numerator += rs
+        denominator = self.n_attributes_ + shared_ones(X[:, binary]) + rs
+        return [condensed("numerator", numerator), condensed("denominator", denominator)]

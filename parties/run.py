@@ -1,0 +1,127 @@
+"""One party's whole run: load its columns, normalise, disguise, upload, receive the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+
+from parties.client import CoordinatorClient, upload_messages
+from parties.config import PartyConfig
+from parties.data import load_party_data
+from parties.errors import PartyError
+from parties.methods import method_class
+from parties.normalize import normalize
+from protos.serde import CHUNK_BYTES
+
+
+def disguise(cfg: PartyConfig):
+    """Load, normalise and disguise the party's columns: (data, method, arrays, seconds per step)."""
+    timing = {}
+    t = time.perf_counter()
+    data = load_party_data(cfg)
+    timing["load"] = time.perf_counter() - t
+
+    method = method_class(cfg.method)(random_state=cfg.seed, **cfg.params)
+    t = time.perf_counter()
+    X = normalize(data.X, cfg.normalize) if method.normalizes else data.X
+    try:
+        arrays = method.disguise(X, data.columns)
+    except ValueError as exc:
+        raise PartyError(f"method '{cfg.method}': {exc}") from None
+    timing["disguise"] = time.perf_counter() - t
+    return data, method, arrays, timing
+
+
+def run_party(
+    cfg: PartyConfig,
+    coordinator: str,
+    session: str,
+    *,
+    timeout: float = 600.0,
+    labels_out: Path | None = None,
+    summary_out: Path | None = None,
+    log=sys.stderr,
+) -> dict:
+    """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
+
+    Raises PartyError for bad input and grpc.RpcError when the coordinator
+    refuses or the session fails.
+    """
+    deadline = time.monotonic() + timeout
+    data, method, arrays, timing = disguise(cfg)
+    print(
+        f"party {cfg.name}: {len(data.ids)} rows x {len(data.columns)} columns -> "
+        f"{cfg.method} {', '.join(f'{s.name}{list(s.array.shape)}' for s in arrays)}",
+        file=log,
+        flush=True,
+    )
+    client = CoordinatorClient(coordinator, session, cfg.name)
+    try:
+        t = time.perf_counter()
+        reply = client.join(timeout=max(deadline - time.monotonic(), 0.1))
+        messages = upload_messages(
+            session,
+            cfg.name,
+            cfg.method,
+            method.public_params(),
+            data.ids,
+            arrays,
+            len(data.columns),
+            min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
+        )
+        client.upload(messages, timeout=max(deadline - time.monotonic(), 0.1))
+        timing["upload"] = time.perf_counter() - t
+        t = time.perf_counter()
+        result = client.result(timeout=max(deadline - time.monotonic(), 0.1))
+        timing["wait_result"] = time.perf_counter() - t
+    finally:
+        client.close()
+
+    header = result.header
+    print(
+        f"party {cfg.name}: {header.n_joined} of {len(data.ids)} records clustered into "
+        f"{header.n_clusters} clusters, sizes {list(header.sizes)}",
+        file=log,
+        flush=True,
+    )
+    if labels_out:
+        write_labels(labels_out, data.ids, result.labels)
+    summary = {
+        "name": cfg.name,
+        "seed": cfg.seed,
+        "rows": len(data.ids),
+        "columns": data.columns,
+        "method": cfg.method,
+        "params": cfg.params,
+        "normalize": cfg.normalize if method.normalizes else "none",
+        "arrays": {s.name: list(s.array.shape) for s in arrays},
+        "n_joined": header.n_joined,
+        "timing": timing,
+    }
+    if summary_out:
+        summary_out.write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray) -> None:
+    """``id,cluster`` for the party's joined ids (noise as -1), in its own row order."""
+    keep = labels != -2
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("id,cluster\n")
+        fh.writelines(f"{i},{c}\n" for i, c in zip(ids[keep].tolist(), labels[keep].tolist()))
+
+
+def rpc_message(exc: grpc.RpcError) -> str:
+    """The coordinator's explanation of a failed call, in one line."""
+    code = exc.code() if hasattr(exc, "code") else None
+    detail = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return f"coordinator unreachable ({detail})"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return "the session's deadline passed before it finished"
+    return detail or str(code)

@@ -1,0 +1,1 @@
+"""The coordinator: sessions, the join on record id, clustering, and the byte ledger."""

@@ -1,0 +1,128 @@
+"""Turn the parties' uploads, joined on id, into one thing to cluster.
+
+Feature uploads (``drbt``, ``none``) are concatenated column-wise: the joined
+data equal D * blockdiag(R_1..R_k) (004 §5.3). Dissimilarity uploads
+(``osbr``) are added in the form that combines exactly (reference §4):
+squared Euclidean distances, eq. 5 numerators and denominators, or eq. 4
+counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from coordinator.errors import SessionError
+from coordinator.join import Join
+
+#: Arrays an osbr upload must carry, by metric ("denominator" may instead be the "attributes" parameter).
+OSBR_ARRAYS = {"euclidean": {"sqdist"}, "gower": {"numerator"}, "jaccard": {"q", "rs"}}
+
+
+@dataclass
+class Contribution:
+    """One party's upload as the coordinator holds it."""
+
+    party: str
+    method: str
+    params: dict[str, str]
+    ids: np.ndarray
+    arrays: dict[str, np.ndarray]
+
+    @property
+    def is_dissimilarity(self) -> bool:
+        return self.method == "osbr"
+
+
+@dataclass
+class Combined:
+    """Either ``features`` (n x k) or a condensed ``dissimilarity`` over the joined records."""
+
+    features: np.ndarray | None = None
+    dissimilarity: np.ndarray | None = None
+    description: str = ""
+
+
+def check_osbr_upload(party: str, params: dict[str, str], names: set[str]) -> None:
+    """SessionError unless an osbr upload carries the arrays its metric needs."""
+    metric = params.get("metric", "")
+    if metric not in OSBR_ARRAYS:
+        raise SessionError(f"party '{party}': osbr metric {metric!r} is not one of {', '.join(OSBR_ARRAYS)}")
+    needed = set(OSBR_ARRAYS[metric])
+    allowed = needed | ({"denominator"} if metric == "gower" else set())
+    if not needed <= names or not names <= allowed:
+        raise SessionError(f"party '{party}': osbr/{metric} sends arrays {sorted(needed)}, got {sorted(names)}")
+    if metric == "gower" and "denominator" not in names:
+        try:
+            int(params.get("attributes", ""))
+        except ValueError:
+            raise SessionError(f"party '{party}': osbr/gower without a denominator array needs 'attributes'") from None
+
+
+def reorder_condensed(c: np.ndarray, m: int, index: np.ndarray) -> np.ndarray:
+    """The condensed matrix of rows ``index`` (in that order) of the m x m matrix ``c``.
+
+    Works row by row, so memory stays at the size of the output.
+    """
+    n = len(index)
+    if n == m and np.array_equal(index, np.arange(m)):
+        return c
+    out = np.empty(n * (n - 1) // 2, dtype=c.dtype)
+    start = 0
+    for i in range(n - 1):
+        a, b = index[i], index[i + 1 :]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        out[start : start + n - i - 1] = c[m * lo - lo * (lo + 1) // 2 + hi - lo - 1]
+        start += n - i - 1
+    return out
+
+
+def combine(contributions: list[Contribution], join: Join) -> Combined:
+    """Join every party's contribution on id and combine them (see the module docstring)."""
+    kinds = {c.is_dissimilarity for c in contributions}
+    if len(kinds) > 1:
+        dis = [c.party for c in contributions if c.is_dissimilarity]
+        feat = [c.party for c in contributions if not c.is_dissimilarity]
+        raise SessionError(
+            f"parties {', '.join(dis)} send dissimilarities (osbr) and {', '.join(feat)} send features; "
+            "a session combines one kind only"
+        )
+    if kinds == {False}:
+        blocks = [np.concatenate(list(c.arrays.values()), axis=1)[join.index[c.party]] for c in contributions]
+        parts = ", ".join(f"{c.party} ({c.method}, {b.shape[1]} dims)" for c, b in zip(contributions, blocks))
+        return Combined(features=np.hstack(blocks), description=f"columns concatenated: {parts}")
+    return _combine_dissimilarities(contributions, join)
+
+
+def _combine_dissimilarities(contributions: list[Contribution], join: Join) -> Combined:
+    metrics = {c.params["metric"] for c in contributions}
+    if len(metrics) > 1:
+        used = ", ".join(f"{c.party}: {c.params['metric']}" for c in contributions)
+        raise SessionError(f"osbr parties must use one metric to be combined ({used})")
+    metric = metrics.pop()
+    n = len(join.ids)
+
+    def total(name: str) -> np.ndarray:
+        acc = np.zeros(n * (n - 1) // 2)
+        for c in contributions:
+            acc += reorder_condensed(c.arrays[name], len(c.ids), join.index[c.party])
+        return acc
+
+    parties = ", ".join(c.party for c in contributions)
+    if metric == "euclidean":
+        d = np.sqrt(total("sqdist"))
+        return Combined(dissimilarity=d, description=f"eq. 3: root of the summed squared distances of {parties}")
+    if metric == "jaccard":
+        q, rs = total("q"), total("rs")
+        d = np.divide(rs, q + rs, out=np.zeros_like(rs), where=(q + rs) > 0)
+        return Combined(dissimilarity=d, description=f"eq. 4: summed counts r+s / (q+r+s) of {parties}")
+    numerator = total("numerator")
+    denominator = np.zeros_like(numerator)
+    for c in contributions:
+        if "denominator" in c.arrays:
+            denominator += reorder_condensed(c.arrays["denominator"], len(c.ids), join.index[c.party])
+        else:
+            denominator += int(c.params["attributes"])
+    d = np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
+    return Combined(dissimilarity=d, description=f"eq. 5: summed numerators / summed denominators of {parties}")

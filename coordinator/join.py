@@ -1,0 +1,37 @@
+"""The inner join of the parties' records on their ids (004 §3.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from coordinator.errors import SessionError
+
+
+@dataclass
+class Join:
+    """The joined records: ``ids`` in the first party's order, and where each sits in every party."""
+
+    ids: np.ndarray
+    index: dict[str, np.ndarray]  # party -> row positions in that party's upload, aligned with ids
+    dropped: dict[str, int]  # party -> rows not in the join
+
+
+def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:
+    """Inner join on id; ids may come in any order. SessionError if no id is common to all."""
+    parties = list(ids_by_party)
+    first = ids_by_party[parties[0]]
+    keep = np.ones(len(first), dtype=bool)
+    for party in parties[1:]:
+        keep &= np.isin(first, ids_by_party[party])
+    joined = first[keep]
+    if len(joined) == 0:
+        raise SessionError(f"no record id is common to all parties ({', '.join(parties)})")
+    index = {}
+    for party in parties:
+        ids = ids_by_party[party]
+        order = np.argsort(ids, kind="stable")
+        index[party] = order[np.searchsorted(ids, joined, sorter=order)]
+    dropped = {party: len(ids_by_party[party]) - len(joined) for party in parties}
+    return Join(ids=joined, index=index, dropped=dropped)

@@ -1,0 +1,71 @@
+"""The byte ledger: every message of a session, in either direction, counted once.
+
+Each entry has the party, the RPC, the direction, the array bytes it carried
+(``payload``) and the size of the serialised protobuf message
+(``serialized``). The paper's prediction sits beside the totals (004 §4.5,
+§5.5): DRBT sends m * k_j * l bytes, OSBR m(m-1)/2 * l bytes per array.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+
+from google.protobuf.message import Message
+
+UP, DOWN = "up", "down"
+
+
+@dataclass(frozen=True)
+class Entry:
+    party: str
+    rpc: str
+    direction: str
+    payload: int
+    serialized: int
+    time: float
+
+
+class Ledger:
+    """Thread-safe list of the messages that crossed the wire for one session."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._start = time.monotonic()
+        self._entries: list[Entry] = []
+
+    def record(self, party: str, rpc: str, direction: str, message: Message, payload: int = 0) -> None:
+        """Count ``message`` once, by its serialised size, with ``payload`` array bytes in it."""
+        entry = Entry(party, rpc, direction, payload, message.ByteSize(), time.monotonic() - self._start)
+        with self._lock:
+            self._entries.append(entry)
+
+    def entries(self) -> list[Entry]:
+        with self._lock:
+            return list(self._entries)
+
+    def totals(self) -> dict[str, dict[str, dict[str, int]]]:
+        """``{party: {direction: {"messages", "payload", "serialized"}}}``."""
+        out: dict = defaultdict(lambda: {d: {"messages": 0, "payload": 0, "serialized": 0} for d in (UP, DOWN)})
+        for e in self.entries():
+            t = out[e.party][e.direction]
+            t["messages"] += 1
+            t["payload"] += e.payload
+            t["serialized"] += e.serialized
+        return dict(out)
+
+    def as_dicts(self) -> list[dict]:
+        return [asdict(e) for e in self.entries()]
+
+
+def predicted_payload(method: str, m: int, shapes: list[tuple[int, ...]], itemsize: int) -> int:
+    """The paper's communication cost of one party's upload, in bytes.
+
+    DRBT: m * k_j * l (004 §5.5); OSBR: m(m-1)/2 * l for each array sent
+    (004 §4.5); ``none`` sends its m * d_j values. l is the element size.
+    """
+    if method == "osbr":
+        return len(shapes) * (m * (m - 1) // 2) * itemsize
+    return sum(m * (shape[1] if len(shape) > 1 else 1) for shape in shapes) * itemsize

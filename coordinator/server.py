@@ -1,0 +1,31 @@
+"""Start and stop the coordinator's gRPC server."""
+
+from __future__ import annotations
+
+from concurrent import futures
+
+import grpc
+
+from coordinator.errors import SessionError
+from coordinator.servicer import CoordinatorServicer, Registry
+from protos.ppcsim.v1 import session_pb2_grpc
+
+
+def start_server(listen: str, registry: Registry, *, max_workers: int = 64) -> tuple[grpc.Server, int]:
+    """Serve ``registry`` on ``listen`` (HOST:PORT; port 0 picks a free one); returns (server, port).
+
+    Raises SessionError naming the address when it cannot be bound (e.g. the port is in use).
+    """
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="coordinator"),
+        options=[("grpc.so_reuseport", 0)],
+    )
+    session_pb2_grpc.add_CoordinatorServicer_to_server(CoordinatorServicer(registry), server)
+    try:
+        port = server.add_insecure_port(listen)
+    except RuntimeError:
+        port = 0
+    if port == 0:
+        raise SessionError(f"cannot listen on {listen}: the address is in use or not valid")
+    server.start()
+    return server, port

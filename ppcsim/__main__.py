@@ -1,0 +1,3 @@
+from ppcsim.cli import main
+
+raise SystemExit(main())

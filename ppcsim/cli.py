@@ -1,0 +1,187 @@
+"""``ppc``: run scenarios, or the coordinator and party roles by hand."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from importlib import resources
+from pathlib import Path
+
+import grpc
+
+from coordinator.errors import SessionError
+from coordinator.server import start_server
+from coordinator.servicer import Registry
+from parties.errors import PartyError
+from ppcsim.launcher import RunError, run_scenario
+from ppcsim.report import build_report, summary_table, write_outputs
+from ppcsim.scenario import ScenarioError, load_scenario
+from protos.serde import WireError
+
+DEMO = "demo.toml"
+
+DESCRIPTION = """\
+Simulate privacy-preserving clustering over vertically partitioned data.
+
+Each party is its own process: it loads only its own columns, disguises them
+(drbt: random projection; osbr: dissimilarity matrix; none: plain) and sends
+them over gRPC to a coordinator, which joins the records on id, clusters them,
+returns the result to every party and counts every byte that crossed the wire.
+"""
+
+EPILOG = """\
+examples:
+  ppc demo                              run the bundled demo (wine data, 3 parties)
+  ppc run scenarios/wine-drbt.toml --out runs/wine
+  ppc coordinator --listen 0.0.0.0:50051 --scenario s.toml --out runs/s
+  ppc party --coordinator HOST:50051 --scenario s.toml --party lab
+"""
+
+
+def demo_path() -> Path:
+    """The bundled demo scenario (installed with the package)."""
+    return Path(str(resources.files("scenarios") / DEMO))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario or demo_path())
+    out = Path(args.out) if args.out else Path("runs") / scenario.name
+    log = open("/dev/null", "w") if args.quiet else sys.stderr  # noqa: SIM115
+    run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}")
+    print(f"ppc: wrote {out}/report.json, labels.csv, sent/<party>.npz", file=sys.stderr)
+    return 0
+
+
+def cmd_coordinator(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    scenario = load_scenario(args.scenario)
+    registry = Registry()
+    session = registry.create(scenario.session_spec())
+    server, port = start_server(args.listen, registry)
+    print(f"ppc coordinator: listening on port {port}, session '{scenario.name}' "
+          f"expects {', '.join(p.name for p in scenario.parties)}", file=sys.stderr, flush=True)
+    if args.port_file:
+        Path(args.port_file).write_text(str(port))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.is_set():
+            try:
+                session.wait(timeout=0.2)
+                break
+            except SessionError:
+                if session.error:
+                    break
+        # let the parties fetch their results before the server goes away
+        stop.wait(args.linger)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop(grace=2.0)
+    report = build_report(scenario, session, {}, {})
+    if args.out:
+        write_outputs(Path(args.out), report, session)
+    if session.error:
+        print(f"ppc coordinator: error: session '{scenario.name}' failed: {session.error}", file=sys.stderr)
+        return 1
+    print(summary_table(report), file=sys.stderr)
+    return 0
+
+
+def cmd_party(args: argparse.Namespace) -> int:
+    from parties.run import rpc_message, run_party
+
+    scenario = load_scenario(args.scenario)
+    cfg = scenario.party(args.party)
+    try:
+        run_party(
+            cfg,
+            args.coordinator,
+            args.session or scenario.name,
+            timeout=args.timeout or scenario.deadline,
+            labels_out=Path(args.labels_out) if args.labels_out else None,
+            summary_out=Path(args.summary) if args.summary else None,
+        )
+    except PartyError as exc:
+        raise PartyError(f"party '{cfg.name}': {exc}") from None
+    except grpc.RpcError as exc:
+        print(f"ppc party {cfg.name}: error: {rpc_message(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ppc", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add_run_options(p):
+        p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/ "
+                       "(default: runs/<scenario name>)")
+        p.add_argument("--port", type=int, default=0, help="coordinator port on 127.0.0.1 (default: a free one)")
+        p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    run = sub.add_parser("run", help="run a scenario: coordinator plus one process per party",
+                         description="Run a scenario file: start the coordinator and one OS process per party on "
+                         "this machine, wait for the clustering, print a per-party summary and write the outputs.")
+    run.add_argument("scenario", nargs="?", help="scenario TOML file (default: the bundled demo)")
+    add_run_options(run)
+    run.set_defaults(func=cmd_run)
+
+    demo = sub.add_parser("demo", help="run the bundled demo scenario (no files needed)",
+                          description="Run the bundled demo: the wine data split over 3 parties using drbt and none.")
+    add_run_options(demo)
+    demo.set_defaults(func=cmd_run, scenario=None)
+
+    coord = sub.add_parser("coordinator", help="run the coordinator for one scenario's session",
+                           description="Serve the session a scenario file describes until it is done, then write "
+                           "its report. Parties connect with 'ppc party'.")
+    coord.add_argument("--listen", required=True, metavar="HOST:PORT", help="address to serve on (port 0: any free one)")
+    coord.add_argument("--scenario", required=True, help="scenario TOML file (parties expected, clustering)")
+    coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done")
+    coord.add_argument("--port-file", metavar="FILE", help="write the port actually bound to FILE")
+    coord.add_argument("--linger", type=float, default=2.0, metavar="S",
+                       help="seconds to keep serving after the session ends, for parties to fetch results")
+    coord.set_defaults(func=cmd_coordinator)
+
+    party = sub.add_parser("party", help="run one party against a coordinator",
+                           description="Load this party's own columns, disguise them, upload them to the "
+                           "coordinator and wait for the shared clustering.")
+    party.add_argument("--coordinator", required=True, metavar="HOST:PORT")
+    party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table")
+    party.add_argument("--party", required=True, metavar="NAME", help="which party of the scenario to be")
+    party.add_argument("--session", help="session name (default: the scenario's name)")
+    party.add_argument("--labels-out", metavar="FILE", help="write id,cluster for this party's records")
+    party.add_argument("--summary", metavar="FILE", help="write this party's summary as JSON")
+    party.add_argument("--timeout", type=float, help="seconds to wait for the whole exchange (default: the "
+                       "scenario's deadline)")
+    party.set_defaults(func=cmd_party)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    prog = "ppc " + args.command
+    try:
+        return args.func(args)
+    except ScenarioError as exc:
+        for line in str(exc).splitlines():
+            print(f"{prog}: error: {line}", file=sys.stderr)
+        return 2
+    except (PartyError, SessionError, WireError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except RunError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

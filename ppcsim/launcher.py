@@ -1,0 +1,156 @@
+"""Run a whole scenario on this machine: the coordinator here, one OS process per party."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+import json
+from pathlib import Path
+
+from coordinator.server import start_server
+from coordinator.servicer import Registry
+from coordinator.session import DONE, FAILED, Session
+from ppcsim.report import build_report, summary_table, write_outputs
+from ppcsim.scenario import Scenario
+
+#: Seconds the parties get, after the session ends, to fetch their results and exit.
+EXIT_GRACE = 30.0
+
+
+class RunError(RuntimeError):
+    """The run could not finish: a party failed, the session failed, or the deadline passed."""
+
+
+def last_line(path: Path) -> str:
+    """The last non-empty line a party wrote, which explains why it stopped."""
+    try:
+        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
+
+
+def party_command(scenario: Scenario, name: str, address: str, summary: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "ppcsim", "party",
+        "--coordinator", address,
+        "--scenario", str(scenario.path),
+        "--party", name,
+        "--session", scenario.name,
+        "--summary", str(summary),
+        "--timeout", str(scenario.deadline),
+    ]
+
+
+class Progress:
+    """Prints what happens to the session, once per event, and upload progress on long uploads."""
+
+    def __init__(self, session: Session, log, every: float = 2.0):
+        self.session, self.log, self.every = session, log, every
+        self.seen: set[tuple[str, str]] = set()
+        self.last = time.monotonic()
+
+    def say(self, text: str) -> None:
+        print(f"ppc: {text}", file=self.log, flush=True)
+
+    def update(self) -> None:
+        status = self.session.party_status()
+        for p in status:
+            for event in ("joined", "uploaded"):
+                if p[event] and (p["party"], event) not in self.seen:
+                    self.seen.add((p["party"], event))
+                    size = f" ({p['payload_bytes']:,} bytes)" if event == "uploaded" else ""
+                    self.say(f"party {p['party']} {event}{size}")
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            moving = [p for p in status if p["payload_expected"] and not p["uploaded"]]
+            if moving:
+                self.say("uploading: " + ", ".join(
+                    f"{p['party']} {100 * p['payload_bytes'] / p['payload_expected']:.0f}%" for p in moving))
+
+
+def run_scenario(scenario: Scenario, out: Path, *, log=sys.stderr, listen: str = "127.0.0.1:0") -> dict:
+    """Run ``scenario``, write its outputs into ``out``, and return the report.
+
+    Raises RunError naming the party or the cause when the run fails; the
+    report (with its error) is written all the same.
+    """
+    t0 = time.perf_counter()
+    timing: dict[str, float] = {}
+    registry = Registry()
+    session = registry.create(scenario.session_spec())
+    server, port = start_server(listen, registry)
+    address = f"{listen.rsplit(':', 1)[0]}:{port}"
+    progress = Progress(session, log)
+    progress.say(f"coordinator on {address}, session '{scenario.name}', {len(scenario.parties)} parties")
+    logs = out / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    procs: dict[str, subprocess.Popen] = {}
+    failure = None
+    with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
+        try:
+            for cfg in scenario.parties:
+                with open(logs / f"{cfg.name}.log", "wb") as fh:
+                    procs[cfg.name] = subprocess.Popen(
+                        party_command(scenario, cfg.name, address, Path(tmp) / f"{cfg.name}.json"),
+                        stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    )
+            timing["start"] = time.perf_counter() - t0
+            failure = _watch(session, procs, logs, progress, scenario.deadline)
+            if session.state == DONE:
+                timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]
+                progress.say(f"clustered {len(session.outcome.join.ids):,} records; parties fetching results")
+            failure = failure or _await_exit(procs, logs, EXIT_GRACE)
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            server.stop(grace=1.0)
+        summaries = {}
+        for name in procs:
+            path = Path(tmp) / f"{name}.json"
+            if path.exists():
+                summaries[name] = json.loads(path.read_text())
+    timing["total"] = time.perf_counter() - t0
+    report = build_report(scenario, session, summaries, timing)
+    report["error"] = failure or report["error"]
+    write_outputs(out, report, session)
+    if failure:
+        raise RunError(failure)
+    print(summary_table(report), file=log, flush=True)
+    return report
+
+
+def _watch(session: Session, procs: dict, logs: Path, progress: Progress, deadline: float) -> str | None:
+    """Wait for the session to end; fail it if a party process dies. Returns an error or None."""
+    end = time.monotonic() + deadline + 5.0
+    while session.state not in (DONE, FAILED):
+        for name, p in procs.items():
+            code = p.poll()
+            if code not in (None, 0):
+                why = last_line(logs / f"{name}.log") or f"exit code {code}"
+                how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+                session.fail(f"party '{name}' {how}: {why}")
+        if time.monotonic() > end:
+            session.fail(f"the run did not finish within its deadline of {deadline:g} s")
+        progress.update()
+        time.sleep(0.05)
+    progress.update()
+    return session.error if session.state == FAILED else None
+
+
+def _await_exit(procs: dict, logs: Path, grace: float) -> str | None:
+    """Wait for every party to exit after the session ended; the first failure, or None."""
+    end = time.monotonic() + grace
+    for name, p in procs.items():
+        try:
+            code = p.wait(timeout=max(end - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            return f"party '{name}' did not exit within {grace:g} s of the session's end"
+        if code != 0:
+            return f"party '{name}' failed: {last_line(logs / f'{name}.log') or f'exit code {code}'}"
+    return None

@@ -1,0 +1,143 @@
+"""What a run leaves behind: report.json, labels.csv, sent/<party>.npz, and the printed summary."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from coordinator.session import STATE_NAMES, Session
+from ppcsim.scenario import Scenario
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file, so it is never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def output_dims(method: str, shapes: dict[str, list[int]]) -> int:
+    """Columns per record sent (drbt, none), or values per array (osbr: m(m-1)/2)."""
+    first = next(iter(shapes.values()))
+    return first[0] if method == "osbr" else first[1]
+
+
+def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict], timing: dict) -> dict:
+    """The run's report as a JSON-ready dict (see README, "What a run writes")."""
+    outcome = session.outcome
+    bytes_by_party = session.byte_summary()
+    parties = []
+    for cfg in scenario.parties:
+        contribution = session.contributions.get(cfg.name)
+        shapes = {k: list(v.shape) for k, v in contribution.arrays.items()} if contribution else {}
+        b = bytes_by_party[cfg.name]
+        parties.append(
+            {
+                "name": cfg.name,
+                "method": cfg.method,
+                "params": cfg.params,
+                "normalize": summaries.get(cfg.name, {}).get("normalize", cfg.normalize),
+                "seed": cfg.seed,
+                "source": cfg.source,
+                "rows": len(contribution.ids) if contribution else None,
+                "columns": list(cfg.columns),
+                "output_dims": output_dims(cfg.method, shapes) if shapes else None,
+                "arrays": shapes,
+                "bytes": {k: b[k] for k in ("predicted", "payload", "serialized")},
+                "timing": summaries.get(cfg.name, {}).get("timing", {}),
+            }
+        )
+    totals = session.ledger.totals()
+    report = {
+        "scenario": scenario.name,
+        "scenario_file": str(scenario.path),
+        "seed": scenario.seed,
+        "state": STATE_NAMES[session.state],
+        "error": session.error or None,
+        "parties": parties,
+        "join": {
+            "rows_joined": len(outcome.join.ids) if outcome else None,
+            "dropped": outcome.join.dropped if outcome else None,
+        },
+        "clustering": {
+            **{k: v for k, v in session.spec.clustering.__dict__.items()},
+            "input": outcome.combined.description if outcome else None,
+            "sizes": outcome.sizes if outcome else None,
+            "noise": outcome.noise if outcome else None,
+        },
+        "communication": {
+            "totals": {
+                direction: {
+                    key: sum(t[direction][key] for t in totals.values()) for key in ("messages", "payload", "serialized")
+                }
+                for direction in ("up", "down")
+            },
+            "by_party": totals,
+            "ledger": session.ledger.as_dicts(),
+        },
+        "timing": {**timing, "coordinator": session.timing},
+    }
+    report["clustering"]["n_clusters_found"] = len(outcome.sizes) if outcome else None
+    return report
+
+
+def write_outputs(out: Path, report: dict, session: Session) -> None:
+    """report.json, labels.csv (id,cluster of the joined records) and sent/<party>.npz."""
+    write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
+    outcome = session.outcome
+    if outcome is not None:
+        lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(outcome.join.ids.tolist(), outcome.labels.tolist())]
+        write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
+    for party, c in session.contributions.items():
+        buf = io.BytesIO()
+        np.savez(buf, ids=c.ids, **c.arrays)
+        write_atomic(out / "sent" / f"{party}.npz", buf.getvalue())
+
+
+def _n(x) -> str:
+    return "-" if x is None else f"{x:,}"
+
+
+def summary_table(report: dict) -> str:
+    """The per-party table printed at the end of a run."""
+    head = ("party", "rows", "cols", "method", "out", "predicted B", "payload B", "serialized B")
+    rows = []
+    for p in report["parties"]:
+        method = p["method"] + (f"/{p['params']['projection']}" if "projection" in p["params"] else "")
+        method += f"/{p['params'].get('metric', 'euclidean')}" if p["method"] == "osbr" else ""
+        if p["output_dims"] is None:
+            out = "-"
+        elif p["method"] == "osbr":
+            out = f"{len(p['arrays'])}x{p['output_dims']:,} pairs"
+        else:
+            out = f"{p['output_dims']} dims"
+        b = p["bytes"]
+        rows.append((p["name"], _n(p["rows"]), str(len(p["columns"])), method, out,
+                     _n(b["predicted"]), _n(b["payload"]), _n(b["serialized"])))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    fmt = lambda r: "  ".join(c.ljust(w) if i in (0, 3, 4) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    lines = [fmt(head), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)]
+    j, c, t = report["join"], report["clustering"], report["communication"]["totals"]
+    if j["rows_joined"] is not None:
+        dropped = ", ".join(f"{k} {v}" for k, v in j["dropped"].items())
+        lines.append(f"join: {j['rows_joined']:,} records in common (dropped: {dropped})")
+        sizes = ", ".join(map(str, c["sizes"]))
+        noise = f", noise {c['noise']}" if c["noise"] else ""
+        lines.append(f"clustering: {c['algorithm']} on {c['input']}")
+        lines.append(f"clusters: {c['n_clusters_found']} (sizes {sizes}{noise})")
+    lines.append(
+        f"wire: up {t['up']['messages']} messages, {t['up']['serialized']:,} B serialized "
+        f"({t['up']['payload']:,} B payload); down {t['down']['messages']} messages, {t['down']['serialized']:,} B"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,201 @@
+"""Scenario files (TOML): read, validate at once with every error named, derive seeds."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from coordinator.clustering import ClusteringSpec
+from coordinator.session import SessionSpec
+from parties.config import PartyConfig
+from parties.data import BUILTIN
+
+PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
+CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
+TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering")
+DATA_FIELDS = ("source", "id_column", "label_column")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot run; ``errors`` lists every problem found."""
+
+    def __init__(self, path: Path, errors: list[str]):
+        self.path, self.errors = path, errors
+        super().__init__("\n".join(f"{path}: {e}" for e in errors))
+
+
+@dataclass
+class Scenario:
+    path: Path
+    name: str
+    seed: int
+    deadline: float
+    parties: list[PartyConfig]
+    clustering: ClusteringSpec
+    label_column: str | None
+    source: str | None
+    id_column: str | None
+    description: str = ""
+
+    def session_spec(self) -> SessionSpec:
+        return SessionSpec(
+            name=self.name,
+            parties=tuple(p.name for p in self.parties),
+            clustering=self.clustering,
+            deadline=self.deadline,
+        )
+
+    def party(self, name: str) -> PartyConfig:
+        for p in self.parties:
+            if p.name == name:
+                return p
+        raise ScenarioError(self.path, [f"no party '{name}' (parties: {', '.join(p.name for p in self.parties)})"])
+
+
+def party_seeds(seed: int, n: int) -> list[int]:
+    """Independent per-party seeds spawned from the scenario seed (recorded in the report)."""
+    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n)]
+
+
+def _resolve_source(source: str, base: Path) -> str:
+    if source.startswith("sklearn:"):
+        return source
+    path = Path(source)
+    return str(path if path.is_absolute() else (base / path).resolve())
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file; ScenarioError lists every problem, naming table and field."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(path, ["no such file"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(path, [f"cannot read: {exc}"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(path, [f"not valid TOML: {exc}"]) from None
+    errors: list[str] = []
+    base = path.resolve().parent
+
+    errors += [f"unknown top-level field '{k}' (known: {', '.join(TOP_FIELDS)})" for k in raw if k not in TOP_FIELDS]
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not NAME.match(name):
+        errors.append(f"'name' must be letters, digits, '_', '.' or '-', got {name!r}")
+    seed = raw.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        errors.append(f"'seed' must be a non-negative integer, got {seed!r}")
+        seed = 0
+    deadline = raw.get("deadline", 600)
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or deadline <= 0:
+        errors.append(f"'deadline' must be a positive number of seconds, got {deadline!r}")
+        deadline = 600
+
+    data = raw.get("data", {})
+    if not isinstance(data, dict):
+        errors.append("[data] must be a table")
+        data = {}
+    errors += [f"[data]: unknown field '{k}' (known: {', '.join(DATA_FIELDS)})" for k in data if k not in DATA_FIELDS]
+    source = data.get("source")
+    if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
+        errors.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
+    shared = _resolve_source(source, base) if isinstance(source, str) else None
+    if shared and not shared.startswith("sklearn:") and not Path(shared).is_file():
+        errors.append(f"[data]: source file {shared} does not exist")
+    label_column = data.get("label_column")
+    if shared and shared.startswith("sklearn:") and label_column not in (None, "target"):
+        errors.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
+
+    raw_parties = raw.get("parties", [])
+    if not isinstance(raw_parties, list) or not raw_parties:
+        errors.append("no [[parties]]: a scenario needs at least one party")
+        raw_parties = []
+    parties: list[PartyConfig] = []
+    seeds = party_seeds(seed, len(raw_parties))
+    names: list[str] = []
+    for i, (entry, party_seed) in enumerate(zip(raw_parties, seeds)):
+        pname = entry.get("name", f"#{i + 1}") if isinstance(entry, dict) else f"#{i + 1}"
+        where = f"[[parties]] '{pname}'"
+        if not isinstance(entry, dict):
+            errors.append(f"{where} must be a table")
+            continue
+        if not isinstance(pname, str) or not NAME.match(pname):
+            errors.append(f"{where}: 'name' must be letters, digits, '_', '.' or '-'")
+        names.append(pname)
+        own = entry.get("data")
+        if own is not None and not isinstance(own, str):
+            errors.append(f"{where}: 'data' must be a CSV path")
+            own = None
+        src = _resolve_source(own, base) if own else shared
+        if src is None:
+            errors.append(f"{where}: no data: give the party 'data = \"file.csv\"' or the scenario a [data] source")
+            continue
+        if own and not Path(src).is_file():
+            errors.append(f"{where}: data file {src} does not exist")
+        columns = entry.get("columns")
+        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+            errors.append(f"{where}: 'columns' must be a list of column names")
+            columns = []
+        method = entry.get("method")
+        if not isinstance(method, str):
+            errors.append(f"{where}: 'method' is missing (drbt, osbr or none)")
+            continue
+        id_column = entry.get("id_column", data.get("id_column") if not own else None)
+        if not src.startswith("sklearn:") and not id_column:
+            errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
+        cfg = PartyConfig(
+            name=pname,
+            source=src,
+            columns=tuple(columns),
+            method=method,
+            params={k: v for k, v in entry.items() if k not in PARTY_FIELDS},
+            normalize=entry.get("normalize", "zscore"),
+            id_column=None if src.startswith("sklearn:") else id_column,
+            label_column=label_column if src == shared else None,
+            seed=party_seed,
+        )
+        errors += [f"{where}: {e}" for e in cfg.check()]
+        parties.append(cfg)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        errors.append(f"party names repeat: {', '.join(repeated)}")
+    by_column: dict[tuple[str, str], str] = {}
+    for p in parties:
+        for c in p.columns:
+            other = by_column.setdefault((p.source, c), p.name)
+            if other != p.name:
+                errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute sets are disjoint)")
+
+    table = raw.get("clustering", {})
+    if not isinstance(table, dict):
+        errors.append("[clustering] must be a table")
+        table = {}
+    errors += [
+        f"[clustering]: unknown field '{k}' (known: {', '.join(CLUSTERING_FIELDS)})" for k in table if k not in CLUSTERING_FIELDS
+    ]
+    defaults = ClusteringSpec()
+    clustering = ClusteringSpec(
+        **{k: table.get(k, getattr(defaults, k)) for k in CLUSTERING_FIELDS},
+        seed=seed,
+    )
+    errors += [f"[clustering]: {e}" for e in clustering.check()]
+
+    if errors:
+        raise ScenarioError(path, errors)
+    return Scenario(
+        path=path.resolve(),
+        name=name,
+        seed=seed,
+        deadline=float(deadline),
+        parties=parties,
+        clustering=clustering,
+        label_column=label_column,
+        source=shared,
+        id_column=data.get("id_column"),
+        description=raw.get("description", ""),
+    )

@@ -1,0 +1,1 @@
+"""Bundled scenario files (TOML) and their small data sets."""

@@ -13,7 +13,9 @@ from parties.normalize import NORMALIZATIONS
 class PartyConfig:
     """One party's own settings, as read from its ``[[parties]]`` table.
 
-    ``source`` is ``sklearn:<name>`` or a CSV path (absolute); ``id_column``
+    ``source`` is ``sklearn:<name>``, ``synthetic:blobs`` (with
+    ``source_options``: rows, columns, clusters, cluster_std, seed) or a CSV
+    path (absolute); ``id_column``
     names the CSV's id column (built-in sets use the row number).
     ``label_column`` is the ground truth column, which the party never loads.
     """
@@ -27,6 +29,7 @@ class PartyConfig:
     id_column: str | None = None
     label_column: str | None = None
     seed: int = 0
+    source_options: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> list[str]:
         """Every problem with this configuration that needs no data, as messages."""
@@ -47,6 +50,12 @@ class PartyConfig:
         except ValueError as exc:
             errors.append(str(exc))
         return errors
+
+    @property
+    def effective_params(self) -> dict[str, Any]:
+        """The method's parameters with its defaults filled in (as recorded in the report)."""
+        defaults = {k: spec.default for k, spec in method_class(self.method).params.items() if not spec.required}
+        return {**defaults, **self.params}
 
     @property
     def text_columns(self) -> tuple[str, ...]:

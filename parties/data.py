@@ -12,6 +12,7 @@ from parties.config import PartyConfig
 from parties.errors import PartyError
 
 BUILTIN = ("iris", "wine", "breast_cancer", "digits")
+SYNTHETIC = ("blobs",)
 
 
 @dataclass
@@ -31,6 +32,33 @@ def load_builtin(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         raise PartyError(f"unknown built-in data set 'sklearn:{name}' (known: {', '.join('sklearn:' + b for b in BUILTIN)})")
     bunch = getattr(datasets, f"load_{name}")()
     return list(bunch.feature_names), np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target)
+
+
+def blob_labels(rows: int, clusters: int, seed: int) -> np.ndarray:
+    """The true cluster of each synthetic record (the ``target`` column)."""
+    return np.random.default_rng([seed, 0]).integers(0, clusters, size=rows)
+
+
+def load_blobs(options: dict, wanted: list[str]) -> np.ndarray:
+    """Columns ``x<j>`` of Gaussian blobs, generated column by column.
+
+    The model of sklearn's ``make_blobs``: cluster centres uniform in
+    [-10, 10], isotropic noise of ``cluster_std``. Column j depends only on
+    (seed, j), so each party builds just its own columns, in any split.
+    """
+    rows, columns, clusters = options["rows"], options["columns"], options["clusters"]
+    seed, std = options["seed"], options.get("cluster_std", 1.0)
+    names = [f"x{j}" for j in range(columns)]
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise PartyError(f"synthetic:blobs: no column {', '.join(map(repr, missing))} (columns: x0 .. x{columns - 1})")
+    labels = blob_labels(rows, clusters, seed)
+    out = np.empty((rows, len(wanted)))
+    for i, name in enumerate(wanted):
+        rng = np.random.default_rng([seed, 1, int(name[1:])])
+        centres = rng.uniform(-10.0, 10.0, size=clusters)
+        out[:, i] = centres[labels] + std * rng.standard_normal(rows)
+    return out
 
 
 def read_csv_columns(path: Path, wanted: list[str]) -> tuple[dict[str, list[str]], int]:
@@ -103,6 +131,9 @@ def check_unique_ids(ids: np.ndarray, where: str) -> None:
 def load_party_data(cfg: PartyConfig) -> PartyData:
     """Load exactly the party's own columns; PartyError naming the file and column otherwise."""
     wanted = list(cfg.columns)
+    if cfg.source == "synthetic:blobs":
+        X = load_blobs(cfg.source_options, wanted)
+        return PartyData(ids=np.arange(len(X)).astype(str), X=X, columns=wanted)
     if cfg.source.startswith("sklearn:"):
         names, data, _ = load_builtin(cfg.source.split(":", 1)[1])
         missing = [c for c in wanted if c not in names]

@@ -46,7 +46,7 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
             {
                 "name": cfg.name,
                 "method": cfg.method,
-                "params": cfg.params,
+                "params": cfg.effective_params,
                 "normalize": summaries.get(cfg.name, {}).get("normalize", cfg.normalize),
                 "seed": cfg.seed,
                 "source": cfg.source,
@@ -115,7 +115,7 @@ def summary_table(report: dict) -> str:
     rows = []
     for p in report["parties"]:
         method = p["method"] + (f"/{p['params']['projection']}" if "projection" in p["params"] else "")
-        method += f"/{p['params'].get('metric', 'euclidean')}" if p["method"] == "osbr" else ""
+        method += f"/{p['params']['metric']}" if "metric" in p["params"] else ""
         if p["output_dims"] is None:
             out = "-"
         elif p["method"] == "osbr":

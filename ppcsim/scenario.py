@@ -12,12 +12,13 @@ import numpy as np
 from coordinator.clustering import ClusteringSpec
 from coordinator.session import SessionSpec
 from parties.config import PartyConfig
-from parties.data import BUILTIN
+from parties.data import BUILTIN, SYNTHETIC
 
 PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
 CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
 TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering")
-DATA_FIELDS = ("source", "id_column", "label_column")
+DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
+BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -62,8 +63,27 @@ def party_seeds(seed: int, n: int) -> list[int]:
     return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n)]
 
 
+def generated(source: str) -> bool:
+    """Whether ``source`` is a data set that ships or is generated, not a file."""
+    return source.startswith(("sklearn:", "synthetic:"))
+
+
+def _blob_options(data: dict, seed: int, errors: list[str]) -> dict:
+    """rows, columns, clusters, cluster_std of a synthetic:blobs [data] table."""
+    options = {"seed": seed, "cluster_std": data.get("cluster_std", 1.0)}
+    for key, least in BLOB_FIELDS.items():
+        value = data.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            errors.append(f"[data]: synthetic:blobs needs '{key}', an integer of at least {least}, got {value!r}")
+        options[key] = value
+    std = options["cluster_std"]
+    if isinstance(std, bool) or not isinstance(std, (int, float)) or std < 0:
+        errors.append(f"[data]: 'cluster_std' must be a non-negative number, got {std!r}")
+    return options
+
+
 def _resolve_source(source: str, base: Path) -> str:
-    if source.startswith("sklearn:"):
+    if generated(source):
         return source
     path = Path(source)
     return str(path if path.is_absolute() else (base / path).resolve())
@@ -104,11 +124,14 @@ def load_scenario(path: str | Path) -> Scenario:
     source = data.get("source")
     if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
         errors.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
+    if isinstance(source, str) and source.startswith("synthetic:") and source[10:] not in SYNTHETIC:
+        errors.append(f"[data]: unknown source {source!r} (generated: {', '.join('synthetic:' + b for b in SYNTHETIC)})")
     shared = _resolve_source(source, base) if isinstance(source, str) else None
-    if shared and not shared.startswith("sklearn:") and not Path(shared).is_file():
+    options = _blob_options(data, seed, errors) if shared == "synthetic:blobs" else {}
+    if shared and not generated(shared) and not Path(shared).is_file():
         errors.append(f"[data]: source file {shared} does not exist")
     label_column = data.get("label_column")
-    if shared and shared.startswith("sklearn:") and label_column not in (None, "target"):
+    if shared and generated(shared) and label_column not in (None, "target"):
         errors.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
 
     raw_parties = raw.get("parties", [])
@@ -146,7 +169,7 @@ def load_scenario(path: str | Path) -> Scenario:
             errors.append(f"{where}: 'method' is missing (drbt, osbr or none)")
             continue
         id_column = entry.get("id_column", data.get("id_column") if not own else None)
-        if not src.startswith("sklearn:") and not id_column:
+        if not generated(src) and not id_column:
             errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
         cfg = PartyConfig(
             name=pname,
@@ -155,9 +178,10 @@ def load_scenario(path: str | Path) -> Scenario:
             method=method,
             params={k: v for k, v in entry.items() if k not in PARTY_FIELDS},
             normalize=entry.get("normalize", "zscore"),
-            id_column=None if src.startswith("sklearn:") else id_column,
+            id_column=None if generated(src) else id_column,
             label_column=label_column if src == shared else None,
             seed=party_seed,
+            source_options=options if src == shared else {},
         )
         errors += [f"{where}: {e}" for e in cfg.check()]
         parties.append(cfg)

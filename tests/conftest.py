@@ -1,0 +1,34 @@
+"""Shared helpers: run the real ``ppc`` command in a subprocess, write scenario files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def run_ppc(*args: str, timeout: float = 180.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m ppcsim ARGS`` in a fresh process; never hangs past ``timeout``."""
+    return subprocess.run(
+        [sys.executable, "-m", "ppcsim", *map(str, args)],
+        capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL,
+    )
+
+
+def write_scenario(directory: Path, text: str, name: str = "scenario.toml") -> Path:
+    path = directory / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def read_report(out: Path) -> dict:
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.fixture
+def ppc():
+    return run_ppc

@@ -1,0 +1,116 @@
+"""The Coordinator service over a real gRPC channel: status, ledger, and refusals with the right status."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import grpc
+import numpy as np
+import pytest
+
+from conftest import write_scenario
+from coordinator.server import start_server
+from coordinator.servicer import Registry
+from coordinator.session import SessionSpec
+from parties.client import upload_messages
+from parties.methods import Sent
+from ppcsim.scenario import load_scenario
+from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
+from protos.serde import Layout
+
+
+@pytest.fixture
+def coordinator():
+    registry = Registry()
+    server, port = start_server("127.0.0.1:0", registry)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    yield registry, session_pb2_grpc.CoordinatorStub(channel), port
+    channel.close()
+    server.stop(grace=None)
+
+
+def test_status_and_ledger_after_two_party_processes(coordinator, tmp_path):
+    registry, stub, port = coordinator
+    path = write_scenario(tmp_path, """
+        name = "st"
+        seed = 5
+        [data]
+        source = "sklearn:iris"
+        [[parties]]
+        name = "a"
+        columns = ["sepal length (cm)", "sepal width (cm)"]
+        method = "drbt"
+        k = 1
+        [[parties]]
+        name = "b"
+        columns = ["petal length (cm)", "petal width (cm)"]
+        method = "none"
+        [clustering]
+        n_clusters = 3
+    """)
+    session = registry.create(load_scenario(path).session_spec())
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}",
+                          "--scenario", str(path), "--party", name], stderr=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    before = len(session.ledger.entries())
+    reply = stub.GetStatus(session_pb2.StatusRequest(session="st"), timeout=10)
+    assert reply.state == session_pb2.DONE and reply.error == ""
+    assert [(p.party, p.joined, p.uploaded) for p in reply.parties] == [("a", True, True), ("b", True, True)]
+    assert [p.payload_bytes for p in reply.parties] == [150 * 1 * 8, 150 * 2 * 8]
+    assert [p.payload_expected for p in reply.parties] == [150 * 8, 150 * 2 * 8]
+    # the status request itself is in the ledger it returns; its reply is recorded after
+    assert len(reply.ledger) == before + 1
+    assert reply.ledger[-1].rpc == "GetStatus" and reply.ledger[-1].direction == "up"
+    assert len(session.ledger.entries()) == before + 2
+    assert sum(e.payload_bytes for e in reply.ledger if e.direction == "up") == 150 * 3 * 8
+
+
+def test_refusals_carry_the_right_status_and_name_the_party(coordinator):
+    registry, stub, _ = coordinator
+    registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30))
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Join(session_pb2.JoinRequest(session="nope", party="a"), timeout=5)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND and "no session named 'nope'" in err.value.details()
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Join(session_pb2.JoinRequest(session="s", party="mallory"), timeout=5)
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION and "no party 'mallory'" in err.value.details()
+    stub.Join(session_pb2.JoinRequest(session="s", party="a"), timeout=5)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Join(session_pb2.JoinRequest(session="s", party="a"), timeout=5)
+    assert "has joined session 's' already" in err.value.details()
+
+
+def test_upload_with_wrong_shape_is_refused_and_fails_the_session(coordinator):
+    registry, stub, _ = coordinator
+    session = registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30))
+    stub.Join(session_pb2.JoinRequest(session="s", party="a"), timeout=5)
+    ids = np.array(["1", "2", "3"])
+    bad = [Sent("data", np.zeros((4, 2)), Layout.ROWS)]  # 4 rows for 3 ids
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Upload(upload_messages("s", "a", "drbt", {}, ids, bad, 2, 1024), timeout=5)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "party 'a', array 'data': expected rows of shape (3, k), got (4, 2)" in err.value.details()
+    assert session.error == err.value.details()
+    # the other party is told instead of waiting for the deadline
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Join(session_pb2.JoinRequest(session="s", party="b"), timeout=5)
+    assert "failed" in err.value.details() and "party 'a'" in err.value.details()
+
+
+def test_upload_with_nan_or_repeated_ids_is_refused(coordinator):
+    registry, stub, _ = coordinator
+    for name, ids, data, why in (
+        ("nan", np.array(["1", "2"]), np.array([[0.0], [np.nan]]), "NaN or infinite"),
+        ("dup", np.array(["1", "1"]), np.zeros((2, 1)), "duplicate record ids"),
+    ):
+        registry.create(SessionSpec(name=name, parties=("a",), deadline=30))
+        stub.Join(session_pb2.JoinRequest(session=name, party="a"), timeout=5)
+        with pytest.raises(grpc.RpcError) as err:
+            stub.Upload(upload_messages(name, "a", "none", {}, ids, [Sent("data", data, Layout.ROWS)], 1, 1024), timeout=5)
+        assert why in err.value.details()

@@ -15,6 +15,10 @@ from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.serde import array_chunks
 
 log = logging.getLogger("ppcsim.coordinator")
+# Without a handler, logging's last resort would print these warnings to the stderr of
+# whatever process serves (e.g. ``ppc run``), duplicating its one-line error; ``ppc
+# coordinator`` configures logging and still shows them.
+log.addHandler(logging.NullHandler())
 
 
 class Registry:
@@ -57,11 +61,15 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         log.warning("%s", exc)
         context.abort(code, str(exc))
 
-    def Join(self, request, context):
+    def _session(self, name: str, context) -> Session:
+        """The session called ``name``, or abort the call with NOT_FOUND."""
         try:
-            session = self.registry.get(request.session)
+            return self.registry.get(name)
         except SessionError as exc:
             self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
+
+    def Join(self, request, context):
+        session = self._session(request.session, context)
         session.ledger.record(request.party, "Join", UP, request)
         try:
             session.join(request.party)
@@ -77,10 +85,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         if first is None or first.WhichOneof("part") != "header":
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with its header")
         header = first.header
-        try:
-            session = self.registry.get(header.session)
-        except SessionError as exc:
-            self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
+        session = self._session(header.session, context)
         session.ledger.record(header.party, "Upload", UP, first)
         try:
             payload = session.receive(header, counted(request_iterator, session.ledger, header.party, "Upload"))
@@ -92,10 +97,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         return reply
 
     def GetResult(self, request, context):
-        try:
-            session = self.registry.get(request.session)
-        except SessionError as exc:
-            self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
+        session = self._session(request.session, context)
         session.ledger.record(request.party, "GetResult", UP, request)
         try:
             outcome, labels = session.result_for(request.party, timeout=session.seconds_left() + 1.0)
@@ -119,10 +121,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         return message
 
     def GetStatus(self, request, context):
-        try:
-            session = self.registry.get(request.session)
-        except SessionError as exc:
-            self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
+        session = self._session(request.session, context)
         session.ledger.record("", "GetStatus", UP, request)
         reply = session_pb2.StatusReply(
             state=session.state,

@@ -15,6 +15,11 @@ ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
 LINKAGES = ("single", "average", "complete", "ward")
 
 
+def _integer(value) -> bool:
+    """An int but not a bool (TOML's ``true`` is not a count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class ClusteringSpec:
     """The ``[clustering]`` table: algorithm and its settings; ``seed`` seeds k-means."""
@@ -32,15 +37,15 @@ class ClusteringSpec:
         errors = []
         if self.algorithm not in ALGORITHMS:
             errors.append(f"'algorithm' must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
-        if self.algorithm != "dbscan" and (not isinstance(self.n_clusters, int) or self.n_clusters < 1):
+        if self.algorithm != "dbscan" and (not _integer(self.n_clusters) or self.n_clusters < 1):
             errors.append(f"'n_clusters' must be a positive integer, got {self.n_clusters!r}")
         if self.linkage not in LINKAGES:
             errors.append(f"'linkage' must be one of {', '.join(LINKAGES)}, got {self.linkage!r}")
-        if not isinstance(self.eps, (int, float)) or self.eps <= 0:
+        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float)) or self.eps <= 0:
             errors.append(f"'eps' must be a positive number, got {self.eps!r}")
-        if not isinstance(self.min_samples, int) or self.min_samples < 1:
+        if not _integer(self.min_samples) or self.min_samples < 1:
             errors.append(f"'min_samples' must be a positive integer, got {self.min_samples!r}")
-        if not isinstance(self.n_init, int) or self.n_init < 1:
+        if not _integer(self.n_init) or self.n_init < 1:
             errors.append(f"'n_init' must be a positive integer, got {self.n_init!r}")
         return errors
 

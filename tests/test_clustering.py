@@ -1,0 +1,138 @@
+"""coordinator.clustering: settings checks and clustering, with scikit-learn as the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
+
+from coordinator.clustering import ClusteringSpec, cluster
+from coordinator.combine import Combined
+from coordinator.errors import SessionError
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(17)
+    centers = np.array([[0.0, 0.0, 0.0], [4.0, 4.0, 0.0], [0.0, 5.0, 5.0]])
+    X = np.vstack([c + rng.normal(scale=0.8, size=(20, 3)) for c in centers])
+    return X[rng.permutation(len(X))]
+
+
+def test_default_spec_is_valid():
+    assert ClusteringSpec().check() == []
+    assert ClusteringSpec(algorithm="dbscan", n_clusters=0).check() == []  # n_clusters unused by dbscan
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"algorithm": "spectral"}, "'algorithm' must be one of kmeans, agglomerative, dbscan, got 'spectral'"),
+        ({"n_clusters": 0}, "'n_clusters' must be a positive integer, got 0"),
+        ({"n_clusters": 2.5}, "'n_clusters' must be a positive integer, got 2.5"),
+        ({"n_clusters": "3"}, "'n_clusters' must be a positive integer, got '3'"),
+        ({"linkage": "centroid"}, "'linkage' must be one of single, average, complete, ward, got 'centroid'"),
+        ({"eps": 0}, "'eps' must be a positive number, got 0"),
+        ({"eps": -0.5}, "'eps' must be a positive number, got -0.5"),
+        ({"eps": "0.5"}, "'eps' must be a positive number, got '0.5'"),
+        ({"min_samples": 0}, "'min_samples' must be a positive integer, got 0"),
+        ({"n_init": 0}, "'n_init' must be a positive integer, got 0"),
+        # TOML booleans are not counts (bool is a subclass of int in Python)
+        ({"n_clusters": True}, "'n_clusters' must be a positive integer, got True"),
+        ({"eps": True}, "'eps' must be a positive number, got True"),
+        ({"min_samples": True}, "'min_samples' must be a positive integer, got True"),
+        ({"n_init": True}, "'n_init' must be a positive integer, got True"),
+    ],
+)
+def test_check_reports_the_bad_field(kwargs, fragment):
+    assert ClusteringSpec(**kwargs).check() == [fragment]
+
+
+def test_check_reports_every_problem():
+    errors = ClusteringSpec(algorithm="x", n_clusters=-1, linkage="y", eps=0.0).check()
+    assert len(errors) == 4
+    assert [e.split("'")[1] for e in errors] == ["algorithm", "n_clusters", "linkage", "eps"]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize("n_clusters", [2, 3, 5])
+def test_kmeans_on_features_equals_sklearn(blobs, seed, n_clusters):
+    spec = ClusteringSpec(algorithm="kmeans", n_clusters=n_clusters, n_init=4, seed=seed)
+    labels = cluster(spec, Combined(features=blobs))
+    expected = KMeans(n_clusters=n_clusters, n_init=4, random_state=seed).fit_predict(blobs)
+    assert labels.dtype == np.int32
+    assert labels.shape == (len(blobs),)
+    np.testing.assert_array_equal(labels, expected)
+    assert len(np.unique(labels)) == n_clusters
+
+
+def test_kmeans_finds_the_three_blobs(blobs):
+    labels = cluster(ClusteringSpec(n_clusters=3, seed=1), Combined(features=blobs))
+    # each true blob (by nearest centre) is one cluster
+    centers = np.array([[0.0, 0.0, 0.0], [4.0, 4.0, 0.0], [0.0, 5.0, 5.0]])
+    truth = np.argmin(((blobs[:, None, :] - centers) ** 2).sum(-1), axis=1)
+    for t in range(3):
+        assert len(np.unique(labels[truth == t])) == 1
+    assert len(np.unique(labels)) == 3
+
+
+@pytest.mark.parametrize("linkage", ["average", "single", "complete"])
+def test_agglomerative_on_dissimilarity_equals_sklearn(blobs, linkage):
+    d = pdist(blobs, "cityblock")  # a non-Euclidean dissimilarity, to make 'precomputed' matter
+    spec = ClusteringSpec(algorithm="agglomerative", n_clusters=3, linkage=linkage)
+    labels = cluster(spec, Combined(dissimilarity=d))
+    expected = AgglomerativeClustering(n_clusters=3, metric="precomputed", linkage=linkage).fit_predict(squareform(d))
+    np.testing.assert_array_equal(labels, expected)
+    assert labels.dtype == np.int32
+
+
+def test_agglomerative_small_hand_example():
+    # two tight pairs far apart: {0, 2} and {1, 3}
+    D = np.array(
+        [
+            [0.0, 9.0, 1.0, 8.0],
+            [9.0, 0.0, 7.0, 2.0],
+            [1.0, 7.0, 0.0, 9.5],
+            [8.0, 2.0, 9.5, 0.0],
+        ]
+    )
+    labels = cluster(ClusteringSpec(algorithm="agglomerative", n_clusters=2), Combined(dissimilarity=squareform(D)))
+    assert labels[0] == labels[2] and labels[1] == labels[3] and labels[0] != labels[1]
+
+
+def test_agglomerative_on_features_equals_sklearn_ward(blobs):
+    labels = cluster(ClusteringSpec(algorithm="agglomerative", n_clusters=3, linkage="ward"), Combined(features=blobs))
+    np.testing.assert_array_equal(labels, AgglomerativeClustering(n_clusters=3, linkage="ward").fit_predict(blobs))
+
+
+def test_dbscan_on_dissimilarity_equals_sklearn(blobs):
+    d = pdist(blobs)
+    spec = ClusteringSpec(algorithm="dbscan", eps=1.2, min_samples=4)
+    labels = cluster(spec, Combined(dissimilarity=d))
+    expected = DBSCAN(eps=1.2, min_samples=4, metric="precomputed").fit_predict(squareform(d))
+    np.testing.assert_array_equal(labels, expected)
+
+
+def test_kmeans_on_dissimilarity_raises(blobs):
+    with pytest.raises(SessionError, match=r"kmeans needs feature data"):
+        cluster(ClusteringSpec(algorithm="kmeans"), Combined(dissimilarity=pdist(blobs)))
+
+
+def test_ward_on_dissimilarity_raises(blobs):
+    with pytest.raises(SessionError, match=r"ward linkage needs feature data"):
+        cluster(ClusteringSpec(algorithm="agglomerative", linkage="ward"), Combined(dissimilarity=pdist(blobs)))
+
+
+def test_more_clusters_than_rows_raises():
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(SessionError, match=r"n_clusters = 5 is more than the 4 joined records"):
+        cluster(ClusteringSpec(n_clusters=5), Combined(features=X))
+    with pytest.raises(SessionError, match=r"n_clusters = 5 is more than the 4 joined records"):
+        cluster(ClusteringSpec(algorithm="agglomerative", n_clusters=5), Combined(dissimilarity=pdist(X)))
+
+
+def test_n_clusters_equal_rows_is_allowed():
+    X = np.arange(8.0).reshape(4, 2)
+    labels = cluster(ClusteringSpec(n_clusters=4, n_init=1), Combined(features=X))
+    assert sorted(labels.tolist()) == [0, 1, 2, 3]

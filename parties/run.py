@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -12,15 +13,26 @@ import numpy as np
 
 from parties.client import CoordinatorClient, upload_messages
 from parties.config import PartyConfig
-from parties.data import load_party_data
+from parties.data import PartyData, load_party_data
 from parties.errors import PartyError
-from parties.methods import method_class
+from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
 from protos.serde import CHUNK_BYTES
 
 
-def disguise(cfg: PartyConfig):
-    """Load, normalise and disguise the party's columns: (data, method, arrays, seconds per step)."""
+@dataclass
+class Disguised:
+    """A party's records before and after its disguise."""
+
+    data: PartyData  # as loaded
+    X: np.ndarray  # the method's input: normalised where the method normalises
+    method: Disguise  # fitted: holds the party's private state
+    arrays: list[Sent]  # what goes over the wire
+    timing: dict[str, float]
+
+
+def disguise(cfg: PartyConfig) -> Disguised:
+    """Load, normalise and disguise the party's columns."""
     timing = {}
     t = time.perf_counter()
     data = load_party_data(cfg)
@@ -34,7 +46,7 @@ def disguise(cfg: PartyConfig):
     except ValueError as exc:
         raise PartyError(f"method '{cfg.method}': {exc}") from None
     timing["disguise"] = time.perf_counter() - t
-    return data, method, arrays, timing
+    return Disguised(data, X, method, arrays, timing)
 
 
 def run_party(
@@ -53,7 +65,8 @@ def run_party(
     refuses or the session fails.
     """
     deadline = time.monotonic() + timeout
-    data, method, arrays, timing = disguise(cfg)
+    done = disguise(cfg)
+    data, method, arrays, timing = done.data, done.method, done.arrays, done.timing
     print(
         f"party {cfg.name}: {len(data.ids)} rows x {len(data.columns)} columns -> "
         f"{cfg.method} {', '.join(f'{s.name}{list(s.array.shape)}' for s in arrays)}",

@@ -1,0 +1,87 @@
+"""What each RPC does to a session, as plain functions that count every message in the ledger.
+
+The gRPC servicer calls these with the messages it received; the in-process
+simulation (``ppc sweep --in-process``) calls them with the very same
+messages, so both account for the same bytes. Errors are SessionError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from coordinator.ledger import DOWN, UP, Ledger
+from coordinator.session import Session
+from protos.ppcsim.v1 import session_pb2
+from protos.serde import array_chunks
+
+
+def counted(messages: Iterator, ledger: Ledger, party: str, rpc: str) -> Iterator:
+    """Pass ``messages`` through, recording each one in ``ledger`` as it arrives."""
+    for message in messages:
+        payload = len(message.chunk.data) if message.WhichOneof("part") == "chunk" else 0
+        ledger.record(party, rpc, UP, message, payload)
+        yield message
+
+
+def join(session: Session, request: session_pb2.JoinRequest) -> session_pb2.JoinReply:
+    session.ledger.record(request.party, "Join", UP, request)
+    session.join(request.party)
+    reply = session_pb2.JoinReply(chunk_bytes=session.spec.chunk_bytes, seconds_left=session.seconds_left())
+    session.ledger.record(request.party, "Join", DOWN, reply)
+    return reply
+
+
+def upload(session: Session, first: session_pb2.UploadMessage, rest: Iterator) -> session_pb2.UploadReply:
+    """``first`` is the upload's header message, ``rest`` the ids and chunks that follow it."""
+    header = first.header
+    session.ledger.record(header.party, "Upload", UP, first)
+    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"))
+    reply = session_pb2.UploadReply(payload_bytes=payload)
+    session.ledger.record(header.party, "Upload", DOWN, reply)
+    return reply
+
+
+def result(session: Session, request: session_pb2.ResultRequest) -> Iterator[session_pb2.ResultMessage]:
+    """Wait for the clustering, then the header and this party's labels in chunks.
+
+    Raises SessionError before the first message if the session failed.
+    """
+    session.ledger.record(request.party, "GetResult", UP, request)
+    outcome, labels = session.result_for(request.party, timeout=session.seconds_left() + 1.0)
+    header = session_pb2.ResultHeader(
+        algorithm=session.spec.clustering.algorithm,
+        n_clusters=len(outcome.sizes),
+        sizes=outcome.sizes,
+        noise=outcome.noise,
+        n_joined=len(outcome.join.ids),
+        n_labels=len(labels),
+    )
+    messages = [(session_pb2.ResultMessage(header=header), 0)] + [
+        (session_pb2.ResultMessage(labels=chunk), len(chunk.data))
+        for chunk in array_chunks(0, labels, session.spec.chunk_bytes)
+    ]
+
+    def send():
+        for message, payload in messages:
+            session.ledger.record(request.party, "GetResult", DOWN, message, payload)
+            yield message
+
+    return send()
+
+
+def status(session: Session, request: session_pb2.StatusRequest) -> session_pb2.StatusReply:
+    session.ledger.record("", "GetStatus", UP, request)
+    reply = session_pb2.StatusReply(
+        state=session.state,
+        error=session.error,
+        parties=[session_pb2.PartyStatus(**p) for p in session.party_status()],
+        ledger=[
+            session_pb2.LedgerEntry(
+                party=e.party, rpc=e.rpc, direction=e.direction,
+                payload_bytes=e.payload, serialized_bytes=e.serialized, time=e.time,
+            )
+            for e in session.ledger.entries()
+        ],
+    )
+    session.ledger.record("", "GetStatus", DOWN, reply)
+    return reply

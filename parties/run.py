@@ -30,6 +30,13 @@ class Disguised:
     arrays: list[Sent]  # what goes over the wire
     timing: dict[str, float]
 
+    def upload(self, session: str, party: str, chunk_bytes: int):
+        """The Upload stream that carries these arrays (see parties.client.upload_messages)."""
+        return upload_messages(
+            session, party, self.method.name, self.method.public_params(),
+            self.data.ids, self.arrays, len(self.data.columns), min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
+        )
+
 
 def disguise(cfg: PartyConfig) -> Disguised:
     """Load, normalise and disguise the party's columns."""
@@ -77,17 +84,7 @@ def run_party(
     try:
         t = time.perf_counter()
         reply = client.join(timeout=max(deadline - time.monotonic(), 0.1))
-        messages = upload_messages(
-            session,
-            cfg.name,
-            cfg.method,
-            method.public_params(),
-            data.ids,
-            arrays,
-            len(data.columns),
-            min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-        )
-        client.upload(messages, timeout=max(deadline - time.monotonic(), 0.1))
+        client.upload(done.upload(session, cfg.name, reply.chunk_bytes), timeout=max(deadline - time.monotonic(), 0.1))
         timing["upload"] = time.perf_counter() - t
         t = time.perf_counter()
         result = client.result(timeout=max(deadline - time.monotonic(), 0.1))

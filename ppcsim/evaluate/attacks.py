@@ -1,0 +1,313 @@
+"""Attacks on a party's disguised block: each returns the attacker's estimate of the original (002 §6.2, 000 §4.4)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.spatial.distance import squareform
+from sklearn.decomposition import FastICA
+from sklearn.exceptions import ConvergenceWarning
+
+
+def _block(name: str, values, *, rows: int | None = None) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (objects x columns), got shape {array.shape}")
+    if rows is not None and array.shape[0] != rows:
+        raise ValueError(f"{name} must have {rows} rows, one per object, got {array.shape[0]}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must hold only finite values")
+    return array
+
+
+def _indices(name: str, values, m: int) -> np.ndarray:
+    """Row indices given as integers or as a boolean mask of length m; unique, in range."""
+    index = np.asarray(values)
+    if index.dtype == bool:
+        if index.shape != (m,):
+            raise ValueError(f"{name} as a boolean mask must have length {m}, got shape {index.shape}")
+        index = np.flatnonzero(index)
+    if index.ndim != 1 or index.size == 0 or not np.issubdtype(index.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty 1-D array of row indices")
+    if index.min() < -m or index.max() >= m:
+        raise ValueError(f"{name} holds indices outside 0..{m - 1}")
+    index = index % m
+    if np.unique(index).size != index.size:
+        raise ValueError(f"{name} must not repeat a row")
+    return index
+
+
+def known_rows(m: int, count: int, *, random_state) -> np.ndarray:
+    """Draw the ``count`` rows the attacker knows, uniformly without replacement (sorted).
+
+    002 §7 lets the attacker know 5% of the records and averages many draws;
+    call this with different seeds to repeat the attack.
+    """
+    if not 1 <= count <= m:
+        raise ValueError(f"count must be between 1 and m = {m}, got {count}")
+    rng = np.random.default_rng(random_state)
+    return np.sort(rng.choice(m, size=count, replace=False))
+
+
+def known_io(original, disguised, known, *, fit_intercept: bool = True) -> np.ndarray:
+    """Known input-output attack: regress the original on the disguised block (002 §6.2.4).
+
+    The attacker knows the rows ``known`` in both forms. In row convention,
+    with ``X`` the original (m x d) and ``Y`` the disguised block (m x k), it
+    solves ``X[known] ~ [Y[known], 1] B`` by least squares and returns
+    ``[Y, 1] B`` for every row. This is 002's regression estimator
+    ``R^ = O' X (X' X)^-1`` written in the inverse direction, so that it also
+    applies when the disguise has no inverse (random projection with k < d):
+    it is then the best linear predictor of X from Y, not a recovery.
+    When the disguise is linear and invertible (k >= d, no noise) and at least
+    k + 1 known rows are in general position, it recovers X exactly.
+
+    Parameters
+    ----------
+    original : ndarray of shape (m, d)
+        The party's original block; only the rows ``known`` are used to fit.
+    disguised : ndarray of shape (m, k)
+        What the party sent, rows aligned with ``original``.
+    known : array-like of int, or boolean mask of shape (m,)
+        The rows the attacker knows (e.g. from :func:`known_rows`).
+    fit_intercept : bool, default=True
+        Fit a translation too (002's ``t``); False fits a pure linear map.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+        The attacker's estimate of ``original``.
+    """
+    X = _block("original", original)
+    Y = _block("disguised", disguised, rows=X.shape[0])
+    index = _indices("known", known, X.shape[0])
+    design = np.hstack([Y, np.ones((Y.shape[0], 1))]) if fit_intercept else Y
+    B, *_ = np.linalg.lstsq(design[index], X[index], rcond=None)
+    return design @ B
+
+
+def _histogram(column: np.ndarray, bins: int) -> np.ndarray:
+    """Share of the column per bin after scaling it to [0, 1] by its own min and max."""
+    span = np.ptp(column)
+    scaled = (column - column.min()) / span if span > 0 else np.zeros_like(column)
+    counts, _ = np.histogram(scaled, bins=bins, range=(0.0, 1.0))
+    return counts / column.size
+
+
+def ica_attack(original_stats, disguised, *, random_state, bins: int = 20, max_iter: int = 1000) -> np.ndarray:
+    """ICA attack with known column statistics (002 §6.2.2, "PDF alignment").
+
+    1. FastICA (``whiten="unit-variance"``, seeded) recovers k components
+       from the disguised block.
+    2. Each recovered component, with either sign, and each original column
+       is scaled to [0, 1] by its own min and max and binned into ``bins``
+       equal bins; the distance is the L1 distance of the two normalised
+       histograms (002 eq. 11, discretised).
+    3. Each original column gets the component and sign with the closest
+       histogram, rescaled to the column's [min, max].
+
+    k is the rank of the disguised block (a sparse projection may send a
+    zero or a repeated column). When k >= d the match is one-to-one and minimises the summed distance
+    (002 eq. 12's optimal match, Hungarian algorithm). When k < d there are
+    fewer components than columns: each column takes its closest component,
+    so a component may serve several columns.
+
+    Parameters
+    ----------
+    original_stats : ndarray of shape (m, d)
+        The original block. Only what 002 grants the attacker is taken from
+        it: each column's minimum, maximum and histogram (its PDF); never the
+        values of individual objects.
+    disguised : ndarray of shape (m, k)
+        What the party sent.
+    random_state : int, numpy.random.Generator or None
+        Seed of FastICA's initial unmixing matrix. A Generator is turned into
+        an integer seed by drawing from it.
+    bins : int, default=20
+        Histogram bins for the PDF alignment.
+    max_iter : int, default=1000
+        FastICA iterations.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+        The attacker's estimate of the original block.
+    """
+    X = _block("original_stats", original_stats)
+    Y = _block("disguised", disguised, rows=X.shape[0])
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 2:
+        raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+    if isinstance(random_state, np.random.Generator):
+        random_state = int(random_state.integers(2**31 - 1))
+    # a sparse projection can send zero or repeated columns: only the rank of Y carries components
+    centred = Y - Y.mean(axis=0)
+    k = int(np.linalg.matrix_rank(centred)) if Y.shape[0] > 1 else 0
+    if k == 0:  # nothing varies: the attacker's best guess is each column's mean (known from its histogram)
+        return np.broadcast_to(X.mean(axis=0), X.shape).copy()
+    if k < Y.shape[1]:  # keep the k directions that carry anything, so whitening divides by no zero
+        Y = centred @ np.linalg.svd(centred, full_matrices=False)[2][:k].T
+    ica = FastICA(n_components=k, whiten="unit-variance", random_state=random_state, max_iter=max_iter)
+    with warnings.catch_warnings():  # non-convergence is part of the attack's (lack of) success
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        S = ica.fit_transform(Y)
+    candidates = np.hstack([S, -S])  # column c and c + k: the same component with both signs
+    target = np.array([_histogram(x, bins) for x in X.T])  # d x bins
+    found = np.array([_histogram(s, bins) for s in candidates.T])  # 2k x bins
+    distance = np.abs(target[:, None, :] - found[None, :, :]).sum(axis=2)  # d x 2k
+    # the better sign of each component, then the match of columns to components
+    sign_pick = np.where(distance[:, :k] <= distance[:, k:], np.arange(k), np.arange(k) + k)
+    cost = np.take_along_axis(distance, sign_pick, axis=1)  # d x k
+    if k >= X.shape[1]:
+        columns, components = linear_sum_assignment(cost)
+    else:
+        columns, components = np.arange(X.shape[1]), cost.argmin(axis=1)
+    chosen = candidates[:, sign_pick[columns, components]]
+    low, span = chosen.min(axis=0), np.ptp(chosen, axis=0)
+    unit = np.where(span > 0, (chosen - low) / np.where(span > 0, span, 1.0), 0.0)
+    estimate = np.empty_like(X)
+    estimate[:, columns] = X.min(axis=0)[columns] + unit * np.ptp(X, axis=0)[columns]
+    return estimate
+
+
+def _square(distances) -> np.ndarray:
+    D = np.asarray(distances, dtype=np.float64)
+    if D.ndim == 1:
+        try:
+            D = squareform(D, checks=False)
+        except ValueError:
+            raise ValueError(
+                f"distances as a condensed matrix must have m(m-1)/2 entries, got {D.size}"
+            ) from None
+    if D.ndim != 2 or D.shape[0] != D.shape[1]:
+        raise ValueError(f"distances must be a square (m x m) or condensed matrix, got shape {D.shape}")
+    if not np.isfinite(D).all() or (D < 0).any():
+        raise ValueError("distances must be finite and non-negative")
+    return D
+
+
+def _gauss_newton(x, points, d, *, max_iter, tol):
+    """Minimise ``sum_i (||x - r_i|| - d_i)^2`` for every row of x at once (000 eqs 4.13-4.18).
+
+    Each Gauss-Newton step solves the linearised least squares (eq. 4.17) by
+    the pseudo-inverse of the Jacobian, so a rank-deficient Jacobian does not
+    fail; a step that would raise the objective is halved (up to 30 times).
+    """
+
+    def residual(z, target):
+        diff = z[:, None, :] - points[None, :, :]  # T x q x n
+        dist = np.linalg.norm(diff, axis=2)
+        return diff, dist, dist - target
+
+    active = np.ones(x.shape[0], dtype=bool)
+    for _ in range(max_iter):
+        if not active.any():
+            break
+        z, target = x[active], d[active]
+        diff, dist, g = residual(z, target)
+        J = diff / np.where(dist > 0, dist, 1.0)[:, :, None]  # eq. 4.16: unit vectors from r_i
+        step = -np.einsum("tnq,tq->tn", np.linalg.pinv(J), g)
+        cost = (g**2).sum(axis=1)
+        scale = np.ones(z.shape[0])
+        for _ in range(30):
+            trial = z + scale[:, None] * step
+            worse = (residual(trial, target)[2] ** 2).sum(axis=1) > cost
+            if not worse.any():
+                break
+            scale[worse] /= 2.0
+        moved = scale[:, None] * step
+        x[active] = z + moved
+        small = np.linalg.norm(moved, axis=1) <= tol * (1.0 + np.linalg.norm(z, axis=1))
+        active[np.flatnonzero(active)[small]] = False
+    return x
+
+
+def multilateration(distances, references, reference_points, *, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
+    """Locate every object from its distances to known reference objects (000 §4.4.2).
+
+    For each object x that is not a reference, with ``d_i`` its distance to
+    reference ``r_i``, minimise ``G(x) = sum_i (||x - r_i|| - d_i)^2``
+    (eqs 4.13-4.14) by Gauss-Newton (eqs 4.15-4.18, Algorithm 4.2). The start
+    is the linearised least-squares solution obtained by subtracting the first
+    sphere equation ``||x - r_1||^2 = d_1^2`` from the others:
+    ``2 (r_i - r_1) . x = ||r_i||^2 - ||r_1||^2 - d_i^2 + d_1^2``, which is
+    already exact when the distances are exact and the references span the
+    space. Deterministic: no random start.
+
+    Parameters
+    ----------
+    distances : ndarray of shape (m, m) or (m(m-1)/2,)
+        Euclidean distances among all m objects as the attacker sees them
+        (for osbr, the square root of the party's ``sqdist``); only the
+        columns of the references are used.
+    references : array-like of int, or boolean mask of shape (m,)
+        The known objects, at least n + 1 of them (000 uses n + 1).
+    reference_points : ndarray of shape (len(references), n)
+        Their coordinates in the original space, in the order of ``references``.
+    max_iter : int, default=100
+        Gauss-Newton iterations per object.
+    tol : float, default=1e-10
+        Stop an object when its step is below ``tol * (1 + ||x||)``.
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+        The estimated coordinates; reference rows are ``reference_points``.
+    """
+    D = _square(distances)
+    m = D.shape[0]
+    index = _indices("references", references, m)
+    points = _block("reference_points", reference_points, rows=index.size)
+    n = points.shape[1]
+    if index.size < n + 1:
+        raise ValueError(f"references must hold at least n + 1 = {n + 1} objects for {n} coordinates, got {index.size}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    if not tol >= 0:
+        raise ValueError(f"tol must be non-negative, got {tol!r}")
+    targets = np.setdiff1d(np.arange(m), index)
+    estimate = np.empty((m, n))
+    estimate[index] = points
+    if targets.size == 0:
+        return estimate
+    d = D[np.ix_(targets, index)]  # T x q
+    squared = (points**2).sum(axis=1)
+    A = 2.0 * (points[1:] - points[0])  # (q-1) x n
+    b = (squared[1:] - squared[0])[None, :] - d[:, 1:] ** 2 + d[:, :1] ** 2  # T x (q-1)
+    start, *_ = np.linalg.lstsq(A, b.T, rcond=None)
+    estimate[targets] = _gauss_newton(start.T.copy(), points, d, max_iter=max_iter, tol=tol)
+    return estimate
+
+
+def multilateration_privacy(original, estimate, references) -> np.ndarray:
+    """000 eq. 4.20: ``||x - x^|| / mean_j ||x - r_j||`` for every non-reference object.
+
+    Parameters
+    ----------
+    original : ndarray of shape (m, n)
+        True coordinates of all objects.
+    estimate : ndarray of shape (m, n)
+        The attacker's estimate (e.g. from :func:`multilateration`).
+    references : array-like of int, or boolean mask of shape (m,)
+        The known objects ``r_j``.
+
+    Returns
+    -------
+    ndarray of shape (m - len(references),)
+        ``rho*`` of the non-reference objects in increasing row order; its mean
+        is 000 eq. 4.21's overall privacy. 0 is full disclosure. An object
+        lying on every reference (mean distance 0) gets 0 if located exactly,
+        else inf.
+    """
+    X = _block("original", original)
+    X_hat = _block("estimate", estimate, rows=X.shape[0])
+    if X_hat.shape != X.shape:
+        raise ValueError(f"estimate must have the shape of original {X.shape}, got {X_hat.shape}")
+    index = _indices("references", references, X.shape[0])
+    targets = np.setdiff1d(np.arange(X.shape[0]), index)
+    error = np.linalg.norm(X[targets] - X_hat[targets], axis=1)
+    spread = np.linalg.norm(X[targets, None, :] - X[None, index, :], axis=2).mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = error / spread
+    return np.where(spread > 0, rho, np.where(error > 0, np.inf, 0.0))

@@ -46,10 +46,11 @@ class PartyConfig:
         if self.normalize not in NORMALIZATIONS:
             errors.append(f"'normalize' must be one of {', '.join(NORMALIZATIONS)}, got {self.normalize!r}")
         try:
-            errors += method_class(self.method).check_params(self.params)
+            cls = method_class(self.method)
         except ValueError as exc:
-            errors.append(str(exc))
-        return errors
+            return errors + [str(exc)]
+        problems = cls.check_params(self.params)
+        return errors + (problems or cls.check_columns(self.params, list(self.columns)))
 
     @property
     def effective_params(self) -> dict[str, Any]:

@@ -152,9 +152,12 @@ def test_no_common_ids(tmp_path):
 
 
 def test_k_larger_than_column_count(tmp_path):
-    proc, _ = run_bad(tmp_path, a_method='method = "drbt"\nk = 4')
+    """Known from the scenario alone, so refused before any process starts."""
+    proc, out = run_bad(tmp_path, a_method='method = "drbt"\nk = 4')
     line = one_error(proc)
-    assert "party 'a': method 'drbt': k = 4 is larger than the party's 3 columns" in line
+    assert proc.returncode == 2
+    assert "[[parties]] 'a': k = 4 is larger than the party's 3 columns" in line
+    assert not out.exists()
 
 
 # -- the scenario file ------------------------------------------------------------------------
@@ -184,7 +187,7 @@ def test_every_scenario_error_is_reported(tmp_path):
     prefix = f"ppc run: error: {(tmp_path / 's.toml').resolve()}: "
     assert len(lines) == 3, lines
     assert all(line.startswith(prefix) for line in lines)
-    assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering)"
+    assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering, sweep)"
     assert lines[1] == prefix + "[[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none)"
     assert lines[2].startswith(prefix + "[clustering]: 'algorithm' must be one of") and "'spectral'" in lines[2]
 

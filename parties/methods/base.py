@@ -81,6 +81,11 @@ class Disguise(ABC):
                 errors.append(f"method '{cls.name}' needs '{key}' ({spec.doc})")
         return errors
 
+    @classmethod
+    def check_columns(cls, params: dict[str, Any], columns: list[str]) -> list[str]:
+        """Problems of ``params`` with the party's ``columns`` that need no data (e.g. k > d)."""
+        return []
+
     def public_params(self) -> dict[str, str]:
         """Parameters the coordinator needs to combine contributions; never secrets."""
         return {}

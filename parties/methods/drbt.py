@@ -33,6 +33,13 @@ class DRBT(Disguise):
         "projection": Param(str, default="gaussian", choices=("gaussian", "sparse")),
     }
 
+    @classmethod
+    def check_columns(cls, params, columns):
+        k = params.get("k")
+        if isinstance(k, int) and not isinstance(k, bool) and k > len(columns):
+            return [f"k = {k} is larger than the party's {len(columns)} columns"]
+        return []
+
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:
         if self.k > X.shape[1]:
             raise ValueError(f"k = {self.k} is larger than the party's {X.shape[1]} columns")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import signal
 import sys
@@ -16,9 +17,13 @@ from coordinator.errors import SessionError
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from parties.errors import PartyError
+from ppcsim.evaluate.observer import Settings
+from ppcsim.html import run_page, sweep_page
 from ppcsim.launcher import RunError, run_scenario
-from ppcsim.report import build_report, summary_table, write_outputs
+from ppcsim.plots import run_figures, sweep_figures
+from ppcsim.report import build_report, summary_table, write_atomic, write_outputs
 from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.sweep import sweep
 from protos.serde import WireError
 
 DEMO = "demo.toml"
@@ -35,7 +40,8 @@ returns the result to every party and counts every byte that crossed the wire.
 EPILOG = """\
 examples:
   ppc demo                              run the bundled demo (wine data, 3 parties)
-  ppc run scenarios/wine-drbt.toml --out runs/wine
+  ppc run scenarios/wine-osbr.toml --out runs/wine --html
+  ppc sweep scenarios/sweep-wine-k.toml --out runs/sweep --in-process
   ppc coordinator --listen 0.0.0.0:50051 --scenario s.toml --out runs/s
   ppc party --coordinator HOST:50051 --scenario s.toml --party lab
 """
@@ -46,12 +52,34 @@ def demo_path() -> Path:
     return Path(str(resources.files("scenarios") / DEMO))
 
 
+def settings_from(args: argparse.Namespace) -> Settings:
+    if not 0 < args.known_fraction <= 1:
+        raise ScenarioError(Path("--known-fraction"), [f"must be in (0, 1], got {args.known_fraction}"])
+    return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario or demo_path())
+    settings = settings_from(args)
     out = Path(args.out) if args.out else Path("runs") / scenario.name
-    log = open("/dev/null", "w") if args.quiet else sys.stderr  # noqa: SIM115
-    run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}")
-    print(f"ppc: wrote {out}/report.json, labels.csv, sent/<party>.npz", file=sys.stderr)
+    log = io.StringIO() if args.quiet else sys.stderr
+    report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings)
+    written = "report.json, labels.csv, sent/<party>.npz"
+    if args.html:
+        write_atomic(out / "report.html", run_page(report, run_figures(report, out / "figures")).encode())
+        written += ", report.html"
+    if not args.quiet:
+        print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    rows = sweep(Path(args.scenario), out, settings=settings_from(args), in_process=args.in_process)
+    figures = sweep_figures(rows, out / "figures")
+    write_atomic(out / "sweep.html", sweep_page(Path(args.scenario).stem, rows, figures).encode())
+    print(f"ppc sweep: wrote {out}/: sweep.csv ({len(rows)} runs), sweep.html, figures/ "
+          f"({', '.join(figures) or 'no figure: the grid varies no plotted axis'})", file=sys.stderr)
     return 0
 
 
@@ -119,11 +147,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    def add_measure_options(p):
+        p.add_argument("--no-attacks", action="store_true",
+                       help="measure utility only; skip the privacy attacks (faster on large data)")
+        p.add_argument("--known-fraction", type=float, default=0.05, metavar="F",
+                       help="share of records the known input-output attacker knows (default: 0.05)")
+
     def add_run_options(p):
         p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/ "
                        "(default: runs/<scenario name>)")
         p.add_argument("--port", type=int, default=0, help="coordinator port on 127.0.0.1 (default: a free one)")
+        p.add_argument("--html", action="store_true", help="also write report.html (tables and figures, self-contained)")
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+        add_measure_options(p)
 
     run = sub.add_parser("run", help="run a scenario: coordinator plus one process per party",
                          description="Run a scenario file: start the coordinator and one OS process per party on "
@@ -136,6 +172,18 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Run the bundled demo: the wine data split over 3 parties using drbt and none.")
     add_run_options(demo)
     demo.set_defaults(func=cmd_run, scenario=None)
+
+    sw = sub.add_parser("sweep", help="run a scenario over the grid in its [sweep] table",
+                        description="Run every combination of the values in the scenario's [sweep] table (k, "
+                        "projection, method, normalize, seed, parties, rows, or '<party>.<field>'), and write "
+                        "sweep.csv (one row per run, with its seed and parameters), figures/ and sweep.html.")
+    sw.add_argument("scenario", help="scenario TOML file with a [sweep] table")
+    sw.add_argument("--out", required=True, metavar="DIR", help="where to write the sweep's outputs")
+    sw.add_argument("--in-process", action="store_true",
+                    help="run each point in this process through the same code, without gRPC or party "
+                    "processes: the same numbers (but timings), much faster")
+    add_measure_options(sw)
+    sw.set_defaults(func=cmd_sweep)
 
     coord = sub.add_parser("coordinator", help="run the coordinator for one scenario's session",
                            description="Serve the session a scenario file describes until it is done, then write "

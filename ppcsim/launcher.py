@@ -12,6 +12,7 @@ from pathlib import Path
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, Session
+from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.report import build_report, summary_table, write_outputs
 from ppcsim.scenario import Scenario
 
@@ -72,8 +73,18 @@ class Progress:
                     f"{p['party']} {100 * p['payload_bytes'] / p['payload_expected']:.0f}%" for p in moving))
 
 
-def run_scenario(scenario: Scenario, out: Path, *, log=sys.stderr, listen: str = "127.0.0.1:0") -> dict:
+def run_scenario(
+    scenario: Scenario,
+    out: Path,
+    *,
+    log=sys.stderr,
+    listen: str = "127.0.0.1:0",
+    settings: Settings | None = Settings(),
+) -> dict:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
+
+    With ``settings``, the launcher then measures utility and privacy as an
+    observer (ppcsim.evaluate.observer); None skips the measurements.
 
     Raises RunError naming the party or the cause when the run fails; the
     report (with its error) is written all the same.
@@ -115,9 +126,15 @@ def run_scenario(scenario: Scenario, out: Path, *, log=sys.stderr, listen: str =
             path = Path(tmp) / f"{name}.json"
             if path.exists():
                 summaries[name] = json.loads(path.read_text())
-    timing["total"] = time.perf_counter() - t0
     report = build_report(scenario, session, summaries, timing)
     report["error"] = failure or report["error"]
+    if not failure and settings is not None:
+        progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
+        t = time.perf_counter()
+        report.update(evaluate(scenario, session.outcome, session.contributions, settings))
+        timing["evaluate"] = time.perf_counter() - t
+    timing["total"] = time.perf_counter() - t0
+    report["timing"].update(timing)
     write_outputs(out, report, session)
     if failure:
         raise RunError(failure)

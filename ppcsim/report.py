@@ -136,6 +136,19 @@ def summary_table(report: dict) -> str:
         noise = f", noise {c['noise']}" if c["noise"] else ""
         lines.append(f"clustering: {c['algorithm']} on {c['input']}")
         lines.append(f"clusters: {c['n_clusters_found']} (sizes {sizes}{noise})")
+    u = report.get("utility")
+    if u:
+        o = u["vs_original"]
+        lines.append(f"utility: stress {u['stress']:.4f} (004 eq. 6, {u['stress_records']:,} records); vs clustering "
+                     f"the original data: ARI {o['ari']:.3f}, misclassified {o['misclassification']:.1%}")
+        if "vs_truth" in u:
+            lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
+                         f"(original data: {u['original_vs_truth']['ari']:.3f})")
+    for party, entry in report.get("privacy", {}).items():
+        if isinstance(entry, dict):
+            found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}" if "min" in r else f"{a} skipped"
+                              for a, r in entry["attacks"].items())
+            lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
     lines.append(
         f"wire: up {t['up']['messages']} messages, {t['up']['serialized']:,} B serialized "
         f"({t['up']['payload']:,} B payload); down {t['down']['messages']} messages, {t['down']['serialized']:,} B"

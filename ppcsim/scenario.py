@@ -16,7 +16,7 @@ from parties.data import BUILTIN, SYNTHETIC
 
 PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
 CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
-TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering")
+TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "sweep")
 DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
 BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

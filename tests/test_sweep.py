@@ -1,0 +1,126 @@
+"""Sweeps: the grid, the in-process shortcut (same numbers as real runs), the CSV, figures and HTML."""
+
+from __future__ import annotations
+
+import csv
+import xml.etree.ElementTree as ET
+
+import matplotlib.image
+import pytest
+
+from conftest import run_ppc, write_scenario
+from ppcsim.scenario import ScenarioError
+from ppcsim.sweep import apply_point, plan, share_k, split_columns, sweep
+
+SCENARIO = """
+    name = "sw"
+    seed = 0
+    [data]
+    source = "sklearn:wine"
+    label_column = "target"
+    [[parties]]
+    name = "lab"
+    columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols"]
+    method = "drbt"
+    k = 4
+    [[parties]]
+    name = "shop"
+    columns = ["hue", "proline", "color_intensity", "flavanoids"]
+    method = "drbt"
+    projection = "sparse"
+    k = 3
+    [clustering]
+    n_clusters = 3
+"""
+
+
+def test_split_and_share():
+    assert split_columns(list("abcdefg"), 3) == [list("abc"), list("de"), list("fg")]
+    assert share_k([8, 8, 7], 12) == [4, 4, 4]
+    assert share_k([23], 12) == [12]
+    assert share_k([6, 6, 6, 5], 12) == [3, 3, 3, 3]
+    assert share_k([10, 9, 9, 9], 18) == [5, 5, 4, 4]
+    assert sum(share_k([3, 1], 2)) == 2
+    with pytest.raises(ValueError, match="cannot split 2 columns over 3 parties"):
+        split_columns(["a", "b"], 3)
+
+
+def test_apply_point_sets_every_drbt_party_and_resplits():
+    raw = {"seed": 1, "parties": [
+        {"name": "a", "columns": ["x0", "x1", "x2"], "method": "drbt", "k": 2},
+        {"name": "b", "columns": ["x3", "x4"], "method": "none"},
+    ], "sweep": {"k": [1]}}
+    point = apply_point(raw, {"k": 1, "seed": 9})
+    assert "sweep" not in point and point["seed"] == 9
+    assert point["parties"][0]["k"] == 1 and "k" not in point["parties"][1]
+    osbr = apply_point(raw, {"method": "osbr"})
+    assert [p["method"] for p in osbr["parties"]] == ["osbr", "osbr"] and "k" not in osbr["parties"][0]
+    split = apply_point(raw, {"parties": 2})
+    assert [p["columns"] for p in split["parties"]] == [["x0", "x1", "x2"], ["x3", "x4"]]
+    assert [(p["name"], p["method"], p["k"]) for p in split["parties"]] == [("p1", "drbt", 1), ("p2", "drbt", 1)]
+    assert apply_point(raw, {"b.normalize": "minmax"})["parties"][1]["normalize"] == "minmax"
+    assert raw["parties"][0]["k"] == 2  # the scenario table itself is untouched
+
+
+def test_bad_grids_are_refused_with_every_problem_named(tmp_path):
+    path = write_scenario(tmp_path, SCENARIO + """
+        [sweep]
+        kk = [1, 2]
+        k = [2, 9]
+        seed = []
+    """)
+    with pytest.raises(ScenarioError) as err:
+        plan(path, tmp_path / "out")
+    assert "unknown key 'kk'" in str(err.value) and "'seed' must be a non-empty list" in str(err.value)
+    path = write_scenario(tmp_path, SCENARIO + "\n[sweep]\nk = [2, 5]\n")
+    with pytest.raises(ScenarioError, match=r"point 1 \{'k': 5\}: \[\[parties\]\] 'shop': k = 5 is larger than the party's 4 columns"):
+        plan(path, tmp_path / "out2")
+
+
+def test_in_process_points_equal_real_multiprocess_runs(tmp_path):
+    path = write_scenario(tmp_path, SCENARIO + "\n[sweep]\nk = [2, 3]\n")
+    fast = sweep(path, tmp_path / "fast", in_process=True)
+    real = sweep(path, tmp_path / "real", in_process=False)
+    assert len(fast) == len(real) == 2
+    for f, r in zip(fast, real):
+        f.pop("seconds"), r.pop("seconds")
+        assert f == r
+    # bytes: DRBT payload is m * k_j * 8 over both parties
+    assert [r["bytes_payload"] for r in real] == [178 * 2 * 8 * 2, 178 * 3 * 8 * 2]
+    assert (tmp_path / "real" / "runs" / "sw-001" / "report.json").exists()
+
+
+def test_sweep_command_writes_csv_figures_and_html(tmp_path):
+    path = write_scenario(tmp_path, SCENARIO + """
+        [sweep]
+        k = [1, 2, 3]
+        projection = ["gaussian", "sparse"]
+        seed = [0, 1]
+    """)
+    out = tmp_path / "out"
+    proc = run_ppc("sweep", path, "--out", out, "--in-process")
+    assert proc.returncode == 0, proc.stderr
+    assert "ppc sweep: 12/12" in proc.stderr
+    with open(out / "sweep.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 12
+    assert [(r["param_k"], r["param_projection"], r["param_seed"], r["seed"]) for r in rows[:3]] == [
+        ("1", "gaussian", "0", "0"), ("1", "gaussian", "1", "1"), ("1", "sparse", "0", "0")]
+    assert {r["output_dims"] for r in rows} == {"2", "4", "6"}
+    assert all(0 <= float(r["stress"]) < 1.5 and r["privacy_known_io_mean"] for r in rows)
+    for name in ("stress_vs_dims", "utility_vs_privacy"):
+        image = matplotlib.image.imread(out / "figures" / f"{name}.png")
+        assert image.shape[0] > 200 and image.shape[1] > 300
+        assert ET.parse(out / "figures" / f"{name}.svg").getroot().tag.endswith("svg")
+    html = (out / "sweep.html").read_text()
+    assert html.count("data:image/png;base64,") == 2 and html.count("<tr>") == 13
+
+
+def test_run_html_report_is_self_contained(tmp_path):
+    path = write_scenario(tmp_path, SCENARIO)
+    proc = run_ppc("run", path, "--out", tmp_path / "run", "--html")
+    assert proc.returncode == 0, proc.stderr
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "<h2>Utility</h2>" in html and "<h2>Privacy</h2>" in html
+    assert html.count("data:image/png;base64,") == 2
+    assert "src=\"http" not in html and "<link" not in html

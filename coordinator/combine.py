@@ -29,10 +29,8 @@ class Contribution:
     params: dict[str, str]
     ids: np.ndarray
     arrays: dict[str, np.ndarray]
-
-    @property
-    def is_dissimilarity(self) -> bool:
-        return self.method == "osbr"
+    #: True when the arrays are condensed pairwise matrices, False when they are rows of features.
+    is_dissimilarity: bool = False
 
 
 @dataclass
@@ -45,7 +43,7 @@ class Combined:
 
 
 def check_osbr_upload(party: str, params: dict[str, str], names: set[str]) -> None:
-    """SessionError unless an osbr upload carries the arrays its metric needs."""
+    """SessionError unless a dissimilarity upload carries the arrays its metric needs."""
     metric = params.get("metric", "")
     if metric not in OSBR_ARRAYS:
         raise SessionError(f"party '{party}': osbr metric {metric!r} is not one of {', '.join(OSBR_ARRAYS)}")

@@ -60,12 +60,12 @@ class Ledger:
         return [asdict(e) for e in self.entries()]
 
 
-def predicted_payload(method: str, m: int, shapes: list[tuple[int, ...]], itemsize: int) -> int:
+def predicted_payload(m: int, shapes: list[tuple[int, ...]], itemsize: int) -> int:
     """The paper's communication cost of one party's upload, in bytes.
 
-    DRBT: m * k_j * l (004 §5.5); OSBR: m(m-1)/2 * l for each array sent
-    (004 §4.5); ``none`` sends its m * d_j values. l is the element size.
+    Rows of k_j features (DRBT and every feature method): m * k_j * l
+    (004 §5.5). Condensed dissimilarities (OSBR): m(m-1)/2 * l for each array
+    sent (004 §4.5). l is the element size. ``shapes`` are the announced
+    shapes: 2-D for rows, 1-D for condensed arrays.
     """
-    if method == "osbr":
-        return len(shapes) * (m * (m - 1) // 2) * itemsize
-    return sum(m * (shape[1] if len(shape) > 1 else 1) for shape in shapes) * itemsize
+    return sum((m * shape[1] if len(shape) == 2 else m * (m - 1) // 2) for shape in shapes) * itemsize

@@ -28,9 +28,6 @@ WAITING, CLUSTERING, DONE, FAILED = (
 )
 STATE_NAMES = {WAITING: "waiting", CLUSTERING: "clustering", DONE: "done", FAILED: "failed"}
 
-#: Methods whose arrays hold one row per record; "osbr" sends condensed matrices.
-FEATURE_METHODS = ("drbt", "none")
-
 
 @dataclass
 class SessionSpec:
@@ -73,9 +70,13 @@ class Upload:
         names = [a.name for a in header.arrays]
         if len(set(names)) != len(names):
             raise SessionError(f"party '{party}': array names repeat: {names}")
+        layouts = {spec.layout for spec in header.arrays}
+        if layouts not in ({Layout.ROWS}, {Layout.CONDENSED}):
+            raise SessionError(f"party '{party}': an upload sends either rows or condensed matrices, not both")
+        self.dissimilarity = layouts == {Layout.CONDENSED}
         for spec in header.arrays:
             self._check_shape(spec)
-        if header.method == "osbr":
+        if self.dissimilarity:
             check_osbr_upload(party, dict(header.params), set(names))
         try:
             self.assemblers = [ArrayAssembler(spec) for spec in header.arrays]
@@ -87,15 +88,12 @@ class Upload:
     def _check_shape(self, spec) -> None:
         shape = tuple(spec.shape)
         where = f"party '{self.party}', array '{spec.name}'"
-        if self.header.method == "osbr":
+        if self.dissimilarity:
             want = (self.n * (self.n - 1) // 2,)
-            if spec.layout != Layout.CONDENSED or shape != want:
-                raise SessionError(f"{where}: osbr sends condensed arrays of shape {want}, got {shape}")
-        elif self.header.method in FEATURE_METHODS:
-            if spec.layout != Layout.ROWS or len(shape) != 2 or shape[0] != self.n or shape[1] < 1:
-                raise SessionError(f"{where}: expected rows of shape ({self.n}, k), got {shape}")
-        else:
-            raise SessionError(f"party '{self.party}': unknown method '{self.header.method}'")
+            if shape != want:
+                raise SessionError(f"{where}: a condensed matrix over {self.n} ids has shape {want}, got {shape}")
+        elif len(shape) != 2 or shape[0] != self.n or shape[1] < 1:
+            raise SessionError(f"{where}: expected rows of shape ({self.n}, k), got {shape}")
 
     @property
     def received(self) -> int:
@@ -129,7 +127,7 @@ class Upload:
         for name, arr in arrays.items():
             if not np.isfinite(arr).all():
                 raise SessionError(f"party '{self.party}', array '{name}': NaN or infinite values")
-        return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays)
+        return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays, self.dissimilarity)
 
 
 class Session:
@@ -303,7 +301,7 @@ class Session:
             if p in self.uploads:
                 h = self.uploads[p].header
                 itemsize = np.dtype(h.arrays[0].dtype).itemsize
-                predicted = predicted_payload(h.method, int(h.n_ids), [tuple(a.shape) for a in h.arrays], itemsize)
+                predicted = predicted_payload(int(h.n_ids), [tuple(a.shape) for a in h.arrays], itemsize)
             out[p] = {"predicted": predicted, "payload": up["payload"], "serialized": up["serialized"],
                       "messages": up["messages"], "down": down}
         return out

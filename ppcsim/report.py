@@ -27,10 +27,10 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def output_dims(method: str, shapes: dict[str, list[int]]) -> int:
-    """Columns per record sent (drbt, none), or values per array (osbr: m(m-1)/2)."""
+def output_dims(shapes: dict[str, list[int]]) -> int:
+    """Columns per record sent (rows of features), or values per condensed array (m(m-1)/2)."""
     first = next(iter(shapes.values()))
-    return first[0] if method == "osbr" else first[1]
+    return first[1] if len(first) == 2 else first[0]
 
 
 def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict], timing: dict) -> dict:
@@ -52,7 +52,8 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
                 "source": cfg.source,
                 "rows": len(contribution.ids) if contribution else None,
                 "columns": list(cfg.columns),
-                "output_dims": output_dims(cfg.method, shapes) if shapes else None,
+                "output_dims": output_dims(shapes) if shapes else None,
+                "sends": ("dissimilarities" if len(next(iter(shapes.values()))) == 1 else "features") if shapes else None,
                 "arrays": shapes,
                 "bytes": {k: b[k] for k in ("predicted", "payload", "serialized")},
                 "timing": summaries.get(cfg.name, {}).get("timing", {}),
@@ -118,7 +119,7 @@ def summary_table(report: dict) -> str:
         method += f"/{p['params']['metric']}" if "metric" in p["params"] else ""
         if p["output_dims"] is None:
             out = "-"
-        elif p["method"] == "osbr":
+        elif p["sends"] == "dissimilarities":
             out = f"{len(p['arrays'])}x{p['output_dims']:,} pairs"
         else:
             out = f"{p['output_dims']} dims"

@@ -179,7 +179,7 @@ def row(point: Point, report: dict) -> dict:
     out["methods"] = "+".join(sorted({p["method"] for p in parties}))
     out["parties"] = len(parties)
     out["input_dims"] = sum(len(p["columns"]) for p in parties)
-    out["output_dims"] = sum(p["output_dims"] for p in parties if p["method"] != "osbr") or None
+    out["output_dims"] = sum(p["output_dims"] for p in parties if p["sends"] == "features") or None
     u = report.get("utility", {})
     out["stress"] = u.get("stress")
     for key in ("misclassification", "ari", "nmi", "variation_of_information", "f_measure"):

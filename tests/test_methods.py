@@ -58,7 +58,7 @@ def osbr_contribution(party, X, columns, ids, normalize_how="zscore", **params) 
     method = OSBR(**params)
     Z = normalize(X, normalize_how) if method.normalizes else np.asarray(X, dtype=np.float64)
     arrays = sent_dict(method, Z, columns)
-    return Contribution(party, "osbr", method.public_params(), np.asarray(ids), arrays)
+    return Contribution(party, "osbr", method.public_params(), np.asarray(ids), arrays, True)
 
 
 def combine_all(contributions):
@@ -461,17 +461,17 @@ def test_combine_refuses_mixed_kinds():
 
     ids = np.array(["a", "b"])
     ca = Contribution("pa", "none", {}, ids, {"data": np.zeros((2, 1))})
-    cb = Contribution("pb", "osbr", {"metric": "euclidean"}, ids, {"sqdist": np.zeros(1)})
+    cb = Contribution("pb", "osbr", {"metric": "euclidean"}, ids, {"sqdist": np.zeros(1)}, True)
     with pytest.raises(SessionError, match=r"parties pb send dissimilarities \(osbr\) and pa send features"):
         combine_all([ca, cb])
 
 
 def test_predicted_payload():
     m = 1000
-    assert predicted_payload("drbt", m, [(m, 5)], 8) == m * 5 * 8
-    assert predicted_payload("osbr", m, [(m * (m - 1) // 2,)] * 2, 8) == 2 * (m * (m - 1) // 2) * 8
-    assert predicted_payload("osbr", m, [(m * (m - 1) // 2,)], 8) == 499_500 * 8
-    assert predicted_payload("none", m, [(m, 13)], 8) == m * 13 * 8
+    assert predicted_payload(m, [(m, 5)], 8) == m * 5 * 8
+    assert predicted_payload(m, [(m * (m - 1) // 2,)] * 2, 8) == 2 * (m * (m - 1) // 2) * 8
+    assert predicted_payload(m, [(m * (m - 1) // 2,)], 8) == 499_500 * 8
+    assert predicted_payload(m, [(m, 13)], 8) == m * 13 * 8
     # 004 §8 table: m = 1e4, k = 5, float64 -> 400 KB for drbt, ~400 MB for osbr
-    assert predicted_payload("drbt", 10_000, [(10_000, 5)], 8) == 400_000
-    assert predicted_payload("osbr", 10_000, [(49_995_000,)], 8) == 399_960_000
+    assert predicted_payload(10_000, [(10_000, 5)], 8) == 400_000
+    assert predicted_payload(10_000, [(49_995_000,)], 8) == 399_960_000

@@ -29,6 +29,7 @@ from ppcsim.evaluate.attacks import ica_attack, known_io, multilateration, multi
 from ppcsim.evaluate.privacy import column_privacy, summary, vd
 from ppcsim.evaluate.stress import stress
 from ppcsim.scenario import Scenario
+from protos.serde import Layout
 
 #: Records sampled (seeded) for stress, whose cost is quadratic in the records.
 STRESS_ROWS = 2000
@@ -86,7 +87,7 @@ def reference_combined(scenario: Scenario, outcome: Outcome, own: dict[str, Disg
         params[key] = [f"{p.name}.{c}" for p in scenario.parties for c in p.params.get(key, [])]
     method = method_class("osbr")(**params)
     arrays = {s.name: s.array for s in method.disguise(X, columns)}
-    whole = Contribution("all", "osbr", method.public_params(), outcome.join.ids, arrays)
+    whole = Contribution("all", "osbr", method.public_params(), outcome.join.ids, arrays, is_dissimilarity=True)
     return combine([whole], join_ids({"all": outcome.join.ids}))
 
 
@@ -149,7 +150,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -
         rows = np.sort(rng.choice(m, size=ATTACK_ROWS, replace=False)) if m > ATTACK_ROWS else np.arange(m)
         sent = {s.name: s.array for s in mine.arrays}
         attacks = {}
-        if cfg.method != "osbr":
+        if mine.arrays[0].layout == Layout.ROWS:
             Y = sent["data"]
             q = min(max(math.ceil(settings.known_fraction * len(rows)), d + 1), len(rows))
             known = rng.choice(len(rows), size=q, replace=False)

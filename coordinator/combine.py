@@ -2,9 +2,10 @@
 
 Feature uploads (``drbt``, ``none``) are concatenated column-wise: the joined
 data equal D * blockdiag(R_1..R_k) (004 §5.3). Dissimilarity uploads
-(``osbr``) are added in the form that combines exactly (reference §4):
-squared Euclidean distances, eq. 5 numerators and denominators, or eq. 4
-counts.
+(``osbr``, ``nmds``) are added in the form that combines exactly (reference
+§4): squared Euclidean distances, eq. 5 numerators and denominators, or eq. 4
+counts. Feature blocks beside Euclidean dissimilarities become squared
+distances too.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial.distance import pdist
 
 from coordinator.errors import SessionError
 from coordinator.join import Join
@@ -40,6 +42,8 @@ class Combined:
     features: np.ndarray | None = None
     dissimilarity: np.ndarray | None = None
     description: str = ""
+    #: Set when the coordinator embedded the dissimilarities (e.g. nmds): what it computed.
+    embedding: dict | None = None
 
 
 def check_osbr_upload(party: str, params: dict[str, str], names: set[str]) -> None:
@@ -76,29 +80,37 @@ def reorder_condensed(c: np.ndarray, m: int, index: np.ndarray) -> np.ndarray:
     return out
 
 
+def _block(c: Contribution, join: Join) -> np.ndarray:
+    """A feature party's rows, in the joined order."""
+    return np.concatenate(list(c.arrays.values()), axis=1)[join.index[c.party]]
+
+
 def combine(contributions: list[Contribution], join: Join) -> Combined:
-    """Join every party's contribution on id and combine them (see the module docstring)."""
-    kinds = {c.is_dissimilarity for c in contributions}
-    if len(kinds) > 1:
-        dis = [c.party for c in contributions if c.is_dissimilarity]
-        feat = [c.party for c in contributions if not c.is_dissimilarity]
-        raise SessionError(
-            f"parties {', '.join(dis)} send dissimilarities (osbr) and {', '.join(feat)} send features; "
-            "a session combines one kind only"
-        )
-    if kinds == {False}:
-        blocks = [np.concatenate(list(c.arrays.values()), axis=1)[join.index[c.party]] for c in contributions]
+    """Join every party's contribution on id and combine them (see the module docstring).
+
+    A mixed consortium (feature parties beside Euclidean dissimilarity
+    parties) is combined in the one form both have exactly: squared Euclidean
+    distances per block, which add across blocks (reference §4).
+    """
+    features = [c for c in contributions if not c.is_dissimilarity]
+    if len(features) == len(contributions):
+        blocks = [_block(c, join) for c in contributions]
         parts = ", ".join(f"{c.party} ({c.method}, {b.shape[1]} dims)" for c, b in zip(contributions, blocks))
         return Combined(features=np.hstack(blocks), description=f"columns concatenated: {parts}")
-    return _combine_dissimilarities(contributions, join)
+    return _combine_dissimilarities([c for c in contributions if c.is_dissimilarity], join, features)
 
 
-def _combine_dissimilarities(contributions: list[Contribution], join: Join) -> Combined:
+def _combine_dissimilarities(contributions: list[Contribution], join: Join, features: list[Contribution]) -> Combined:
     metrics = {c.params["metric"] for c in contributions}
     if len(metrics) > 1:
         used = ", ".join(f"{c.party}: {c.params['metric']}" for c in contributions)
-        raise SessionError(f"osbr parties must use one metric to be combined ({used})")
+        raise SessionError(f"dissimilarity parties must use one metric to be combined ({used})")
     metric = metrics.pop()
+    if features and metric != "euclidean":
+        raise SessionError(
+            f"parties {', '.join(c.party for c in features)} send features, which combine exactly only with "
+            f"Euclidean dissimilarities, not '{metric}' ({', '.join(c.party for c in contributions)})"
+        )
     n = len(join.ids)
 
     def total(name: str) -> np.ndarray:
@@ -109,8 +121,13 @@ def _combine_dissimilarities(contributions: list[Contribution], join: Join) -> C
 
     parties = ", ".join(c.party for c in contributions)
     if metric == "euclidean":
-        d = np.sqrt(total("sqdist"))
-        return Combined(dissimilarity=d, description=f"eq. 3: root of the summed squared distances of {parties}")
+        squared = total("sqdist")
+        for c in features:
+            squared += pdist(_block(c, join), "sqeuclidean")
+        converted = (f"; features of {', '.join(c.party for c in features)} turned into squared distances "
+                     "at the coordinator and added") if features else ""
+        return Combined(dissimilarity=np.sqrt(squared),
+                        description=f"eq. 3: root of the summed squared distances of {parties}{converted}")
     if metric == "jaccard":
         q, rs = total("q"), total("rs")
         d = np.divide(rs, q + rs, out=np.zeros_like(rs), where=(q + rs) > 0)

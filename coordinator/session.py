@@ -14,6 +14,7 @@ import numpy as np
 
 from coordinator.clustering import ClusteringSpec, cluster
 from coordinator.combine import Combined, Contribution, check_osbr_upload, combine
+from coordinator.embed import nmds, requested_embedding
 from coordinator.errors import SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import Ledger, predicted_payload
@@ -217,6 +218,9 @@ class Session:
             contributions = [self.contributions[p] for p in self.spec.parties]
             joined = join_ids({c.party: c.ids for c in contributions})
             combined = combine(contributions, joined)
+            ask = requested_embedding([c for c in contributions if c.is_dissimilarity])
+            if ask:
+                combined = nmds(combined, ask, self.spec.clustering.seed)
             self.timing["join_seconds"] = time.monotonic() - t
             t = time.monotonic()
             labels = cluster(self.spec.clustering, combined)

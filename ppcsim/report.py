@@ -74,6 +74,7 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
         "clustering": {
             **{k: v for k, v in session.spec.clustering.__dict__.items()},
             "input": outcome.combined.description if outcome else None,
+            "embedding": outcome.combined.embedding if outcome else None,
             "sizes": outcome.sizes if outcome else None,
             "noise": outcome.noise if outcome else None,
         },

@@ -456,13 +456,27 @@ def test_combine_features_concatenates_in_join_order():
     np.testing.assert_array_equal(combined.features, np.hstack([Xa, Xb[[3, 2, 4, 0]]]))
 
 
-def test_combine_refuses_mixed_kinds():
+def test_mixed_consortium_combines_exactly_as_squared_distances():
+    """Features beside Euclidean dissimilarities: both become squared distances, which add (reference §4)."""
+    rng = np.random.default_rng(5)
+    A, B = rng.normal(size=(30, 3)), rng.normal(size=(30, 4))
+    ids = np.array([f"r{i}" for i in range(30)])
+    order = rng.permutation(30)
+    ca = Contribution("pa", "none", {}, ids, {"data": A})
+    cb = Contribution("pb", "osbr", {"metric": "euclidean"}, ids[order], {"sqdist": pdist(B[order], "sqeuclidean")}, True)
+    combined, _ = combine_all([ca, cb])
+    assert combined.features is None
+    np.testing.assert_allclose(combined.dissimilarity, pdist(np.hstack([A, B])), rtol=1e-12)
+    assert "features of pa turned into squared distances" in combined.description
+
+
+def test_features_do_not_mix_with_gower_or_jaccard():
     from coordinator.errors import SessionError
 
     ids = np.array(["a", "b"])
     ca = Contribution("pa", "none", {}, ids, {"data": np.zeros((2, 1))})
-    cb = Contribution("pb", "osbr", {"metric": "euclidean"}, ids, {"sqdist": np.zeros(1)}, True)
-    with pytest.raises(SessionError, match=r"parties pb send dissimilarities \(osbr\) and pa send features"):
+    cb = Contribution("pb", "osbr", {"metric": "jaccard"}, ids, {"q": np.zeros(1), "rs": np.zeros(1)}, True)
+    with pytest.raises(SessionError, match=r"parties pa send features, which combine exactly only with Euclidean"):
         combine_all([ca, cb])
 
 

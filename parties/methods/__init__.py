@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from parties.methods.base import Disguise, Param, Sent
 from parties.methods.drbt import DRBT
+from parties.methods.nmds import NMDS
 from parties.methods.osbr import OSBR
 from parties.methods.plain import Plain
 
-METHODS: dict[str, type[Disguise]] = {cls.name: cls for cls in (DRBT, OSBR, Plain)}
+METHODS: dict[str, type[Disguise]] = {cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS)}
 
 
 def method_class(name: str) -> type[Disguise]:
@@ -18,4 +19,4 @@ def method_class(name: str) -> type[Disguise]:
         raise ValueError(f"unknown method '{name}' (known: {', '.join(METHODS)})") from None
 
 
-__all__ = ["METHODS", "Disguise", "Param", "Sent", "method_class", "DRBT", "OSBR", "Plain"]
+__all__ = ["METHODS", "Disguise", "Param", "Sent", "method_class", "DRBT", "OSBR", "Plain", "NMDS"]

@@ -75,14 +75,20 @@ def _check_replayed(cfg: PartyConfig, mine: Disguised, received: Contribution) -
 # -- utility ---------------------------------------------------------------------------------
 
 def reference_combined(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised]) -> Combined:
-    """What the coordinator would cluster with no disguise: the joined normalised columns, or,
-    for dissimilarities, the same metric computed by one party holding every joined column."""
+    """What the coordinator would cluster with no disguise.
+
+    The joined normalised columns, whenever Euclidean distance is the measure
+    (every feature method, and Euclidean dissimilarities, whose parties
+    normalise too); for eq. 5 or eq. 4 dissimilarities, the same metric
+    computed by one party holding every joined column.
+    """
     index = outcome.join.index
-    if outcome.combined.features is not None:
-        return Combined(features=np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties]))
     X = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
+    dissimilar = [own[p.name].method for p in scenario.parties if own[p.name].arrays[0].layout == Layout.CONDENSED]
+    if not dissimilar or dissimilar[0].metric == "euclidean":
+        return Combined(features=X)
     columns = [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]
-    params = dict(scenario.parties[0].effective_params)
+    params = {"metric": dissimilar[0].metric}
     for key in ("categorical", "binary"):
         params[key] = [f"{p.name}.{c}" for p in scenario.parties for c in p.params.get(key, [])]
     method = method_class("osbr")(**params)
@@ -118,8 +124,11 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised]) -> 
     reference = reference_combined(scenario, outcome, own)
     rng = np.random.default_rng([scenario.seed, 1])
     rows = np.sort(rng.choice(n, size=STRESS_ROWS, replace=False)) if n > STRESS_ROWS else np.arange(n)
+    d, dhat = _distances(reference, rows, n), _distances(outcome.combined, rows, n)
+    if outcome.combined.embedding:  # an embedding's scale is arbitrary (000 ch. 3): fit it first
+        dhat = dhat * (np.dot(d, dhat) / max(np.dot(dhat, dhat), 1e-300))
     out = {
-        "stress": stress(_distances(reference, rows, n), _distances(outcome.combined, rows, n)),
+        "stress": stress(d, dhat),
         "stress_records": len(rows),
         "reference": "the same clustering on the original joined data"
         + (" (normalised columns)" if reference.features is not None else " (dissimilarities of all joined columns)"),
@@ -165,7 +174,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -
                 "knowledge": "each original column's min, max and histogram",
                 **_scores(X[rows], estimate, mine.data.columns),
             }
-        elif cfg.effective_params["metric"] == "euclidean":
+        elif mine.method.metric == "euclidean":
             refs = rng.choice(len(rows), size=min(d + 1, len(rows)), replace=False)
             distances = np.sqrt(reorder_condensed(sent["sqdist"], m, rows))
             estimate = multilateration(distances, refs, X[rows][refs])
@@ -177,6 +186,6 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -
                 "object_privacy_mean": float(np.mean(rho)),
             }
         else:
-            attacks["multilateration"] = {"skipped": f"needs Euclidean distances, not metric '{cfg.effective_params['metric']}'"}
+            attacks["multilateration"] = {"skipped": f"needs Euclidean distances, not metric '{mine.method.metric}'"}
         out[cfg.name] = {"method": cfg.method, "records": len(rows), "seed": scenario.seed, "attacks": attacks}
     return out

@@ -1,0 +1,80 @@
+"""Mixed consortia and non-metric MDS at the coordinator, through the in-process path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist
+
+from conftest import write_scenario
+from coordinator.errors import SessionError
+from ppcsim.evaluate.observer import Settings, evaluate
+from ppcsim.report import build_report
+from ppcsim.scenario import load_scenario
+from ppcsim.simulate import simulate
+
+IRIS = """
+    name = "mix"
+    seed = 2
+    [data]
+    source = "sklearn:iris"
+    label_column = "target"
+    [[parties]]
+    name = "a"
+    columns = ["sepal length (cm)", "sepal width (cm)"]
+    {a}
+    [[parties]]
+    name = "b"
+    columns = ["petal length (cm)", "petal width (cm)"]
+    {b}
+    [clustering]
+    {clustering}
+"""
+
+
+def run(tmp_path, a: str, b: str, clustering: str):
+    scenario = load_scenario(write_scenario(tmp_path, IRIS.format(a=a, b=b, clustering=clustering)))
+    session, own = simulate(scenario)
+    return scenario, session, own
+
+
+def test_features_beside_osbr_cluster_the_exact_joined_distances(tmp_path):
+    """A 'none' party and an 'osbr' party: the coordinator's matrix is the joined data's Euclidean distances."""
+    scenario, session, own = run(tmp_path, 'method = "none"', 'method = "osbr"',
+                                 'algorithm = "agglomerative"\nlinkage = "complete"\nn_clusters = 3')
+    outcome = session.wait(0)
+    joined = np.hstack([own["a"].X, own["b"].X])
+    np.testing.assert_allclose(outcome.combined.dissimilarity, pdist(joined), rtol=1e-12)
+    report = build_report(scenario, session, {}, {})
+    assert "features of a turned into squared distances at the coordinator" in report["clustering"]["input"]
+    assert [p["sends"] for p in report["parties"]] == ["features", "dissimilarities"]
+    measured = evaluate(scenario, outcome, session.contributions, Settings(attacks=False), own=own)
+    assert measured["utility"]["stress"] < 1e-12
+    assert measured["utility"]["vs_original"]["ari"] == 1.0
+
+
+def test_drbt_beside_osbr_is_refused_for_kmeans(tmp_path):
+    with pytest.raises(SessionError, match="kmeans needs feature data"):
+        run(tmp_path, 'method = "drbt"\nk = 1', 'method = "osbr"', 'algorithm = "kmeans"\nn_clusters = 3')
+
+
+def test_nmds_embeds_at_the_coordinator_and_allows_kmeans(tmp_path):
+    nmds = 'method = "nmds"\ndims = 2\nn_init = 1'
+    scenario, session, own = run(tmp_path, nmds, nmds, 'algorithm = "kmeans"\nn_clusters = 3')
+    outcome = session.wait(0)
+    embedding = outcome.combined.embedding
+    assert embedding["embedding"] == "nmds" and embedding["dims"] == 2
+    assert embedding["runs_at"] == "coordinator, on the joined dissimilarities"
+    assert 0 < embedding["kruskal_stress_1"] < 0.2
+    assert outcome.combined.features.shape == (150, 2)
+    # each party sent what osbr sends: its squared distances
+    assert set(session.contributions["a"].arrays) == {"sqdist"}
+    measured = evaluate(scenario, outcome, session.contributions, Settings(attacks=False), own=own)
+    # the embedding keeps the rank order of iris' 4-D distances well in 2-D
+    assert measured["utility"]["stress"] < 0.2 and measured["utility"]["vs_original"]["ari"] > 0.8
+
+
+def test_parties_must_ask_for_the_same_embedding(tmp_path):
+    with pytest.raises(SessionError, match="ask for different embeddings"):
+        run(tmp_path, 'method = "nmds"\ndims = 2\nn_init = 1', 'method = "nmds"\ndims = 3\nn_init = 1',
+            'algorithm = "kmeans"\nn_clusters = 3')

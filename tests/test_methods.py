@@ -74,9 +74,9 @@ def test_method_class_registry():
     assert method_class("drbt") is DRBT
     assert method_class("osbr") is OSBR
     assert method_class("none") is Plain
-    assert set(METHODS) == {"drbt", "osbr", "none"}
-    with pytest.raises(ValueError, match=r"unknown method 'rotation' \(known: drbt, osbr, none\)"):
-        method_class("rotation")
+    assert set(METHODS) == {"drbt", "osbr", "none", "nmds", "rotation", "geometric", "noise", "pca", "svd", "dct"}
+    with pytest.raises(ValueError, match=r"unknown method 'rotate' \(known: drbt, osbr, none, nmds, rotation, "):
+        method_class("rotate")
 
 
 def test_plain_sends_its_normalised_block_unchanged():

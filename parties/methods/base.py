@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
@@ -27,13 +28,19 @@ class Param:
     default: Any = None
     required: bool = False
     choices: tuple | None = None
-    minimum: int | None = None
+    minimum: float | None = None
     doc: str = ""
 
     def check(self, name: str, value: Any) -> str | None:
         """Return an error message for ``value``, or None when it is valid."""
         if self.type is int and (isinstance(value, bool) or not isinstance(value, int)):
             return f"'{name}' must be an integer, got {value!r}"
+        if self.type is float and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not math.isfinite(value))
+        ):
+            return f"'{name}' must be a finite number, got {value!r}"
         if self.type is str and not isinstance(value, str):
             return f"'{name}' must be a string, got {value!r}"
         if self.type is list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):

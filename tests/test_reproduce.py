@@ -1,0 +1,159 @@
+"""``ppcsim.reproduce``: the paper's test vectors, the encoding, the vertical split, the report.
+
+Nothing here reads /work/shared: the UCI files are replaced by small in-memory
+or generated CSVs with the same layout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist
+
+from parties.methods.drbt import DRBT
+from ppcsim import reproduce as rp
+from ppcsim.scenario import party_seeds
+
+
+def test_table1_reproduces_eq11_exactly():
+    t = rp.table1_eq11()
+    assert t["max_abs_diff"] < 5e-5
+    np.testing.assert_allclose(t["ours"], rp.EQ11, atol=5e-5, rtol=0)
+
+
+@pytest.fixture(scope="module")
+def table2_small():
+    return rp.table2(5)
+
+
+def test_table2_stress_grows_as_k_falls(table2_small):
+    for how in rp.NORMALIZATIONS:
+        for projection in rp.PROJECTIONS:
+            cells = table2_small[how][projection]
+            assert cells["3"]["mean"] > cells["5"]["mean"], (how, projection)
+
+
+def test_table2_values_are_finite_and_bounded(table2_small):
+    for how in rp.NORMALIZATIONS:
+        for projection in (*rp.PROJECTIONS, rp.ORTHONORMAL):
+            for k in rp.TABLE2_K:
+                cell = table2_small[how][projection][str(k)]
+                values = np.array(cell["values"])
+                assert values.shape == (5,)
+                assert np.isfinite(values).all() and (values >= 0).all() and (values <= 1.5).all()
+                assert cell["min"] <= cell["mean"] <= cell["max"]
+    # the paper's k = 6 zero is not a random projection; an orthonormal R gives it
+    assert table2_small["none"]["gaussian"]["6"]["min"] > 0.01
+    assert table2_small["none"][rp.ORTHONORMAL]["6"]["max"] < 1e-12
+    assert table2_small["closer"] in rp.NORMALIZATIONS
+
+
+def test_encode_categorical_sorted_codes_with_missing_as_category():
+    text = "class,shape,root\np,x,?\ne,b,c\ne,x,b\np,f,?\n"
+    enc = rp.encode_categorical(io.StringIO(text), header=True)
+    assert enc.columns == ["class", "shape", "root"]
+    assert enc.categories == [["e", "p"], ["b", "f", "x"], ["?", "b", "c"]]
+    np.testing.assert_array_equal(enc.X, [[1, 2, 0], [0, 0, 2], [0, 2, 1], [1, 1, 0]])
+    assert enc.X.dtype == np.float64
+
+
+def test_encode_categorical_without_header_keeps_digit_values():
+    enc = rp.encode_categorical(io.StringIO("0,g,2\n1,l,0\n0,l,1\n"), header=False)
+    assert enc.columns == ["c0", "c1", "c2"]
+    np.testing.assert_array_equal(enc.X, [[0, 0, 2], [1, 1, 0], [0, 1, 1]])
+
+
+def test_encode_categorical_rejects_ragged_rows():
+    with pytest.raises(ValueError, match="data row 2 has 2 fields, expected 3"):
+        rp.encode_categorical(io.StringIO("a,b,c\nd,e\n"), header=False)
+
+
+@pytest.mark.parametrize(
+    ("d", "k", "expected"),
+    [
+        (23, 12, {1: ([23], [12]), 2: ([12, 11], [6, 6]), 3: ([8, 8, 7], [4, 4, 4]), 4: ([6, 6, 6, 5], [3, 3, 3, 3])}),
+        (37, 18, {1: ([37], [18]), 2: ([19, 18], [9, 9]), 3: ([13, 12, 12], [6, 6, 6]),
+                  4: ([10, 9, 9, 9], [5, 5, 4, 4])}),
+    ],
+)
+def test_split_and_k_allocation(d, k, expected):
+    for parties, (columns, ks) in expected.items():
+        assert rp.split_columns(d, parties) == columns
+        assert rp.allocate_k(columns, k) == ks
+        assert sum(ks) == k and all(1 <= kj <= dj for kj, dj in zip(ks, columns))
+
+
+def test_allocation_rejects_impossible_k():
+    with pytest.raises(ValueError, match="k must be between the number of parties"):
+        rp.allocate_k([3, 3], 7)
+    with pytest.raises(ValueError, match="parties must be between 1 and d"):
+        rp.split_columns(3, 4)
+
+
+def test_one_party_block_is_the_drbt_projection():
+    X = np.random.default_rng(0).normal(size=(30, 8))
+    joined = rp.project_blocks(X, [8], [5], "gaussian", 7)
+    alone = DRBT(random_state=party_seeds(7, 1)[0], k=5, projection="gaussian").disguise(X, list("abcdefgh"))[0].array
+    np.testing.assert_array_equal(joined, alone)
+    two = rp.project_blocks(X, [4, 4], [3, 2], "sparse", 7)
+    assert two.shape == (30, 5)
+
+
+def test_parallel_and_serial_runs_agree():
+    X = np.random.default_rng(1).integers(0, 4, size=(60, 9)).astype(float)
+    d = pdist(X)
+    tasks = [((9,), (5,), "gaussian", s) for s in range(4)] + [((5, 4), (3, 2), "sparse", s) for s in range(4)]
+    serial = rp.run_tasks(X, d, tasks, jobs=1, label="t", progress=lambda _: None)
+    parallel = rp.run_tasks(X, d, tasks, jobs=2, label="t", progress=lambda _: None)
+    assert serial == parallel
+
+
+def _write_categorical(path, rows, columns, *, header, seed):
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefg?"))
+    cells = letters[rng.integers(0, 5, size=(rows, columns))]
+    lines = [",".join(f"h{j}" for j in range(columns))] if header else []
+    path.write_text("\n".join(lines + [",".join(r) for r in cells]) + "\n")
+
+
+def test_reproduce_writes_report_and_records_seeds(tmp_path):
+    mushroom, chess = tmp_path / "m.csv", tmp_path / "c.csv"
+    _write_categorical(mushroom, 40, 23, header=True, seed=1)
+    _write_categorical(chess, 30, 37, header=False, seed=2)
+    lines = []
+    results = rp.reproduce(mushroom, chess, tmp_path / "out", seeds=2, jobs=1, progress=lines.append)
+    saved = json.loads((tmp_path / "out" / "reproduction.json").read_text())
+    assert saved["seeds"] == [0, 1] == results["seeds"]
+    assert saved["command"].startswith("ppc reproduce --mushroom")
+    assert saved["fig1"]["mushroom"]["k"] == [23, 21, 18, 15]
+    assert set(saved["fig2"]["chess"]["gaussian"]) == {"1", "2", "3", "4"}
+    assert saved["fig2"]["chess"]["splits"]["4"] == {"columns": [10, 9, 9, 9], "k": [5, 5, 4, 4]}
+    assert all(len(c["values"]) == 2 for c in saved["fig1"]["chess"]["sparse"].values())
+    text = (tmp_path / "out" / "reproduction.md").read_text()
+    for heading in ("## Summary", "## Table 1 and eq. 11", "## Table 2", "## Fig. 1", "## Fig. 2", "## Runtime"):
+        assert heading in text
+    assert "seeds 0..1" in text
+    assert any("projections" in line for line in lines)
+
+
+def test_reproduce_without_uci_files(tmp_path):
+    results = rp.reproduce(None, None, tmp_path, seeds=3, progress=lambda _: None)
+    assert results["seeds"] == [0, 1, 2]
+    assert "fig1" not in results
+    assert "Not run: no UCI file was given" in (tmp_path / "reproduction.md").read_text()
+
+
+def test_cli_reports_missing_file(tmp_path, capsys):
+    assert rp.main(["--mushroom", str(tmp_path / "nope.csv"), "--out", str(tmp_path)]) == 2
+    assert "--mushroom: no such file" in capsys.readouterr().err
+
+
+def test_cli_reports_malformed_file_before_running(tmp_path, capsys):
+    bad = tmp_path / "chess.csv"
+    bad.write_text("0,1,0\n1,0\n")
+    assert rp.main(["--chess", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert "data row 2 has 2 fields, expected 3" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

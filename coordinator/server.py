@@ -7,22 +7,29 @@ from concurrent import futures
 import grpc
 
 from coordinator.errors import SessionError
+from coordinator.security import ServerSecurity, is_loopback
 from coordinator.servicer import CoordinatorServicer, Registry
 from protos.ppcsim.v1 import session_pb2_grpc
 
 
-def start_server(listen: str, registry: Registry, *, max_workers: int = 64) -> tuple[grpc.Server, int]:
+def start_server(
+    listen: str, registry: Registry, *, security: ServerSecurity = ServerSecurity(), max_workers: int = 64
+) -> tuple[grpc.Server, int]:
     """Serve ``registry`` on ``listen`` (HOST:PORT; port 0 picks a free one); returns (server, port).
 
-    Raises SessionError naming the address when it cannot be bound (e.g. the port is in use).
+    Plaintext is served on loopback addresses only. Raises SessionError naming
+    the address when it cannot be bound (e.g. the port is in use).
     """
+    if not security.tls and not is_loopback(listen):
+        raise SessionError(f"cannot listen on {listen} in plaintext: plaintext is served on loopback only; "
+                           "turn on [security] tls and pass --credentials")
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="coordinator"),
         options=[("grpc.so_reuseport", 0)],
     )
     session_pb2_grpc.add_CoordinatorServicer_to_server(CoordinatorServicer(registry), server)
     try:
-        port = server.add_insecure_port(listen)
+        port = server.add_secure_port(listen, security.credentials()) if security.tls else server.add_insecure_port(listen)
     except RuntimeError:
         port = 0
     if port == 0:

@@ -9,6 +9,7 @@ import grpc
 
 from coordinator import handlers
 from coordinator.errors import SessionError
+from coordinator.security import Refused, bearer_token, certificate_name, identify
 from coordinator.session import Session, SessionSpec
 from protos.ppcsim.v1 import session_pb2_grpc
 
@@ -51,19 +52,36 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         log.warning("%s", exc)
         context.abort(code, str(exc))
 
-    def _session(self, name: str, context) -> Session:
-        """The session called ``name``, or abort the call with NOT_FOUND."""
+    def _session(self, name: str, context, claimed: str) -> Session:
+        """The session called ``name`` once the caller proved it may act as ``claimed``; else abort.
+
+        An unknown session and a caller without credentials for it get the same
+        NOT_FOUND/UNAUTHENTICATED answers whatever the session holds.
+        """
         try:
-            return self.registry.get(name)
+            session = self.registry.get(name)
         except SessionError as exc:
             self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
+        try:
+            identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context), certificate_name(context))
+        except Refused as exc:
+            log.warning("session %s: refused %s call from %s: %s", name, claimed or "status", context.peer(), exc)
+            context.abort(exc.code, str(exc))
+        return session
 
     def Join(self, request, context):
-        session = self._session(request.session, context)
+        session = self._session(request.session, context, request.party)
         try:
             reply = handlers.join(session, request)
         except SessionError as exc:
             self._abort(context, exc)
+        secure = context.auth_context().get("transport_security_type", [b""])[0] == b"ssl"
+        session.protection[request.party] = {
+            "transport": ("mutual TLS" if session.spec.mutual else "TLS") if secure else "plaintext (loopback)",
+            "identity": " and ".join(
+                [w for w, on in (("token", session.spec.tokens is not None), ("certificate", session.spec.mutual)) if on]
+            ) or "none (claimed name only)",
+        }
         log.info("session %s: party %s joined", request.session, request.party)
         return reply
 
@@ -71,7 +89,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         first = next(request_iterator, None)
         if first is None or first.WhichOneof("part") != "header":
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with its header")
-        session = self._session(first.header.session, context)
+        session = self._session(first.header.session, context, first.header.party)
         try:
             reply = handlers.upload(session, first, request_iterator)
         except SessionError as exc:
@@ -80,7 +98,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         return reply
 
     def GetResult(self, request, context):
-        session = self._session(request.session, context)
+        session = self._session(request.session, context, request.party)
         try:
             messages = handlers.result(session, request)
         except SessionError as exc:
@@ -88,4 +106,4 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         yield from messages
 
     def GetStatus(self, request, context):
-        return handlers.status(self._session(request.session, context), request)
+        return handlers.status(self._session(request.session, context, ""), request)

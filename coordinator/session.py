@@ -39,6 +39,10 @@ class SessionSpec:
     clustering: ClusteringSpec = field(default_factory=ClusteringSpec)
     deadline: float = 600.0
     chunk_bytes: int = CHUNK_BYTES
+    #: SHA-256 of each party's token; None when the session takes no tokens.
+    tokens: dict[str, str] | None = None
+    #: Whether each party must also present a client certificate naming it (mutual TLS).
+    mutual: bool = False
 
 
 @dataclass
@@ -144,6 +148,7 @@ class Session:
         self.contributions: dict[str, Contribution] = {}
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
+        self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
         self._start = time.monotonic()
         self._cond = threading.Condition()
         self._timer = threading.Timer(spec.deadline, self._expire)

@@ -4,16 +4,50 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 import numpy as np
 
+from parties.errors import PartyError
 from parties.methods import Sent
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
-from protos.serde import labels_spec, ArrayAssembler, array_chunks, array_spec
+from protos.serde import ArrayAssembler, array_chunks, array_spec, labels_spec
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
 IDS_PER_CHUNK = 20_000
+#: The name on every coordinator certificate; checked whatever address a party dials.
+COORDINATOR_NAME = "ppc-coordinator"
+
+
+@dataclass(frozen=True)
+class ClientSecurity:
+    """A party's credentials: the CA to trust, its certificate and key (mutual TLS), its token."""
+
+    ca: bytes = b""
+    certificate: bytes = b""
+    key: bytes = b""
+    token: str = ""
+
+    @classmethod
+    def load(cls, folder: Path, party: str) -> "ClientSecurity":
+        """From a ``ppc credentials`` folder: the whole one, or this party's ``parties/<name>`` folder."""
+        folder = Path(folder)
+        if (folder / "parties" / party).is_dir():
+            folder = folder / "parties" / party
+        def read(name: str) -> bytes:
+            try:
+                return (folder / name).read_bytes()
+            except OSError as exc:
+                raise PartyError(f"credentials: cannot read {folder / name}: {exc.strerror}") from None
+        return cls(read("ca.pem"), read("cert.pem"), read("key.pem"), read("token").decode().strip())
+
+    def channel(self, address: str) -> grpc.Channel:
+        """A TLS channel to the coordinator, checking its certificate against our CA whatever address we dial."""
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=self.ca, private_key=self.key or None, certificate_chain=self.certificate or None
+        )
+        return grpc.secure_channel(address, credentials, options=[("grpc.ssl_target_name_override", COORDINATOR_NAME)])
 
 
 @dataclass
@@ -54,11 +88,17 @@ def upload_messages(
 
 
 class CoordinatorClient:
-    """A channel to the coordinator for one party of one session."""
+    """A channel to the coordinator for one party of one session.
 
-    def __init__(self, address: str, session: str, party: str):
+    With ``security``, the channel is TLS (mutual when the party has a
+    certificate) and every call carries the party's token; without, plaintext
+    (which the coordinator serves on loopback only).
+    """
+
+    def __init__(self, address: str, session: str, party: str, security: ClientSecurity | None = None, *, tls: bool = True):
         self.session, self.party = session, party
-        self.channel = grpc.insecure_channel(address)
+        self.channel = security.channel(address) if security and tls else grpc.insecure_channel(address)
+        self.metadata = (("authorization", f"Bearer {security.token}"),) if security and security.token else None
         self.stub = session_pb2_grpc.CoordinatorStub(self.channel)
 
     def close(self) -> None:
@@ -67,16 +107,16 @@ class CoordinatorClient:
     def join(self, timeout: float) -> session_pb2.JoinReply:
         """Join the session, waiting up to ``timeout`` s for the coordinator to come up."""
         request = session_pb2.JoinRequest(session=self.session, party=self.party)
-        return self.stub.Join(request, timeout=timeout, wait_for_ready=True)
+        return self.stub.Join(request, timeout=timeout, wait_for_ready=True, metadata=self.metadata)
 
     def upload(self, messages: Iterator[session_pb2.UploadMessage], timeout: float) -> session_pb2.UploadReply:
-        return self.stub.Upload(messages, timeout=timeout)
+        return self.stub.Upload(messages, timeout=timeout, metadata=self.metadata)
 
     def result(self, timeout: float) -> Result:
         """Wait for the clustering and return this party's labels."""
         request = session_pb2.ResultRequest(session=self.session, party=self.party)
         header, labels = None, None
-        for message in self.stub.GetResult(request, timeout=timeout):
+        for message in self.stub.GetResult(request, timeout=timeout, metadata=self.metadata):
             if message.HasField("header"):
                 header = message.header
                 labels = ArrayAssembler(labels_spec(header.n_labels))

@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from parties.client import CoordinatorClient, upload_messages
+from parties.client import ClientSecurity, CoordinatorClient, upload_messages
 from parties.config import PartyConfig
 from parties.data import PartyData, load_party_data
 from parties.errors import PartyError
@@ -64,6 +64,8 @@ def run_party(
     timeout: float = 600.0,
     labels_out: Path | None = None,
     summary_out: Path | None = None,
+    security: ClientSecurity | None = None,
+    tls: bool = True,
     log=sys.stderr,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
@@ -80,7 +82,7 @@ def run_party(
         file=log,
         flush=True,
     )
-    client = CoordinatorClient(coordinator, session, cfg.name)
+    client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     try:
         t = time.perf_counter()
         reply = client.join(timeout=max(deadline - time.monotonic(), 0.1))
@@ -131,7 +133,7 @@ def rpc_message(exc: grpc.RpcError) -> str:
     code = exc.code() if hasattr(exc, "code") else None
     detail = exc.details() if hasattr(exc, "details") else str(exc)
     if code == grpc.StatusCode.UNAVAILABLE:
-        return f"coordinator unreachable ({detail})"
+        return f"coordinator unreachable or its certificate not trusted ({detail})"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return "the session's deadline passed before it finished"
     return detail or str(code)

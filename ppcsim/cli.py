@@ -14,9 +14,13 @@ from pathlib import Path
 import grpc
 
 from coordinator.errors import SessionError
+from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
+from parties.client import ClientSecurity
 from parties.errors import PartyError
+from ppcsim import reproduce
+from ppcsim.credentials import make_credentials
 from ppcsim.evaluate.observer import Settings
 from ppcsim.html import run_page, sweep_page
 from ppcsim.launcher import RunError, run_scenario
@@ -42,8 +46,10 @@ examples:
   ppc demo                              run the bundled demo (wine data, 3 parties)
   ppc run scenarios/wine-osbr.toml --out runs/wine --html
   ppc sweep scenarios/sweep-wine-k.toml --out runs/sweep --in-process
-  ppc coordinator --listen 0.0.0.0:50051 --scenario s.toml --out runs/s
-  ppc party --coordinator HOST:50051 --scenario s.toml --party lab
+  ppc reproduce --mushroom mushroom.csv --chess chess.csv --out docs/
+  ppc credentials s.toml --out creds --host coord.example.org
+  ppc coordinator --listen 0.0.0.0:50051 --scenario s.toml --credentials creds --out runs/s
+  ppc party --coordinator coord.example.org:50051 --scenario s.toml --party lab --credentials creds/parties/lab
 """
 
 
@@ -83,13 +89,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_credentials(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    out = Path(args.out)
+    make_credentials(out, scenario.name, [p.name for p in scenario.parties], args.host)
+    print(f"ppc credentials: wrote {out}/ (the coordinator's files at the top; each party's in "
+          f"{out}/parties/<name>/: give every party only its own folder)", file=sys.stderr)
+    return 0
+
+
 def cmd_coordinator(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     scenario = load_scenario(args.scenario)
+    sec = scenario.security
+    if sec.needs_credentials and not args.credentials:
+        raise SessionError(f"the scenario's [security] asks for {'TLS' if sec.tls else 'tokens'}: create credentials "
+                           f"with 'ppc credentials {args.scenario} --out DIR' and pass --credentials DIR")
     registry = Registry()
-    session = registry.create(scenario.session_spec())
-    server, port = start_server(args.listen, registry)
-    print(f"ppc coordinator: listening on port {port}, session '{scenario.name}' "
+    tokens = load_token_digests(Path(args.credentials), scenario.name) if sec.tokens else None
+    session = registry.create(scenario.session_spec(tokens))
+    security = load_server_security(Path(args.credentials) if args.credentials else None, tls=sec.tls, mutual=sec.mutual)
+    server, port = start_server(args.listen, registry, security=security)
+    print(f"ppc coordinator: listening on port {port} ({security.transport}), session '{scenario.name}' "
           f"expects {', '.join(p.name for p in scenario.parties)}", file=sys.stderr, flush=True)
     if args.port_file:
         Path(args.port_file).write_text(str(port))
@@ -124,6 +145,10 @@ def cmd_party(args: argparse.Namespace) -> int:
 
     scenario = load_scenario(args.scenario)
     cfg = scenario.party(args.party)
+    if scenario.security.needs_credentials and not args.credentials:
+        raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "
+                         "with this party's folder from 'ppc credentials'")
+    security = ClientSecurity.load(Path(args.credentials), cfg.name) if args.credentials else None
     try:
         run_party(
             cfg,
@@ -132,6 +157,8 @@ def cmd_party(args: argparse.Namespace) -> int:
             timeout=args.timeout or scenario.deadline,
             labels_out=Path(args.labels_out) if args.labels_out else None,
             summary_out=Path(args.summary) if args.summary else None,
+            security=security,
+            tls=scenario.security.tls,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None
@@ -185,12 +212,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_measure_options(sw)
     sw.set_defaults(func=cmd_sweep)
 
+    cred = sub.add_parser("credentials", help="create a throw-away CA, certificates and tokens for a scenario",
+                          description="Create a throw-away certificate authority, a certificate for the coordinator, "
+                          "and a certificate and token for each party of the scenario, for running the roles by "
+                          "hand over TLS. 'ppc run' makes its own for every run.")
+    cred.add_argument("scenario", help="scenario TOML file (its name and parties)")
+    cred.add_argument("--out", required=True, metavar="DIR")
+    cred.add_argument("--host", action="append", default=[], metavar="NAME",
+                      help="a host name or address the coordinator is reached at (repeatable)")
+    cred.set_defaults(func=cmd_credentials)
+
     coord = sub.add_parser("coordinator", help="run the coordinator for one scenario's session",
                            description="Serve the session a scenario file describes until it is done, then write "
                            "its report. Parties connect with 'ppc party'.")
     coord.add_argument("--listen", required=True, metavar="HOST:PORT", help="address to serve on (port 0: any free one)")
     coord.add_argument("--scenario", required=True, help="scenario TOML file (parties expected, clustering)")
     coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done")
+    coord.add_argument("--credentials", metavar="DIR", help="folder from 'ppc credentials' (needed unless the "
+                       "scenario turns [security] tls and tokens off)")
     coord.add_argument("--port-file", metavar="FILE", help="write the port actually bound to FILE")
     coord.add_argument("--linger", type=float, default=2.0, metavar="S",
                        help="seconds to keep serving after the session ends, for parties to fetch results")
@@ -203,11 +242,19 @@ def build_parser() -> argparse.ArgumentParser:
     party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table")
     party.add_argument("--party", required=True, metavar="NAME", help="which party of the scenario to be")
     party.add_argument("--session", help="session name (default: the scenario's name)")
+    party.add_argument("--credentials", metavar="DIR", help="this party's folder from 'ppc credentials' "
+                       "(or the whole folder)")
     party.add_argument("--labels-out", metavar="FILE", help="write id,cluster for this party's records")
     party.add_argument("--summary", metavar="FILE", help="write this party's summary as JSON")
     party.add_argument("--timeout", type=float, help="seconds to wait for the whole exchange (default: the "
                        "scenario's deadline)")
     party.set_defaults(func=cmd_party)
+
+    rep = sub.add_parser("reproduce", help="recompute the paper's Table 1 / eq. 11, Table 2 and Figs 1-2",
+                         description="Recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 over many seeds and "
+                         "write reproduction.md and reproduction.json (the UCI files are not bundled).")
+    reproduce.add_arguments(rep)
+    rep.set_defaults(func=reproduce.run)
     return parser
 
 

@@ -9,9 +9,11 @@ import time
 import json
 from pathlib import Path
 
+from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, Session
+from ppcsim.credentials import make_credentials
 from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.report import build_report, summary_table, write_outputs
 from ppcsim.scenario import Scenario
@@ -33,7 +35,7 @@ def last_line(path: Path) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def party_command(scenario: Scenario, name: str, address: str, summary: Path) -> list[str]:
+def party_command(scenario: Scenario, name: str, address: str, summary: Path, credentials: Path | None) -> list[str]:
     return [
         sys.executable, "-m", "ppcsim", "party",
         "--coordinator", address,
@@ -42,6 +44,7 @@ def party_command(scenario: Scenario, name: str, address: str, summary: Path) ->
         "--session", scenario.name,
         "--summary", str(summary),
         "--timeout", str(scenario.deadline),
+        *(["--credentials", str(credentials / "parties" / name)] if credentials else []),
     ]
 
 
@@ -91,22 +94,26 @@ def run_scenario(
     """
     t0 = time.perf_counter()
     timing: dict[str, float] = {}
-    registry = Registry()
-    session = registry.create(scenario.session_spec())
-    server, port = start_server(listen, registry)
-    address = f"{listen.rsplit(':', 1)[0]}:{port}"
-    progress = Progress(session, log)
-    progress.say(f"coordinator on {address}, session '{scenario.name}', {len(scenario.parties)} parties")
-    logs = out / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     procs: dict[str, subprocess.Popen] = {}
     failure = None
     with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
+        credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
+        registry = Registry()
+        tokens = load_token_digests(credentials, scenario.name) if credentials else None
+        session = registry.create(scenario.session_spec(tokens))
+        security = load_server_security(credentials, tls=scenario.security.tls, mutual=scenario.security.mutual)
+        server, port = start_server(listen, registry, security=security)
+        address = f"{listen.rsplit(':', 1)[0]}:{port}"
+        progress = Progress(session, log)
+        progress.say(f"coordinator on {address} ({security.transport}), session '{scenario.name}', "
+                     f"{len(scenario.parties)} parties")
+        logs = out / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
         try:
             for cfg in scenario.parties:
                 with open(logs / f"{cfg.name}.log", "wb") as fh:
                     procs[cfg.name] = subprocess.Popen(
-                        party_command(scenario, cfg.name, address, Path(tmp) / f"{cfg.name}.json"),
+                        party_command(scenario, cfg.name, address, Path(tmp) / f"{cfg.name}.json", credentials),
                         stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                     )
             timing["start"] = time.perf_counter() - t0
@@ -140,6 +147,13 @@ def run_scenario(
         raise RunError(failure)
     print(summary_table(report), file=log, flush=True)
     return report
+
+
+def _throwaway_credentials(scenario: Scenario, folder: Path) -> Path | None:
+    """A fresh CA, certificates and tokens for this run only, when [security] asks for any."""
+    if not scenario.security.needs_credentials:
+        return None
+    return make_credentials(folder, scenario.name, [p.name for p in scenario.parties])
 
 
 def _watch(session: Session, procs: dict, logs: Path, progress: Progress, deadline: float) -> str | None:

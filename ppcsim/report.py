@@ -78,6 +78,12 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
             "sizes": outcome.sizes if outcome else None,
             "noise": outcome.noise if outcome else None,
         },
+        "security": {
+            "tls": scenario.security.tls,
+            "mutual": scenario.security.mutual,
+            "tokens": scenario.security.tokens,
+            "parties": dict(session.protection),
+        },
         "communication": {
             "totals": {
                 direction: {
@@ -151,6 +157,9 @@ def summary_table(report: dict) -> str:
             found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}" if "min" in r else f"{a} skipped"
                               for a, r in entry["attacks"].items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
+    protection = {f"{v['transport']}, identified by {v['identity']}" for v in report["security"]["parties"].values()}
+    if protection:
+        lines.append(f"security: {'; '.join(sorted(protection))}")
     lines.append(
         f"wire: up {t['up']['messages']} messages, {t['up']['serialized']:,} B serialized "
         f"({t['up']['payload']:,} B payload); down {t['down']['messages']} messages, {t['down']['serialized']:,} B"

@@ -16,7 +16,8 @@ from parties.data import BUILTIN, SYNTHETIC
 
 PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
 CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
-TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "sweep")
+TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "sweep")
+SECURITY_FIELDS = ("tls", "mutual", "tokens")
 DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
 BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -28,6 +29,19 @@ class ScenarioError(ValueError):
     def __init__(self, path: Path, errors: list[str]):
         self.path, self.errors = path, errors
         super().__init__("\n".join(f"{path}: {e}" for e in errors))
+
+
+@dataclass(frozen=True)
+class Security:
+    """The ``[security]`` table: TLS (default on), mutual TLS (client certificates), per-party tokens (on)."""
+
+    tls: bool = True
+    mutual: bool = False
+    tokens: bool = True
+
+    @property
+    def needs_credentials(self) -> bool:
+        return self.tls or self.tokens
 
 
 @dataclass
@@ -42,13 +56,17 @@ class Scenario:
     source: str | None
     id_column: str | None
     description: str = ""
+    security: Security = Security()
 
-    def session_spec(self) -> SessionSpec:
+    def session_spec(self, tokens: dict[str, str] | None = None) -> SessionSpec:
+        """The coordinator's view; ``tokens`` are the parties' token digests when [security] uses tokens."""
         return SessionSpec(
             name=self.name,
             parties=tuple(p.name for p in self.parties),
             clustering=self.clustering,
             deadline=self.deadline,
+            tokens=tokens if self.security.tokens else None,
+            mutual=self.security.mutual,
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -195,6 +213,17 @@ def load_scenario(path: str | Path) -> Scenario:
             if other != p.name:
                 errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute sets are disjoint)")
 
+    security = raw.get("security", {})
+    if not isinstance(security, dict):
+        errors.append("[security] must be a table")
+        security = {}
+    errors += [f"[security]: unknown field '{k}' (known: {', '.join(SECURITY_FIELDS)})" for k in security if k not in SECURITY_FIELDS]
+    errors += [f"[security]: '{k}' must be true or false, got {v!r}" for k, v in security.items()
+               if k in SECURITY_FIELDS and not isinstance(v, bool)]
+    security = Security(**{k: v for k, v in security.items() if k in SECURITY_FIELDS and isinstance(v, bool)})
+    if security.mutual and not security.tls:
+        errors.append("[security]: 'mutual' needs 'tls = true'")
+
     table = raw.get("clustering", {})
     if not isinstance(table, dict):
         errors.append("[clustering] must be a table")
@@ -222,4 +251,5 @@ def load_scenario(path: str | Path) -> Scenario:
         source=shared,
         id_column=data.get("id_column"),
         description=raw.get("description", ""),
+        security=security,
     )

@@ -168,7 +168,7 @@ def test_unknown_method_names_the_party(tmp_path):
     scenario = tmp_path / "s.toml"
     assert proc.returncode == 2
     assert one_error(proc) == (
-        f"ppc run: error: {scenario.resolve()}: [[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none)"
+        f"ppc run: error: {scenario.resolve()}: [[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct)"
     )
     assert not out.exists()  # validation fails before anything starts
 
@@ -187,8 +187,8 @@ def test_every_scenario_error_is_reported(tmp_path):
     prefix = f"ppc run: error: {(tmp_path / 's.toml').resolve()}: "
     assert len(lines) == 3, lines
     assert all(line.startswith(prefix) for line in lines)
-    assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering, sweep)"
-    assert lines[1] == prefix + "[[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none)"
+    assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering, security, sweep)"
+    assert lines[1] == prefix + "[[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct)"
     assert lines[2].startswith(prefix + "[clustering]: 'algorithm' must be one of") and "'spectral'" in lines[2]
 
 
@@ -294,7 +294,8 @@ def wait_for_port(path: Path, coordinator: subprocess.Popen, seconds: float = 60
 
 
 def test_party_that_never_joins_fails_both_roles_at_the_deadline(tmp_path):
-    scenario = make_scenario(tmp_path, deadline=10)
+    # plaintext on loopback, as asked for; the roles-by-hand tests run over TLS with tokens
+    scenario = make_scenario(tmp_path, deadline=10, top="[security]\ntls = false\ntokens = false")
     port_file, out = tmp_path / "port", tmp_path / "out"
     coordinator = subprocess.Popen(
         [sys.executable, "-m", "ppcsim", "coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),

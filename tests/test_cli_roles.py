@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import read_report
+from conftest import read_report, run_ppc
 
 TIMEOUT = 120.0
 
@@ -66,14 +66,16 @@ def roles(tmp_path_factory):
         '[[parties]]\nname = "b"\ndata = "b.csv"\nid_column = "key"\ncolumns = ["y1", "y2"]\nmethod = "none"\n'
         '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n'
     )
-    port_file, out = tmp / "port", tmp / "out"
+    port_file, out, creds = tmp / "port", tmp / "out", tmp / "creds"
+    made = run_ppc("credentials", scenario, "--out", creds, cwd=tmp)
+    assert made.returncode == 0, made.stderr
     popen = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=tmp)
     procs: dict[str, subprocess.Popen] = {}
     results: dict[str, subprocess.CompletedProcess] = {}
     try:
         procs["coordinator"] = subprocess.Popen(
             ppc_cmd("coordinator", "--listen", "127.0.0.1:0", "--port-file", port_file,
-                    "--scenario", scenario, "--out", out), **popen)
+                    "--scenario", scenario, "--out", out, "--credentials", creds), **popen)
         end = time.monotonic() + 60
         while not (port_file.exists() and port_file.read_text().strip().isdigit()):
             assert procs["coordinator"].poll() is None, procs["coordinator"].communicate()[1]
@@ -83,7 +85,8 @@ def roles(tmp_path_factory):
         for party in ("a", "b"):
             procs[party] = subprocess.Popen(
                 ppc_cmd("party", "--coordinator", address, "--scenario", scenario, "--party", party,
-                        "--labels-out", tmp / f"{party}-labels.csv"), **popen)
+                        "--labels-out", tmp / f"{party}-labels.csv", "--credentials", creds / "parties" / party),
+                **popen)
         for name in ("a", "b", "coordinator"):
             stdout, stderr = procs[name].communicate(timeout=TIMEOUT)
             results[name] = subprocess.CompletedProcess(procs[name].args, procs[name].returncode, stdout, stderr)
@@ -161,3 +164,10 @@ def test_roles_print_their_summaries(roles):
     assert "listening on port" in coordinator and "session 'by-hand' expects a, b" in coordinator
     assert "join: 12 records in common (dropped: a 1, b 0)" in coordinator
     assert "clusters: 2 (sizes 6, 6)" in coordinator
+
+
+def test_the_roles_talk_over_tls_with_a_token_each(roles):
+    _, out, _ = roles
+    security = read_report(out)["security"]
+    assert security["tls"] is True and security["tokens"] is True
+    assert security["parties"] == {p: {"transport": "TLS", "identity": "token"} for p in ("a", "b")}

@@ -35,6 +35,9 @@ def test_status_and_ledger_after_two_party_processes(coordinator, tmp_path):
     path = write_scenario(tmp_path, """
         name = "st"
         seed = 5
+        [security]
+        tls = false
+        tokens = false
         [data]
         source = "sklearn:iris"
         [[parties]]

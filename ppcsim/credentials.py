@@ -1,0 +1,107 @@
+"""Throw-away credentials for a session: a CA, the coordinator's and each party's certificate, tokens.
+
+Made with the ``cryptography`` library (EC P-256 keys, SHA-256 signatures);
+nothing here is hand-rolled crypto. The layout of a credentials folder:
+
+    ca.pem                          the throw-away certificate authority
+    coordinator.pem, coordinator.key
+    tokens.json                     session name and SHA-256 of each party's token
+    parties/<name>/ca.pem, cert.pem, key.pem, token
+
+The coordinator needs the top level; each party needs only its own folder.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import ipaddress
+import json
+import os
+import secrets
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from parties.client import COORDINATOR_NAME
+
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _key():
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def _pem_key(key) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def _certificate(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, sans=(), usage=None, days: int = 7):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(issuer_name or name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(list(sans)), critical=False)
+    if usage:
+        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+    return builder.sign(issuer_key or key, hashes.SHA256())
+
+
+def _write(path: Path, data: bytes, private: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+
+
+def _san(host: str):
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
+
+
+def make_credentials(out: Path, session: str, parties: list[str], hosts: list[str] = ()) -> Path:
+    """Create a throw-away CA, certificates for the coordinator and every party, and party tokens.
+
+    ``hosts`` are extra names or addresses the coordinator is reached at
+    (it always carries ``ppc-coordinator``, ``localhost`` and 127.0.0.1).
+    """
+    ca_key = _key()
+    ca = _certificate(f"ppc-sim CA for {session}", ca_key, None, None, ca=True, days=2)
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
+    _write(out / "ca.pem", ca_pem)
+    key = _key()
+    names = dict.fromkeys([COORDINATOR_NAME, "localhost", "127.0.0.1", *hosts])
+    cert = _certificate(COORDINATOR_NAME, key, ca.subject, ca_key, sans=[_san(h) for h in names],
+                        usage=ExtendedKeyUsageOID.SERVER_AUTH, days=2)
+    _write(out / "coordinator.pem", cert.public_bytes(serialization.Encoding.PEM))
+    _write(out / "coordinator.key", _pem_key(key), private=True)
+    digests = {}
+    for party in parties:
+        folder = out / "parties" / party
+        key = _key()
+        cert = _certificate(party, key, ca.subject, ca_key, usage=ExtendedKeyUsageOID.CLIENT_AUTH, days=2)
+        token = secrets.token_urlsafe(32)
+        digests[party] = token_digest(token)
+        _write(folder / "ca.pem", ca_pem)
+        _write(folder / "cert.pem", cert.public_bytes(serialization.Encoding.PEM))
+        _write(folder / "key.pem", _pem_key(key), private=True)
+        _write(folder / "token", token.encode(), private=True)
+    _write(out / "tokens.json", json.dumps({"session": session, "parties": digests}, indent=2).encode())
+    return out

@@ -13,6 +13,7 @@ from coordinator.clustering import ClusteringSpec
 from coordinator.session import SessionSpec
 from parties.config import PartyConfig
 from parties.data import BUILTIN, SYNTHETIC
+from parties.methods import METHODS
 
 PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
 CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
@@ -184,7 +185,7 @@ def load_scenario(path: str | Path) -> Scenario:
             columns = []
         method = entry.get("method")
         if not isinstance(method, str):
-            errors.append(f"{where}: 'method' is missing (drbt, osbr or none)")
+            errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
             continue
         id_column = entry.get("id_column", data.get("id_column") if not own else None)
         if not generated(src) and not id_column:

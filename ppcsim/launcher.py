@@ -15,6 +15,7 @@ from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, Session
 from ppcsim.credentials import make_credentials
 from ppcsim.evaluate.observer import Settings, evaluate
+from ppcsim.relay import Relay
 from ppcsim.report import build_report, summary_table, write_outputs
 from ppcsim.scenario import Scenario
 
@@ -109,11 +110,14 @@ def run_scenario(
                      f"{len(scenario.parties)} parties")
         logs = out / "logs"
         logs.mkdir(parents=True, exist_ok=True)
+        # each party reaches the coordinator through its own relay, which counts (and shapes) its bytes
+        relays = {cfg.name: Relay(address, scenario.link(cfg.name)).start() for cfg in scenario.parties}
         try:
             for cfg in scenario.parties:
                 with open(logs / f"{cfg.name}.log", "wb") as fh:
                     procs[cfg.name] = subprocess.Popen(
-                        party_command(scenario, cfg.name, address, Path(tmp) / f"{cfg.name}.json", credentials),
+                        party_command(scenario, cfg.name, relays[cfg.name].address, Path(tmp) / f"{cfg.name}.json",
+                                      credentials),
                         stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                     )
             timing["start"] = time.perf_counter() - t0
@@ -128,6 +132,8 @@ def run_scenario(
                     p.kill()
                     p.wait()
             server.stop(grace=1.0)
+            for relay in relays.values():
+                relay.stop()
         summaries = {}
         for name in procs:
             path = Path(tmp) / f"{name}.json"
@@ -135,6 +141,15 @@ def run_scenario(
                 summaries[name] = json.loads(path.read_text())
     report = build_report(scenario, session, summaries, timing)
     report["error"] = failure or report["error"]
+    for party in report["parties"]:
+        relay = relays[party["name"]]
+        party["bytes"]["wire"] = relay.counts.up.bytes
+        party["network"] = {
+            "link": relay.link.describe(),
+            "wire_down": relay.counts.down.bytes,
+            "connections": relay.counts.connections,
+            "upload_seconds": party["timing"].get("upload"),  # measured by the party: Join and the Upload stream
+        }
     if not failure and settings is not None:
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()

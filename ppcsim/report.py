@@ -119,7 +119,7 @@ def _n(x) -> str:
 
 def summary_table(report: dict) -> str:
     """The per-party table printed at the end of a run."""
-    head = ("party", "rows", "cols", "method", "out", "predicted B", "payload B", "serialized B")
+    head = ("party", "rows", "cols", "method", "out", "predicted B", "payload B", "serialized B", "wire B")
     rows = []
     for p in report["parties"]:
         method = p["method"] + (f"/{p['params']['projection']}" if "projection" in p["params"] else "")
@@ -132,7 +132,7 @@ def summary_table(report: dict) -> str:
             out = f"{p['output_dims']} dims"
         b = p["bytes"]
         rows.append((p["name"], _n(p["rows"]), str(len(p["columns"])), method, out,
-                     _n(b["predicted"]), _n(b["payload"]), _n(b["serialized"])))
+                     _n(b["predicted"]), _n(b["payload"]), _n(b["serialized"]), _n(b.get("wire"))))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = lambda r: "  ".join(c.ljust(w) if i in (0, 3, 4) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
     lines = [fmt(head), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)]
@@ -157,6 +157,13 @@ def summary_table(report: dict) -> str:
             found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}" if "min" in r else f"{a} skipped"
                               for a, r in entry["attacks"].items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
+    for p in report["parties"]:
+        if "network" not in p or p["network"]["link"].startswith("loopback"):
+            continue
+        n = p["network"]
+        took = p["timing"].get("upload")
+        lines.append(f"network {p['name']}: {n['link']}; join and upload took "
+                     + (f"{took:.2f} s" if took is not None else "-"))
     protection = {f"{v['transport']}, identified by {v['identity']}" for v in report["security"]["parties"].values()}
     if protection:
         lines.append(f"security: {'; '.join(sorted(protection))}")

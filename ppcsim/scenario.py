@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +14,12 @@ from coordinator.session import SessionSpec
 from parties.config import PartyConfig
 from parties.data import BUILTIN, SYNTHETIC
 from parties.methods import METHODS
+from ppcsim.relay import Link
 
 PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
 CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
-TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "sweep")
+TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "network", "sweep")
+LINK_FIELDS = ("bandwidth_mbit", "latency_ms")
 SECURITY_FIELDS = ("tls", "mutual", "tokens")
 DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
 BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
@@ -58,6 +60,10 @@ class Scenario:
     id_column: str | None
     description: str = ""
     security: Security = Security()
+    links: dict[str, Link] = field(default_factory=dict)  # per party; absent: unshaped
+
+    def link(self, party: str) -> Link:
+        return self.links.get(party, Link())
 
     def session_spec(self, tokens: dict[str, str] | None = None) -> SessionSpec:
         """The coordinator's view; ``tokens`` are the parties' token digests when [security] uses tokens."""
@@ -225,6 +231,8 @@ def load_scenario(path: str | Path) -> Scenario:
     if security.mutual and not security.tls:
         errors.append("[security]: 'mutual' needs 'tls = true'")
 
+    links = _links(raw.get("network", {}), [p.name for p in parties], errors)
+
     table = raw.get("clustering", {})
     if not isinstance(table, dict):
         errors.append("[clustering] must be a table")
@@ -253,4 +261,30 @@ def load_scenario(path: str | Path) -> Scenario:
         id_column=data.get("id_column"),
         description=raw.get("description", ""),
         security=security,
+        links=links,
     )
+
+
+def _link(table: dict, where: str, base: Link, errors: list[str]) -> Link:
+    values = {"bandwidth_mbit": base.bandwidth_mbit, "latency_ms": base.latency_ms}
+    for key in LINK_FIELDS:
+        if key in table:
+            v = table[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "bandwidth_mbit" and v == 0):
+                errors.append(f"{where}: '{key}' must be a positive number, got {v!r}")
+            else:
+                values[key] = float(v)
+    return Link(**values)
+
+
+def _links(table, parties: list[str], errors: list[str]) -> dict[str, Link]:
+    """``[network]`` (every party's link) and ``[network.<party>]`` (one party's), by party."""
+    if not isinstance(table, dict):
+        errors.append("[network] must be a table")
+        return {}
+    for key, value in table.items():
+        if key not in LINK_FIELDS and not (isinstance(value, dict) and key in parties):
+            errors.append(f"[network]: unknown field '{key}' (known: {', '.join(LINK_FIELDS)}, or a party's table)")
+    shared = _link(table, "[network]", Link(), errors)
+    return {p: _link(table.get(p, {}), f"[network.{p}]", shared, errors) if isinstance(table.get(p), dict) else shared
+            for p in parties}

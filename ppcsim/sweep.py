@@ -32,6 +32,7 @@ from parties.errors import PartyError
 from parties.methods import method_class
 from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.launcher import RunError, run_scenario
+from ppcsim.partition import share_k, split_sizes
 from ppcsim.report import build_report, write_atomic
 from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate
@@ -47,28 +48,11 @@ class Point:
 
 
 def split_columns(columns: list[str], n: int) -> list[list[str]]:
-    """``columns`` in order over ``n`` contiguous groups whose sizes differ by at most one."""
+    """``columns`` in order over ``n`` contiguous groups whose sizes differ by at most one (``split_sizes``)."""
     if not 1 <= n <= len(columns):
         raise ValueError(f"cannot split {len(columns)} columns over {n} parties")
-    sizes = [len(columns) // n + (1 if i < len(columns) % n else 0) for i in range(n)]
-    starts = list(itertools.accumulate([0, *sizes]))
+    starts = list(itertools.accumulate([0, *split_sizes(len(columns), n)]))
     return [columns[a:b] for a, b in zip(starts, starts[1:])]
-
-
-def share_k(sizes: list[int], k: int) -> list[int]:
-    """Split ``k`` output dims over parties with ``sizes`` columns, in proportion (largest remainder), each >= 1."""
-    if not len(sizes) <= k <= sum(sizes):
-        raise ValueError(f"k = {k} cannot be shared over {len(sizes)} parties with {sum(sizes)} columns")
-    exact = [k * s / sum(sizes) for s in sizes]
-    shares = [max(1, int(e)) for e in exact]
-    order = sorted(range(len(sizes)), key=lambda i: exact[i] - int(exact[i]), reverse=True)
-    for i in itertools.cycle(order):
-        if sum(shares) == k:
-            break
-        step = 1 if sum(shares) < k else -1
-        if 1 <= shares[i] + step <= sizes[i]:
-            shares[i] += step
-    return shares
 
 
 def _set_method(party: dict, method: str) -> None:

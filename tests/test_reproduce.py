@@ -15,6 +15,7 @@ from scipy.spatial.distance import pdist
 
 from parties.methods.drbt import DRBT
 from ppcsim import reproduce as rp
+from ppcsim.partition import share_k, split_sizes
 from ppcsim.scenario import party_seeds
 
 
@@ -81,16 +82,16 @@ def test_encode_categorical_rejects_ragged_rows():
 )
 def test_split_and_k_allocation(d, k, expected):
     for parties, (columns, ks) in expected.items():
-        assert rp.split_columns(d, parties) == columns
-        assert rp.allocate_k(columns, k) == ks
+        assert split_sizes(d, parties) == columns
+        assert share_k(columns, k) == ks
         assert sum(ks) == k and all(1 <= kj <= dj for kj, dj in zip(ks, columns))
 
 
 def test_allocation_rejects_impossible_k():
     with pytest.raises(ValueError, match="k must be between the number of parties"):
-        rp.allocate_k([3, 3], 7)
+        share_k([3, 3], 7)
     with pytest.raises(ValueError, match="parties must be between 1 and d"):
-        rp.split_columns(3, 4)
+        split_sizes(3, 4)
 
 
 def test_one_party_block_is_the_drbt_projection():

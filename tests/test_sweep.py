@@ -10,7 +10,8 @@ import pytest
 
 from conftest import run_ppc, write_scenario
 from ppcsim.scenario import ScenarioError
-from ppcsim.sweep import apply_point, plan, share_k, split_columns, sweep
+from ppcsim.partition import share_k
+from ppcsim.sweep import apply_point, plan, split_columns, sweep
 
 SCENARIO = """
     name = "sw"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,8 @@ from ppcsim.scenario import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit.
 EXIT_GRACE = 30.0
+#: Party processes share this machine's cores: one BLAS/OpenMP thread each keeps them from oversubscribing it.
+PARTY_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 class RunError(RuntimeError):
@@ -119,6 +122,7 @@ def run_scenario(
                         party_command(scenario, cfg.name, relays[cfg.name].address, Path(tmp) / f"{cfg.name}.json",
                                       credentials),
                         stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                        env={**os.environ, **PARTY_ENV},
                     )
             timing["start"] = time.perf_counter() - t0
             failure = _watch(session, procs, logs, progress, scenario.deadline)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -14,13 +15,14 @@ from coordinator.session import STATE_NAMES, Session
 from ppcsim.scenario import Scenario
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, so it is never half-written."""
+def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
+    """Write ``data`` (bytes, or a function writing to a file) to ``path`` through a temporary file,
+    so that ``path`` is never half-written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            data(fh) if callable(data) else fh.write(data)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -108,9 +110,7 @@ def write_outputs(out: Path, report: dict, session: Session) -> None:
         lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(outcome.join.ids.tolist(), outcome.labels.tolist())]
         write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
     for party, c in session.contributions.items():
-        buf = io.BytesIO()
-        np.savez(buf, ids=c.ids, **c.arrays)
-        write_atomic(out / "sent" / f"{party}.npz", buf.getvalue())
+        write_atomic(out / "sent" / f"{party}.npz", lambda fh, c=c: np.savez(fh, ids=c.ids, **c.arrays))
 
 
 def _n(x) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.decomposition import PCA as _SklearnPCA
 
 from parties.methods.base import Disguise, Param, Sent, rows
 
@@ -57,6 +56,8 @@ class PCA(Disguise):
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         self.check_data(X, columns)
+        from sklearn.decomposition import PCA as _SklearnPCA  # loaded only by parties that use pca
+
         pca = _SklearnPCA(n_components=self.k, svd_solver="full").fit(X)
         self.components_ = pca.components_
         self.mean_ = pca.mean_

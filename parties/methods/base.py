@@ -105,6 +105,30 @@ class Disguise(ABC):
         """Disguise ``X`` (m x d, normalised) and return the arrays to send."""
 
 
+class Reduction(Disguise):
+    """A disguise that sends ``k`` dimensions per record, ``k`` at most the party's column count.
+
+    Subclasses declare ``k`` in ``params``; decompositions that cannot have
+    more components than records set ``k_at_most_records``.
+    """
+
+    k_at_most_records: ClassVar[bool] = False
+
+    @classmethod
+    def check_columns(cls, params: dict[str, Any], columns: list[str]) -> list[str]:
+        k = params.get("k")
+        if isinstance(k, int) and not isinstance(k, bool) and k > len(columns):
+            return [f"k = {k} is larger than the party's {len(columns)} columns"]
+        return []
+
+    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
+        m, d = X.shape
+        if self.k > d:
+            raise ValueError(f"k = {self.k} is larger than the party's {d} columns")
+        if self.k_at_most_records and self.k > m:
+            raise ValueError(f"k = {self.k} is larger than the party's {m} records")
+
+
 def rows(name: str, array: np.ndarray) -> Sent:
     return Sent(name, np.ascontiguousarray(array, dtype=np.float64), Layout.ROWS)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.fft import dct
 
-from parties.methods.base import Disguise, Param, Sent, rows
+from parties.methods.base import Param, Reduction, Sent, rows
 
 
-class DCT(Disguise):
+class DCT(Reduction):
     """Send ``Y = C(x)[:k]`` per record, with C the orthonormal DCT-II (000 §2.6.4).
 
     ``F_n = sqrt(2/d) * Lambda(n) * sum_j x_j cos(pi n (2j + 1) / (2d))`` with
@@ -32,17 +32,6 @@ class DCT(Disguise):
 
     name = "dct"
     params = {"k": Param(int, required=True, minimum=1, doc="the number of DCT coefficients kept")}
-
-    @classmethod
-    def check_columns(cls, params, columns):
-        k = params.get("k")
-        if isinstance(k, int) and not isinstance(k, bool) and k > len(columns):
-            return [f"k = {k} is larger than the party's {len(columns)} columns"]
-        return []
-
-    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
-        if self.k > X.shape[1]:
-            raise ValueError(f"k = {self.k} is larger than the party's {X.shape[1]} columns")
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         self.check_data(X, columns)

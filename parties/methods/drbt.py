@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from parties.methods.base import Disguise, Param, Sent, rows
+from parties.methods.base import Param, Reduction, Sent, rows
 
 
-class DRBT(Disguise):
+class DRBT(Reduction):
     """Project the party's d columns to k with a private random matrix (004 eq. 7).
 
     ``projection="gaussian"`` is RP1: entries i.i.d. N(0, 1), each column of R
@@ -32,17 +32,6 @@ class DRBT(Disguise):
         "k": Param(int, required=True, minimum=1, doc="the number of output dimensions"),
         "projection": Param(str, default="gaussian", choices=("gaussian", "sparse")),
     }
-
-    @classmethod
-    def check_columns(cls, params, columns):
-        k = params.get("k")
-        if isinstance(k, int) and not isinstance(k, bool) and k > len(columns):
-            return [f"k = {k} is larger than the party's {len(columns)} columns"]
-        return []
-
-    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
-        if self.k > X.shape[1]:
-            raise ValueError(f"k = {self.k} is larger than the party's {X.shape[1]} columns")
 
     def random_matrix(self, d: int) -> np.ndarray:
         """Draw R (d x k) from the seeded generator: RP1 or RP2."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from parties.methods.base import Disguise, Param, Sent, rows
+from parties.methods.base import Param, Reduction, Sent, rows
 
 
-class PCA(Disguise):
+class PCA(Reduction):
     """Send the scores on the top k principal components: ``Y = (X - mean) U_k`` (000 §2.6.2).
 
     U_k holds the eigenvectors of the block's covariance matrix for its k
@@ -38,21 +38,8 @@ class PCA(Disguise):
     """
 
     name = "pca"
+    k_at_most_records = True
     params = {"k": Param(int, required=True, minimum=1, doc="the number of principal components sent")}
-
-    @classmethod
-    def check_columns(cls, params, columns):
-        k = params.get("k")
-        if isinstance(k, int) and not isinstance(k, bool) and k > len(columns):
-            return [f"k = {k} is larger than the party's {len(columns)} columns"]
-        return []
-
-    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
-        m, d = X.shape
-        if self.k > d:
-            raise ValueError(f"k = {self.k} is larger than the party's {d} columns")
-        if self.k > m:
-            raise ValueError(f"k = {self.k} is larger than the party's {m} records")
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         self.check_data(X, columns)

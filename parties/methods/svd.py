@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from parties.methods.base import Disguise, Param, Sent, rows
+from parties.methods.base import Param, Reduction, Sent, rows
 
 
-class SVD(Disguise):
+class SVD(Reduction):
     """Send the truncated SVD coordinates ``Y = U_k S_k = X V_k`` of ``X = U S V^T`` (000 §2.6.3).
 
     Like PCA but without centring: V_k holds the right singular vectors of
@@ -34,21 +34,8 @@ class SVD(Disguise):
     """
 
     name = "svd"
+    k_at_most_records = True
     params = {"k": Param(int, required=True, minimum=1, doc="the number of singular directions kept")}
-
-    @classmethod
-    def check_columns(cls, params, columns):
-        k = params.get("k")
-        if isinstance(k, int) and not isinstance(k, bool) and k > len(columns):
-            return [f"k = {k} is larger than the party's {len(columns)} columns"]
-        return []
-
-    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
-        m, d = X.shape
-        if self.k > d:
-            raise ValueError(f"k = {self.k} is larger than the party's {d} columns")
-        if self.k > m:
-            raise ValueError(f"k = {self.k} is larger than the party's {m} records")
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         self.check_data(X, columns)

@@ -3,11 +3,15 @@
 The gRPC servicer calls these with the messages it received; the in-process
 simulation (``ppc sweep --in-process``) calls them with the very same
 messages, so both account for the same bytes. Errors are SessionError.
+
+Only messages of a party the session expects are counted: a request naming
+a party the session does not know is refused without touching the session
+(not even its ledger).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from coordinator.ledger import DOWN, UP, Ledger
 from coordinator.session import Session
@@ -24,18 +28,25 @@ def counted(messages: Iterator, ledger: Ledger, party: str, rpc: str) -> Iterato
 
 
 def join(session: Session, request: session_pb2.JoinRequest) -> session_pb2.JoinReply:
-    session.ledger.record(request.party, "Join", UP, request)
+    if session.expects(request.party):
+        session.ledger.record(request.party, "Join", UP, request)
     session.join(request.party)
     reply = session_pb2.JoinReply(chunk_bytes=session.spec.chunk_bytes, seconds_left=session.seconds_left())
     session.ledger.record(request.party, "Join", DOWN, reply)
     return reply
 
 
-def upload(session: Session, first: session_pb2.UploadMessage, rest: Iterator) -> session_pb2.UploadReply:
-    """``first`` is the upload's header message, ``rest`` the ids and chunks that follow it."""
+def upload(
+    session: Session, first: session_pb2.UploadMessage, rest: Iterator, cancel: Callable[[], None] | None = None
+) -> session_pb2.UploadReply:
+    """``first`` is the upload's header message, ``rest`` the ids and chunks that follow it.
+
+    ``cancel`` cuts the stream off should the session fail while it is read (see Session.receive).
+    """
     header = first.header
-    session.ledger.record(header.party, "Upload", UP, first)
-    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"))
+    if session.expects(header.party):
+        session.ledger.record(header.party, "Upload", UP, first)
+    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"), cancel)
     reply = session_pb2.UploadReply(payload_bytes=payload)
     session.ledger.record(header.party, "Upload", DOWN, reply)
     return reply
@@ -46,7 +57,8 @@ def result(session: Session, request: session_pb2.ResultRequest) -> Iterator[ses
 
     Raises SessionError before the first message if the session failed.
     """
-    session.ledger.record(request.party, "GetResult", UP, request)
+    if session.expects(request.party):
+        session.ledger.record(request.party, "GetResult", UP, request)
     outcome, labels = session.result_for(request.party, timeout=session.seconds_left() + 1.0)
     header = session_pb2.ResultHeader(
         algorithm=session.spec.clustering.algorithm,

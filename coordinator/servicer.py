@@ -1,4 +1,13 @@
-"""The gRPC servicer: finds the session of each RPC, calls its handler, maps errors to gRPC statuses."""
+"""The gRPC servicer: finds the session of each RPC, calls its handler, maps errors to gRPC statuses.
+
+Hostile or broken input gets a precise status and leaves the coordinator
+serving: a request that does not name a session and a party it may act as is
+refused before it reaches any session; a malformed upload from a party that
+joined fails that party's session (INVALID_ARGUMENT, naming the party and
+field) and the other parties are told. Messages gRPC cannot decode (not
+protobuf, or a string field that is not UTF-8) are answered by gRPC itself
+with INTERNAL "Exception deserializing request!" before the servicer sees them.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +19,7 @@ import grpc
 from coordinator import handlers
 from coordinator.errors import SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify
-from coordinator.session import Session, SessionSpec
+from coordinator.session import BrokenStream, Session, SessionSpec, clip, shown
 from protos.ppcsim.v1 import session_pb2_grpc
 
 log = logging.getLogger("ppcsim.coordinator")
@@ -18,6 +27,9 @@ log = logging.getLogger("ppcsim.coordinator")
 # whatever process serves (e.g. ``ppc run``), duplicating its one-line error; ``ppc
 # coordinator`` configures logging and still shows them.
 log.addHandler(logging.NullHandler())
+
+#: Seconds an Upload stream may take to send its header before it is cut off (it holds a worker thread).
+HEADER_SECONDS = 30.0
 
 
 class Registry:
@@ -39,18 +51,22 @@ class Registry:
             try:
                 return self._sessions[name]
             except KeyError:
-                raise SessionError(f"no session named '{name}' on this coordinator") from None
+                raise SessionError(f"no session named '{shown(name)}' on this coordinator") from None
 
 
 class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
     """Thin: each RPC finds its session, calls it, and maps SessionError to a gRPC status."""
 
+    #: See HEADER_SECONDS; an attribute so that tests can shorten it.
+    header_timeout = HEADER_SECONDS
+
     def __init__(self, registry: Registry):
         self.registry = registry
 
-    def _abort(self, context, exc: SessionError, code=grpc.StatusCode.FAILED_PRECONDITION):
-        log.warning("%s", exc)
-        context.abort(code, str(exc))
+    def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION):
+        details = clip(str(exc))
+        log.warning("%s", details)
+        context.abort(code, details)
 
     def _session(self, name: str, context, claimed: str) -> Session:
         """The session called ``name`` once the caller proved it may act as ``claimed``; else abort.
@@ -65,8 +81,9 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         try:
             identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context), certificate_name(context))
         except Refused as exc:
-            log.warning("session %s: refused %s call from %s: %s", name, claimed or "status", context.peer(), exc)
-            context.abort(exc.code, str(exc))
+            log.warning("session %s: refused %s call from %s: %s", shown(name), shown(claimed) or "status",
+                        context.peer(), clip(str(exc)))
+            context.abort(exc.code, clip(str(exc)))
         return session
 
     def Join(self, request, context):
@@ -86,16 +103,62 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         return reply
 
     def Upload(self, request_iterator, context):
-        first = next(request_iterator, None)
-        if first is None or first.WhichOneof("part") != "header":
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "an upload starts with its header")
+        first = self._header(request_iterator, context)
         session = self._session(first.header.session, context, first.header.party)
         try:
-            reply = handlers.upload(session, first, request_iterator)
+            reply = handlers.upload(session, first, self._rest(request_iterator, context), context.cancel)
         except SessionError as exc:
             self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
         log.info("session %s: party %s uploaded %d bytes", first.header.session, first.header.party, reply.payload_bytes)
         return reply
+
+    def _header(self, request_iterator, context):
+        """The upload's first message, a header; else abort. A stream that sends nothing for
+        ``header_timeout`` seconds is cancelled: before its header it names no session or party,
+        and must not hold one of the coordinator's worker threads."""
+        expired = threading.Event()
+
+        def expire():
+            expired.set()
+            context.cancel()
+
+        timer = threading.Timer(self.header_timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            first = next(request_iterator, None)
+        except grpc.RpcError:
+            if expired.is_set():
+                log.warning("upload from %s: no header within %g s; cut off", context.peer(), self.header_timeout)
+            raise  # cancelled: no status to send
+        finally:
+            timer.cancel()
+        if first is None and not context.is_active():
+            # gRPC could not decode the first message and has answered INTERNAL itself
+            self._abort(context, f"upload from {context.peer()}: its first message is not a valid UploadMessage",
+                        grpc.StatusCode.INVALID_ARGUMENT)
+        if first is None:
+            self._abort(context, "an upload starts with its header; the stream ended without any message",
+                        grpc.StatusCode.INVALID_ARGUMENT)
+        part = first.WhichOneof("part")
+        if part != "header":
+            self._abort(context, f"an upload starts with its header; its first message carries {part or 'nothing'}",
+                        grpc.StatusCode.INVALID_ARGUMENT)
+        return first
+
+    @staticmethod
+    def _rest(request_iterator, context):
+        """The messages after the header; BrokenStream, saying which message, if the transport cut them short."""
+        n = 1
+        try:
+            for message in request_iterator:
+                n += 1
+                yield message
+        except grpc.RpcError:
+            raise BrokenStream(f"the stream was cancelled or cut off after message {n}") from None
+        if not context.is_active():  # gRPC ended the stream: it could not decode the next message
+            raise BrokenStream(f"message {n + 1} is not a valid UploadMessage (not protobuf, or a string "
+                               "that is not UTF-8)")
 
     def GetResult(self, request, context):
         session = self._session(request.session, context, request.party)

@@ -6,6 +6,7 @@ as ``{dtype, shape, raw little-endian bytes}`` in chunks; nothing is pickled.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -54,21 +55,36 @@ def labels_spec(n: int) -> array_pb2.ArraySpec:
 
 
 def spec_nbytes(spec: array_pb2.ArraySpec) -> int:
-    """Bytes the array described by ``spec`` occupies; raises WireError for a bad spec."""
+    """Bytes the array described by ``spec`` occupies; raises WireError for a bad spec.
+
+    Computed with Python integers, so a shape whose product overflows int64
+    (e.g. ``[2**32, 2**32]``) gives its true, huge size instead of wrapping.
+    """
     if spec.dtype not in WIRE_DTYPES:
         raise WireError(f"array '{spec.name}': dtype '{spec.dtype}' is not one of {', '.join(WIRE_DTYPES)}")
     if any(n < 0 for n in spec.shape):
         raise WireError(f"array '{spec.name}': negative dimension in shape {list(spec.shape)}")
-    return int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+    return math.prod(int(n) for n in spec.shape) * np.dtype(spec.dtype).itemsize
 
 
 class ArrayAssembler:
-    """Rebuilds one array from its in-order chunks into a buffer allocated once."""
+    """Rebuilds one array from its in-order chunks into a buffer allocated once.
 
-    def __init__(self, spec: array_pb2.ArraySpec):
+    ``limit``, when given, is the largest array (in bytes) the assembler
+    accepts: a spec announcing more is refused before anything is allocated.
+    The buffer is zero-filled lazily by the operating system, so memory is
+    committed as bytes arrive, not when an array is announced.
+    """
+
+    def __init__(self, spec: array_pb2.ArraySpec, limit: int | None = None):
         self.spec = spec
         self.nbytes = spec_nbytes(spec)
-        self._buffer = bytearray(self.nbytes)
+        if limit is not None and self.nbytes > limit:
+            raise WireError(f"array '{spec.name}': {self.nbytes} bytes announced, more than the limit of {limit} bytes")
+        try:
+            self._buffer = np.zeros(self.nbytes, dtype=np.uint8)
+        except MemoryError:
+            raise WireError(f"array '{spec.name}': cannot allocate {self.nbytes} bytes") from None
         self.received = 0
 
     def add(self, chunk: array_pb2.ArrayChunk) -> int:
@@ -83,7 +99,7 @@ class ArrayAssembler:
             raise WireError(
                 f"array '{self.spec.name}': {self.received + size} bytes sent for an array of {self.nbytes} bytes"
             )
-        self._buffer[self.received : self.received + size] = chunk.data
+        self._buffer[self.received : self.received + size] = np.frombuffer(chunk.data, dtype=np.uint8)
         self.received += size
         return size
 
@@ -91,9 +107,13 @@ class ArrayAssembler:
     def complete(self) -> bool:
         return self.received == self.nbytes
 
+    def release(self) -> None:
+        """Give the buffer back (an upload that failed); ``received`` keeps counting what came."""
+        self._buffer = np.zeros(0, dtype=np.uint8)
+
     def array(self) -> np.ndarray:
         """The assembled array in native byte order; raises WireError if bytes are missing."""
         if not self.complete:
             raise WireError(f"array '{self.spec.name}': {self.received} of {self.nbytes} bytes received")
         dt = np.dtype(self.spec.dtype)
-        return np.frombuffer(self._buffer, dtype=dt).reshape(tuple(self.spec.shape)).astype(dt.newbyteorder("="), copy=False)
+        return self._buffer.view(dt).reshape(tuple(self.spec.shape)).astype(dt.newbyteorder("="), copy=False)

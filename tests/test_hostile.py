@@ -1,0 +1,685 @@
+"""Hostile and broken input over real gRPC channels: each gets a precise status, the coordinator keeps serving.
+
+Statuses observed for messages that cannot be decoded (grpcio 1.85, protobuf 7's upb runtime): protobuf
+refuses to parse bytes that are not a message, and a message whose string field (a session, party, array
+or id name) is not UTF-8. gRPC answers such a request itself with INTERNAL "Exception deserializing
+request!", for Join, Upload, GetResult and GetStatus alike, before the coordinator's code runs. When the
+undecodable message comes in the middle of a joined party's upload, the coordinator also fails that
+party's session, saying which message it could not decode, so that the other parties are told.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import resource
+import threading
+import time
+from collections import Counter
+from types import SimpleNamespace
+
+import grpc
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coordinator.server import start_server
+from coordinator.servicer import CoordinatorServicer, Registry
+from coordinator.session import STOP_GRACE, SessionSpec
+from parties.client import upload_messages
+from parties.methods import Sent
+from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
+from protos.serde import Layout
+
+OK = grpc.StatusCode.OK
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
+NOT_FOUND = grpc.StatusCode.NOT_FOUND
+INTERNAL = grpc.StatusCode.INTERNAL
+UNDECODABLE = "Exception deserializing request!"
+FAILED = session_pb2.FAILED
+WAITING = session_pb2.WAITING
+ROWS, CONDENSED = Layout.ROWS, Layout.CONDENSED
+#: Deadline of every call: a coordinator that answers later than this has hung.
+TIMEOUT = 5.0
+
+M, K = 4, 2
+DATA = np.arange(M * K, dtype="<f8").reshape(M, K)
+BYTES = DATA.tobytes()  # 64 bytes
+IDS = [f"r{i}" for i in range(M)]
+
+
+@pytest.fixture(scope="module")
+def coordinator():
+    """One in-process coordinator on loopback for the whole file, as a long-running one would be."""
+    registry = Registry()
+    server, port = start_server("127.0.0.1:0", registry)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    raw = lambda method, kind: getattr(channel, kind)(  # noqa: E731 - bytes in, bytes out
+        f"/ppcsim.v1.Coordinator/{method}", request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    yield SimpleNamespace(
+        registry=registry,
+        stub=session_pb2_grpc.CoordinatorStub(channel),
+        raw={
+            "Join": raw("Join", "unary_unary"),
+            "Upload": raw("Upload", "stream_unary"),
+            "GetResult": raw("GetResult", "unary_stream"),
+            "GetStatus": raw("GetStatus", "unary_unary"),
+        },
+    )
+    channel.close()
+    server.stop(None)
+
+
+_names = itertools.count()
+
+
+def fresh(c, parties=("a", "b"), join=("a",), metadata=None, **spec):
+    """A new session on the coordinator, with ``join`` joined."""
+    spec.setdefault("deadline", 60)
+    session = c.registry.create(SessionSpec(name=f"h{next(_names):06d}", parties=parties, **spec))
+    for party in join:
+        c.stub.Join(session_pb2.JoinRequest(session=session.spec.name, party=party), timeout=TIMEOUT, metadata=metadata)
+    return session
+
+
+def spec(name="data", dtype="<f8", shape=(M, K), layout=ROWS):
+    return array_pb2.ArraySpec(name=name, dtype=dtype, shape=list(shape), layout=layout)
+
+
+def header(session, party="a", n=M, arrays=None, method="none", params=None):
+    return session_pb2.UploadMessage(header=session_pb2.UploadHeader(
+        session=session, party=party, method=method, params=params or {}, n_ids=n,
+        arrays=[spec()] if arrays is None else arrays, n_columns=K,
+    ))
+
+
+def ids(*values):
+    return session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=list(values)))
+
+
+def chunk(data, offset=0, array=0):
+    return session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=array, offset=offset, data=data))
+
+
+def valid(session, party="a"):
+    """A correct upload of DATA under IDS: header, ids, two chunks."""
+    return [header(session, party), ids(*IDS), chunk(BYTES[:32]), chunk(BYTES[32:], 32)]
+
+
+def eventually(condition, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def refused(call) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as err:
+        call()
+    return err.value.code(), err.value.details() or ""
+
+
+def status(c, session):
+    return c.stub.GetStatus(session_pb2.StatusRequest(session=session.spec.name), timeout=TIMEOUT)
+
+
+def assert_fails_session(c, session, messages, why, party="a"):
+    """The upload is refused with INVALID_ARGUMENT naming ``why``; the session fails and the other party is told."""
+    code, details = refused(lambda: c.stub.Upload(iter(messages), timeout=TIMEOUT))
+    assert code == INVALID, details
+    assert why in details
+    assert details.startswith(f"party '{party}'")
+    assert session.state == FAILED and session.error == details
+    other = next(p for p in session.spec.parties if p != party)
+    code, told = refused(lambda: list(c.stub.GetResult(
+        session_pb2.ResultRequest(session=session.spec.name, party=other), timeout=TIMEOUT)))
+    assert code == PRECONDITION and why in told
+    assert status(c, session).state == FAILED  # still serving
+    return details
+
+
+# -- one malformed upload at a time ---------------------------------------------------------------
+
+def _rows(n=M, shape=(M, K), **kw):
+    return lambda s: [header(s, n=n, arrays=[spec(shape=shape, **kw)])]
+
+
+CASES = {
+    # dtype, shape, length
+    "wrong dtype": (_rows(dtype="<f2"), "party 'a': array 'data': dtype '<f2' is not one of <f8, <f4, <i4"),
+    "big-endian dtype": (_rows(dtype=">f8"), "dtype '>f8' is not one of"),
+    "numpy dtype name": (_rows(dtype="float64"), "dtype 'float64' is not one of"),
+    "more rows than ids": (_rows(shape=(M + 1, K)),
+                           "party 'a', array 'data': expected rows of shape (4, k), got (5, 2)"),
+    "one-dimensional rows": (_rows(shape=(M,)), "expected rows of shape (4, k), got (4,)"),
+    "no columns": (_rows(shape=(M, 0)), "expected rows of shape (4, k), got (4, 0)"),
+    "negative columns": (_rows(shape=(M, -2)), "expected rows of shape (4, k), got (4, -2)"),
+    "many dimensions": (_rows(shape=(M, K) + (1,) * 998), "got (4, 2, 1, 1, ... 1000 dimensions)"),
+    "n_ids at the uint64 limit": (_rows(n=2**64 - 1), "expected rows of shape (18446744073709551615, k), got (4, 2)"),
+    "condensed of the wrong length": (
+        lambda s: [header(s, method="osbr", params={"metric": "euclidean"},
+                          arrays=[spec("sqdist", shape=(5,), layout=CONDENSED)])],
+        "party 'a', array 'sqdist': a condensed matrix over 4 ids has shape (6,), got (5,)"),
+    "negative condensed length": (
+        lambda s: [header(s, method="osbr", params={"metric": "euclidean"},
+                          arrays=[spec("sqdist", shape=(-6,), layout=CONDENSED)])],
+        "a condensed matrix over 4 ids has shape (6,), got (-6,)"),
+    # arrays the header announces
+    "no arrays": (lambda s: [header(s, arrays=[])], "party 'a': the upload announces no arrays"),
+    "array name twice": (lambda s: [header(s, arrays=[spec(), spec()])], "array name 'data' is announced twice"),
+    "layout unspecified": (_rows(layout=0), "party 'a', array 'data': layout 0 is neither ROWS nor CONDENSED"),
+    "layout unknown": (_rows(layout=7), "layout 7 is neither ROWS nor CONDENSED"),
+    "rows and condensed": (
+        lambda s: [header(s, arrays=[spec(), spec("d", shape=(6,), layout=CONDENSED)])],
+        "an upload sends either rows or condensed matrices, not both"),
+    "long control-character name": (
+        lambda s: [header(s, arrays=[spec("\n" + "x" * 10_000, shape=(M,))])],
+        "array '\\nxxxxx"),
+    # sizes beyond any buffer: refused before allocating
+    "huge shape": (
+        _rows(n=10**12, shape=(10**12, 1)),
+        "party 'a': the header announces 8000000000000 array bytes (7.28 TiB), more than this session's "
+        "max_upload_bytes of 17179869184 (16 GiB)"),
+    "shape whose product overflows int64": (
+        _rows(n=2**32, shape=(2**32, 2**32)), "the header announces 147573952589676412928 array bytes"),
+    # chunks
+    "more bytes than announced": (lambda s: valid(s)[:3] + [chunk(BYTES[32:] + b"\0" * 8, 32)],
+                                  "party 'a': array 'data': 72 bytes sent for an array of 64 bytes"),
+    "chunks out of order": (lambda s: [header(s), ids(*IDS), chunk(BYTES[32:], 32), chunk(BYTES[:32])],
+                            "array 'data': chunk at byte 32 but 0 bytes received so far (chunks must arrive in order"),
+    "a chunk twice": (lambda s: valid(s)[:3] + [chunk(BYTES[:32])], "chunk at byte 0 but 32 bytes received so far"),
+    "offset at the uint64 limit": (lambda s: valid(s)[:2] + [chunk(BYTES, 2**64 - 1)],
+                                   "chunk at byte 18446744073709551615 but 0 bytes received"),
+    "array index out of range": (
+        lambda s: valid(s)[:2] + [chunk(BYTES, array=3)],
+        "party 'a': chunk for array 3, which was not announced (the header announces 1 array)"),
+    "array index at the uint32 limit": (lambda s: valid(s)[:2] + [chunk(BYTES, array=2**32 - 1)],
+                                        "chunk for array 4294967295, which was not announced"),
+    "second header": (lambda s: valid(s)[:2] + [header(s)], "party 'a': a second header in the upload"),
+    "empty message": (lambda s: valid(s)[:2] + [session_pb2.UploadMessage()],
+                      "party 'a': an empty UploadMessage (neither ids nor an array chunk)"),
+    # ids
+    "more ids than announced": (lambda s: [header(s), ids(*IDS), ids("r9")],
+                                "party 'a': 5 ids sent, more than the 4 announced"),
+    "repeated ids": (lambda s: [header(s), ids("r0", "r1", "r1", "r3")] + valid(s)[2:],
+                     "party 'a': duplicate record ids in the upload ('r1' and 0 more repeat)"),
+    "NUL in an id": (lambda s: [header(s), ids("r0", "r1", "r\x002", "r3")],
+                     "party 'a': record id 2 contains a NUL character"),
+    # truncated streams
+    "stream ends after the header": (lambda s: [header(s)], "party 'a': upload ended after 0 of 4 ids"),
+    "stream ends mid-ids": (lambda s: [header(s), ids("r0", "r1")], "upload ended after 2 of 4 ids"),
+    "stream ends mid-array": (lambda s: valid(s)[:3],
+                              "party 'a': upload ended after 32 of 64 bytes (array 'data': 32 of 64 bytes)"),
+    # values
+    "NaN": (lambda s: valid(s)[:2] + [chunk(np.where(DATA == 2, np.nan, DATA).tobytes())],
+            "party 'a', array 'data': NaN or infinite values (1 of 8, the first at index (1, 0))"),
+    "infinities": (lambda s: valid(s)[:2] + [chunk(np.where(DATA > 5, -np.inf, DATA).tobytes())],
+                   "NaN or infinite values (2 of 8, the first at index (3, 0))"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_malformed_upload_gets_a_precise_error_and_fails_only_its_session(coordinator, case):
+    build, why = CASES[case]
+    bystander = fresh(coordinator)
+    session = fresh(coordinator)
+    details = assert_fails_session(coordinator, session, build(session.spec.name), why)
+    assert len(details.encode()) <= 1100
+    assert bystander.state == WAITING and bystander.error == ""
+    # the coordinator still takes a whole upload in another session
+    reply = coordinator.stub.Upload(iter(valid(bystander.spec.name)), timeout=TIMEOUT)
+    assert reply.payload_bytes == len(BYTES)
+
+
+def test_the_cap_counts_array_bytes_and_id_characters(coordinator):
+    session = fresh(coordinator, max_upload_bytes=32)
+    assert_fails_session(coordinator, session, valid(session.spec.name),
+                         "party 'a': the header announces 64 array bytes (64 bytes), more than this session's "
+                         "max_upload_bytes of 32 (32 bytes)")
+    session = fresh(coordinator, max_upload_bytes=70)
+    assert_fails_session(coordinator, session, [header(session.spec.name), ids("rrr0", "rrr1", "rrr2", "rrr3")],
+                         "party 'a': 16 characters of ids and 64 array bytes exceed this session's "
+                         "max_upload_bytes of 70 (70 bytes)")
+
+
+def test_an_announced_upload_costs_no_memory_until_its_bytes_arrive(coordinator):
+    session = fresh(coordinator)
+    rows = 1 << 30  # 8 GiB of <f8 announced, under the 16 GiB cap: accepted, nothing sent
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert_fails_session(coordinator, session, [header(session.spec.name, n=rows, arrays=[spec(shape=(rows, 1))])],
+                         f"party 'a': upload ended after 0 of {rows} ids")
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mib < 512
+
+
+# -- streams that do not end -----------------------------------------------------------------------
+
+def endless(first, then):
+    yield from first
+    for i in itertools.count():
+        yield then(i)
+
+
+@pytest.mark.parametrize("name, stream, why", [
+    ("ids", lambda s: endless([header(s)], lambda i: ids(f"x{i}")), "party 'a': 5 ids sent, more than the 4 announced"),
+    ("bytes", lambda s: endless(valid(s)[:2], lambda i: chunk(BYTES[:16], 16 * i)),
+     "party 'a': array 'data': 80 bytes sent for an array of 64 bytes"),
+    ("empty id chunks", lambda s: endless([header(s)], lambda i: ids()),
+     "party 'a': more than 65 messages for an upload of 4 ids and 64 array bytes"),
+    ("empty array chunks", lambda s: endless(valid(s)[:2], lambda i: chunk(b"")), "more than 65 messages"),
+])
+def test_an_endless_stream_is_stopped_where_it_passes_its_announcement(coordinator, name, stream, why):
+    session = fresh(coordinator)
+    start = time.monotonic()
+    assert_fails_session(coordinator, session, stream(session.spec.name), why)
+    assert time.monotonic() - start < TIMEOUT
+
+
+# -- streams cut off, stalled, cancelled -----------------------------------------------------------
+
+def held(messages, release: threading.Event, then=()):
+    """Yield ``messages``, wait for ``release`` (at most 30 s), then yield ``then``."""
+    yield from messages
+    release.wait(30)
+    yield from then
+
+
+def test_a_client_cancelling_mid_upload_fails_the_session_cleanly(coordinator):
+    c = coordinator
+    session = fresh(c)
+    release = threading.Event()
+    call = c.stub.Upload.future(held(valid(session.spec.name)[:3], release), timeout=30)
+    try:
+        eventually(lambda: "a" in session.uploads and session.uploads["a"].received == 32)
+        call.cancel()
+        eventually(lambda: session.state == FAILED)
+    finally:
+        release.set()
+    # gRPC ends the server's side of a cancelled stream either as a cancellation or, racing it, as an
+    # early end of the stream; the session fails, naming what was received, either way
+    assert session.error in (
+        "party 'a': upload broken off after 32 of 64 bytes (the stream was cancelled or cut off after message 3)",
+        "party 'a': upload ended after 32 of 64 bytes (array 'data': 32 of 64 bytes)",
+    )
+    assert call.cancelled()
+    assert status(c, session).parties[0].payload_bytes == 32
+
+
+def test_a_stalled_upload_is_cut_off_when_the_session_deadline_passes(coordinator):
+    c = coordinator
+    session = fresh(c, deadline=1.0)
+    release = threading.Event()
+    start = time.monotonic()
+    try:
+        code, _ = refused(lambda: c.stub.Upload(held([header(session.spec.name)], release), timeout=30))
+    finally:
+        release.set()
+    elapsed = time.monotonic() - start
+    assert code == grpc.StatusCode.CANCELLED
+    assert elapsed < 1.0 + STOP_GRACE + 2.0
+    assert session.state == FAILED
+    assert session.error == "deadline of 1 s passed (never joined: b; upload not finished: a)"
+
+
+def test_an_upload_in_progress_hears_that_another_party_failed_the_session(coordinator):
+    c = coordinator
+    session = fresh(c, join=("a", "b"))
+    name = session.spec.name
+    release = threading.Event()
+    b = c.stub.Upload.future(held([header(name, "b")], release, valid(name, "b")[1:]), timeout=TIMEOUT)
+    try:
+        eventually(lambda: "b" in session.uploads)
+        why = assert_fails_session(c, session, [header(name, arrays=[spec(dtype="<f2")])], "dtype '<f2'")
+    finally:
+        release.set()
+    with pytest.raises(grpc.RpcError) as err:
+        b.result()
+    assert err.value.code() == INVALID
+    assert err.value.details() == f"party 'b': upload stopped, the session failed: {why}"
+    assert session.error == why
+
+
+def test_an_upload_without_a_header_is_cut_off(coordinator, monkeypatch):
+    c = coordinator
+    monkeypatch.setattr(CoordinatorServicer, "header_timeout", 0.5)
+    release = threading.Event()
+    start = time.monotonic()
+    try:
+        code, _ = refused(lambda: c.stub.Upload(held([], release), timeout=30))
+    finally:
+        release.set()
+    assert code == grpc.StatusCode.CANCELLED and time.monotonic() - start < 3
+    # an upload that does not start with its header
+    code, details = refused(lambda: c.stub.Upload(iter([]), timeout=TIMEOUT))
+    assert (code, details) == (INVALID, "an upload starts with its header; the stream ended without any message")
+    code, details = refused(lambda: c.stub.Upload(iter([ids("r0")]), timeout=TIMEOUT))
+    assert (code, details) == (INVALID, "an upload starts with its header; its first message carries ids")
+    code, details = refused(lambda: c.stub.Upload(iter([session_pb2.UploadMessage()]), timeout=TIMEOUT))
+    assert (code, details) == (INVALID, "an upload starts with its header; its first message carries nothing")
+
+
+def test_a_message_over_grpcs_size_limit_is_refused_and_fails_only_its_session(coordinator):
+    c = coordinator
+    session = fresh(c)
+    big = 5 << 20  # over gRPC's 4 MiB default for one message
+    messages = [header(session.spec.name, arrays=[spec(shape=(M, big // 8 // M))]), ids(*IDS), chunk(b"\0" * big)]
+    code, details = refused(lambda: c.stub.Upload(iter(messages), timeout=TIMEOUT))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "Received message larger than max" in details
+    eventually(lambda: session.state == FAILED)
+    # gRPC ends the coordinator's side of the stream as if it had ended early
+    assert session.error.startswith("party 'a': upload ") and f"0 of {big} bytes" in session.error
+    code, details = refused(lambda: c.stub.Join(session_pb2.JoinRequest(session="x" * big, party="a"), timeout=TIMEOUT))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "Received message larger than max" in details
+    assert status(c, session).state == FAILED
+
+
+# -- messages that cannot be decoded ---------------------------------------------------------------
+
+def non_utf8(message) -> bytes:
+    """``message`` serialised, its "@@@@" (in some string field) made invalid UTF-8."""
+    data = message.SerializeToString()
+    assert data.count(b"@@@@") == 1
+    return data.replace(b"@@@@", b"\xff\xfe\xc0@")
+
+
+def test_undecodable_messages_are_answered_by_grpc_and_touch_no_session(coordinator):
+    c = coordinator
+    session = fresh(c)
+    name = session.spec.name
+    before = len(session.ledger.entries())
+    undecodable = {
+        "Join": [non_utf8(session_pb2.JoinRequest(session=name, party="@@@@")), b"\xff\xff\xff"],
+        "GetResult": [non_utf8(session_pb2.ResultRequest(session=name, party="@@@@")), b"\x0a\xff"],
+        "GetStatus": [non_utf8(session_pb2.StatusRequest(session="@@@@")), b"\x08"],
+    }
+    for method, requests in undecodable.items():
+        for request in requests:
+            call = (lambda r=request, m=method: list(c.raw[m](r, timeout=TIMEOUT))) if method == "GetResult" else (
+                lambda r=request, m=method: c.raw[m](r, timeout=TIMEOUT))
+            assert refused(call) == (INTERNAL, UNDECODABLE), (method, request)
+    for stream in (
+        [non_utf8(header("@@@@"))],  # a session name that is not UTF-8
+        [non_utf8(header(name, party="@@@@"))],
+        [non_utf8(header(name, arrays=[spec("@@@@")]))],  # a non-UTF-8 array name
+        [b"\xff\xff"],
+        [header(name).SerializeToString()[:-3]],  # a header cut short
+    ):
+        assert refused(lambda s=stream: c.raw["Upload"](iter(s), timeout=TIMEOUT)) == (INTERNAL, UNDECODABLE)
+    assert session.state == WAITING and len(session.ledger.entries()) == before
+    # the same mid-upload, from the party that joined: its session fails, saying which message
+    stream = [header(name).SerializeToString(), non_utf8(ids("r0", "@@@@"))]
+    assert refused(lambda: c.raw["Upload"](iter(stream), timeout=TIMEOUT)) == (INTERNAL, UNDECODABLE)
+    # gRPC answers before the coordinator's thread has seen the stream end: give it a moment
+    eventually(lambda: session.state == FAILED)
+    assert session.error == ("party 'a': upload broken off after 0 of 64 bytes (message 2 is not a valid "
+                             "UploadMessage (not protobuf, or a string that is not UTF-8))")
+    assert status(c, session).error == session.error
+
+
+# -- requests that identify no session or party ---------------------------------------------------
+
+def test_requests_naming_no_valid_session_or_party_touch_no_session(coordinator):
+    c = coordinator
+    session = fresh(c)
+    name = session.spec.name
+    before = [e for e in session.ledger.entries() if e.party]
+    join = lambda s, p: c.stub.Join(session_pb2.JoinRequest(session=s, party=p), timeout=TIMEOUT)  # noqa: E731
+    result = lambda s, p: list(  # noqa: E731
+        c.stub.GetResult(session_pb2.ResultRequest(session=s, party=p), timeout=TIMEOUT))
+    upload = lambda msgs: c.stub.Upload(iter(msgs), timeout=TIMEOUT)  # noqa: E731
+
+    assert refused(lambda: join("nope", "a")) == (NOT_FOUND, "no session named 'nope' on this coordinator")
+    assert refused(lambda: upload(valid("nope"))) == (NOT_FOUND, "no session named 'nope' on this coordinator")
+    assert refused(lambda: result("nope", "a")) == (NOT_FOUND, "no session named 'nope' on this coordinator")
+    expects = f"session '{name}' expects no party 'mallory' (it expects a, b)"
+    assert refused(lambda: join(name, "mallory")) == (PRECONDITION, expects)
+    assert refused(lambda: result(name, "mallory")) == (PRECONDITION, expects)
+    assert refused(lambda: upload(valid(name, "mallory") + [header(name, "mallory", arrays=[])])) == (INVALID, expects)
+    # an expected party that has not joined may not upload; nothing changes
+    assert refused(lambda: upload([header(name, "b", arrays=[spec(dtype="<f2")])])) == (
+        INVALID, "party 'b' must Join before it uploads")
+    # names far too long to echo, with control characters, are cut short and escaped
+    code, details = refused(lambda: join(name, "\n" + "m" * 100_000))
+    assert code == PRECONDITION
+    assert f"expects no party '\\n{'m' * 79}... (100001 characters)'" in details
+    code, details = refused(lambda: join("\x00" * 100_000, "a"))
+    assert code == NOT_FOUND and details.startswith("no session named '\\x00\\x00") and "(100000 characters)" in details
+    assert len(details.encode()) <= 1100
+    assert session.state == WAITING and session.error == "" and session.joined == {"a"} and not session.uploads
+    assert [e for e in session.ledger.entries() if e.party and e.party != "b"] == before
+    # the session still completes
+    c.stub.Upload(iter(valid(name)), timeout=TIMEOUT)
+    assert status(c, session).parties[0].uploaded
+
+
+def test_with_tokens_an_unauthenticated_hostile_upload_never_touches_the_session(coordinator):
+    c = coordinator
+    digest = lambda token: hashlib.sha256(token.encode()).hexdigest()  # noqa: E731
+    bearer = lambda token: (("authorization", f"Bearer {token}"),)  # noqa: E731
+    session = fresh(c, tokens={"a": digest("token-a"), "b": digest("token-b")}, metadata=bearer("token-a"))
+    name = session.spec.name
+    before = session.ledger.entries()
+    hostile = [header(name, n=10**12, arrays=[spec(shape=(10**12, 1))]), ids("r0"), chunk(b"\xff" * 64, 2**60)]
+    for metadata, code, why in (
+        (None, grpc.StatusCode.UNAUTHENTICATED, "party 'a': no token (authorization: Bearer ...)"),
+        (bearer("guess"), grpc.StatusCode.UNAUTHENTICATED, "party 'a': the token is not valid for this session"),
+        (bearer("token-b"), grpc.StatusCode.PERMISSION_DENIED, "'b' may not act as party 'a'"),
+    ):
+        assert refused(lambda m=metadata: c.stub.Upload(iter(hostile), timeout=TIMEOUT, metadata=m)) == (code, why)
+        assert refused(lambda m=metadata: c.stub.Join(session_pb2.JoinRequest(session=name, party="a"),
+                                                      timeout=TIMEOUT, metadata=m))[0] == code
+    assert refused(lambda: c.stub.Upload(iter([header(name, "mallory")]), timeout=TIMEOUT)) == (
+        grpc.StatusCode.UNAUTHENTICATED, "party 'mallory': no token (authorization: Bearer ...)")
+    assert session.state == WAITING and session.error == "" and not session.uploads and session.joined == {"a"}
+    assert session.ledger.entries() == before
+    reply = c.stub.Upload(iter(valid(name)), timeout=TIMEOUT, metadata=bearer("token-a"))
+    assert reply.payload_bytes == len(BYTES)
+
+
+# -- a few hundred malformed messages against one coordinator --------------------------------------
+
+STRINGS = st.sampled_from(["", "a", "b", "r0", "data", "\x00", "é", "<f8", "<f4", "<i4", ">f8", "<f2"]) | st.text(
+    max_size=12)
+BIG = st.integers(0, 10) | st.integers(0, 2**64 - 1)
+SIGNED = st.integers(-3, 10) | st.integers(-(2**63), 2**63 - 1)
+
+
+@st.composite
+def malformed_upload(draw):
+    """A correct upload of a few rows, broken one to three ways; as the bytes to send."""
+    n, k = draw(st.integers(1, 5)), draw(st.integers(1, 3))
+    dtype = draw(st.sampled_from(["<f8", "<f4"]))
+    data = np.random.default_rng(draw(st.integers(0, 2**32))).normal(size=(n, k)).astype(dtype)
+    arrays = [Sent("data", data, ROWS)]
+    messages = list(upload_messages("SESSION", "a", "none", {}, np.array([f"r{i}" for i in range(n)]), arrays, k,
+                                    draw(st.sampled_from([8, 16, 1024]))))
+    h = messages[0].header
+    for op in draw(st.lists(st.sampled_from(OPS), min_size=1, max_size=3)):
+        chunks = [m.chunk for m in messages if m.WhichOneof("part") == "chunk"]
+        if op in ("dtype", "shape", "huge", "layout") and not h.arrays:
+            h.arrays.add()
+        if op == "dtype":
+            h.arrays[0].dtype = draw(STRINGS)
+        elif op == "shape":
+            h.arrays[0].ClearField("shape")
+            h.arrays[0].shape.extend(draw(st.lists(SIGNED, max_size=4)))
+        elif op == "n_ids":
+            h.n_ids = draw(BIG)
+        elif op == "huge":  # consistent, and large
+            rows = draw(st.integers(0, 2**40))
+            h.n_ids = rows
+            h.arrays[0].ClearField("shape")
+            h.arrays[0].shape.extend([rows, draw(st.integers(1, 2**40))])
+        elif op == "layout":
+            h.arrays[0].layout = draw(st.integers(0, 5))
+        elif op == "arrays":
+            h.arrays.add(name=draw(STRINGS), dtype=draw(STRINGS), shape=draw(st.lists(SIGNED, max_size=3)),
+                         layout=draw(st.integers(0, 3)))
+        elif op == "no arrays":
+            h.ClearField("arrays")
+        elif op == "osbr":
+            h.method = "osbr"
+            h.params["metric"] = draw(st.sampled_from(["euclidean", "gower", "jaccard", "nope"]))
+        elif op == "party":
+            h.party = draw(STRINGS)
+        elif op == "session":
+            h.session = draw(st.sampled_from(["nope", ""]) | st.text(max_size=8))
+        elif op == "truncate":
+            messages = messages[: draw(st.integers(0, len(messages)))]
+        elif op == "drop" and len(messages) > 1:
+            del messages[draw(st.integers(1, len(messages) - 1))]
+        elif op == "repeat" and messages:
+            i = draw(st.integers(0, len(messages) - 1))
+            messages.insert(i, messages[i])
+        elif op == "swap" and len(messages) > 1:
+            i, j = draw(st.integers(0, len(messages) - 1)), draw(st.integers(0, len(messages) - 1))
+            messages[i], messages[j] = messages[j], messages[i]
+        elif op == "insert":
+            extra = draw(st.sampled_from(["header", "empty", "ids", "chunk"]))
+            messages.insert(draw(st.integers(0, len(messages))), {
+                "header": lambda: session_pb2.UploadMessage(header=h),
+                "empty": session_pb2.UploadMessage,
+                "ids": lambda: ids(*draw(st.lists(STRINGS, max_size=4))),
+                "chunk": lambda: chunk(draw(st.binary(max_size=40)), draw(BIG), draw(st.integers(0, 3))),
+            }[extra]())
+        elif op == "offset" and chunks:
+            draw(st.sampled_from(chunks)).offset = draw(BIG)
+        elif op == "array index" and chunks:
+            draw(st.sampled_from(chunks)).array = draw(st.integers(0, 2**32 - 1))
+        elif op == "data" and chunks:
+            draw(st.sampled_from(chunks)).data = draw(st.binary(max_size=48))
+        elif op == "nan" and chunks:
+            target = draw(st.sampled_from(chunks))
+            values = bytearray(target.data)
+            at = draw(st.integers(0, max(len(values) - 4, 0)))
+            values[at : at + 4] = np.array([draw(st.sampled_from([np.nan, np.inf, -np.inf]))], "<f4").tobytes()
+            target.data = bytes(values)
+        elif op == "ids":
+            for m in messages:
+                if m.WhichOneof("part") == "ids" and m.ids.ids:
+                    m.ids.ids[draw(st.integers(0, len(m.ids.ids) - 1))] = draw(STRINGS)
+    raw = [m.SerializeToString() for m in messages]
+    # now and then, break the bytes themselves
+    for op in draw(st.lists(st.sampled_from(["none"] * 9 + ["flip", "cut", "garbage", "utf8"]), max_size=1)):
+        if op == "none" or not raw:
+            continue
+        i = draw(st.integers(0, len(raw) - 1))
+        if op == "flip" and raw[i]:
+            at = draw(st.integers(0, len(raw[i]) - 1))
+            raw[i] = raw[i][:at] + bytes([draw(st.integers(0, 255))]) + raw[i][at + 1 :]
+        elif op == "cut":
+            raw[i] = raw[i][: draw(st.integers(0, len(raw[i])))]
+        elif op == "garbage":
+            raw.insert(i, draw(st.binary(max_size=64)))
+        elif op == "utf8":
+            raw[i] = non_utf8(session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=["@@@@"])))
+    return raw
+
+
+OPS = ["dtype", "shape", "n_ids", "huge", "layout", "arrays", "no arrays", "osbr", "party", "session", "truncate",
+       "drop", "repeat", "swap", "insert", "offset", "array index", "data", "nan", "ids"]
+
+REQUESTS = {
+    "Join": session_pb2.JoinRequest, "GetResult": session_pb2.ResultRequest, "GetStatus": session_pb2.StatusRequest,
+}
+
+CASE = st.one_of(
+    st.tuples(st.just("upload"), malformed_upload()),
+    st.tuples(st.just("request"), st.sampled_from(sorted(REQUESTS)), st.sampled_from(["shared", "nope"]) | STRINGS,
+              STRINGS.filter(lambda p: p not in ("a", "b"))),
+    st.tuples(st.just("raw"), st.sampled_from(["Join", "GetResult", "GetStatus", "Upload"]),
+              st.lists(st.binary(max_size=64), min_size=1, max_size=3)),
+)
+
+#: What the fuzz may get back: never UNKNOWN (an exception the servicer did not expect), never a timeout.
+ANSWERS = {OK, INVALID, NOT_FOUND, PRECONDITION, INTERNAL}
+
+
+def test_fuzz_hundreds_of_malformed_messages_and_the_coordinator_still_serves(coordinator):
+    c = coordinator
+    shared = c.registry.create(SessionSpec(name="shared", parties=("a", "b"), deadline=120))
+    c.stub.Join(session_pb2.JoinRequest(session="shared", party="a"), timeout=TIMEOUT)
+    shared_ledger = [e for e in shared.ledger.entries() if e.party]
+    seen: Counter = Counter()
+
+    def call(fn):
+        start = time.monotonic()
+        try:
+            answer = fn()
+            code, details = OK, ""
+        except grpc.RpcError as err:
+            answer, code, details = None, err.code(), err.details() or ""
+        assert time.monotonic() - start < TIMEOUT - 1, "the coordinator took too long to answer"
+        assert code in ANSWERS, (code, details)
+        assert code == OK or details, code
+        assert code != INTERNAL or details == UNDECODABLE, details
+        assert len(details.encode()) <= 1100
+        seen[code.name] += 1
+        return answer, code, details
+
+    @settings(max_examples=350, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=CASE)
+    def run(case):
+        kind = case[0]
+        if kind == "upload":
+            session = fresh(c)
+            name = session.spec.name.encode()
+            assert len(name) == len(b"SESSION")  # the same length: the messages' length prefixes stay right
+            stream = [m.replace(b"SESSION", name) for m in case[1]]
+            _, code, details = call(lambda: c.raw["Upload"](iter(stream), timeout=TIMEOUT))
+            if code == OK:
+                assert session.party_status()[0]["uploaded"]
+            elif code == INVALID and session.state == FAILED:
+                assert session.error == details
+            if session.state == FAILED:  # the other party is told
+                _, code, told = call(lambda: list(c.stub.GetResult(
+                    session_pb2.ResultRequest(session=session.spec.name, party="b"), timeout=TIMEOUT)))
+                assert code == PRECONDITION and session.error in told
+        elif kind == "request":
+            _, method, session, party = case
+            request = REQUESTS[method](session=session, **({} if method == "GetStatus" else {"party": party}))
+            rpc = getattr(c.stub, method)
+            if method == "GetResult":
+                call(lambda: list(rpc(request, timeout=TIMEOUT)))
+            else:
+                call(lambda: rpc(request, timeout=TIMEOUT))
+        else:
+            _, method, chunks = case
+            rpc = c.raw[method]
+            if method == "Upload":
+                call(lambda: rpc(iter(chunks), timeout=TIMEOUT))
+            elif method == "GetResult":
+                call(lambda: list(rpc(chunks[0], timeout=TIMEOUT)))
+            else:
+                call(lambda: rpc(chunks[0], timeout=TIMEOUT))
+
+    start = time.monotonic()
+    run()
+    elapsed = time.monotonic() - start
+    assert sum(seen.values()) >= 300, seen
+    assert {"INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION", "INTERNAL"} <= set(seen), seen
+    assert elapsed < 60, elapsed
+    # nothing that named no valid party touched the shared session
+    assert shared.state == WAITING and shared.error == "" and shared.joined == {"a"} and not shared.uploads
+    assert [e for e in shared.ledger.entries() if e.party] == shared_ledger
+    # a fresh, valid two-party session on the same coordinator still completes
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=10, size=(3, 4))
+    rows = np.vstack([centres[i % 3] + rng.normal(size=4) for i in range(30)])
+    record_ids = np.array([f"id{i}" for i in range(30)])
+    session = c.registry.create(SessionSpec(name="after-fuzz", parties=("a", "b"), deadline=60))
+    for party in ("a", "b"):
+        c.stub.Join(session_pb2.JoinRequest(session="after-fuzz", party=party), timeout=TIMEOUT)
+    for party, cols in (("a", rows[:, :2]), ("b", rows[:, 2:])):
+        messages = upload_messages("after-fuzz", party, "none", {}, record_ids, [Sent("data", cols, ROWS)], 2, 64)
+        assert c.stub.Upload(messages, timeout=TIMEOUT).payload_bytes == cols.nbytes
+    for party in ("a", "b"):
+        results = list(c.stub.GetResult(session_pb2.ResultRequest(session="after-fuzz", party=party), timeout=TIMEOUT))
+        assert results[0].header.n_labels == 30 and sum(results[0].header.sizes) == 30
+    reply = status(c, session)
+    assert reply.state == session_pb2.DONE and reply.error == ""
+    assert c.stub.GetStatus(session_pb2.StatusRequest(session="shared"), timeout=TIMEOUT).state == WAITING

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.distance import squareform
-from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
 
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
@@ -51,6 +50,9 @@ class ClusteringSpec:
 
     def estimator(self, precomputed: bool):
         """The scikit-learn estimator for these settings."""
+        # imported here: reading a scenario, as every party process does, needs no scikit-learn
+        from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
+
         if self.algorithm == "kmeans":
             return KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=self.seed)
         if self.algorithm == "agglomerative":

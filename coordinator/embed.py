@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 from scipy.spatial.distance import squareform
-from sklearn.manifold import MDS
 
 from coordinator.combine import Combined, Contribution
 from coordinator.errors import SessionError
@@ -26,6 +25,8 @@ def requested_embedding(contributions: list[Contribution]) -> dict[str, str] | N
 
 def nmds(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
     """Non-metric MDS (Kruskal stress-1, 000 ch. 3) of the joined dissimilarities to ``dims`` features."""
+    from sklearn.manifold import MDS  # only a coordinator that embeds needs it
+
     D = squareform(combined.dissimilarity)
     dims, n_init = int(ask["dims"]), int(ask.get("n_init", 4))
     if dims >= D.shape[0]:

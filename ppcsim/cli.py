@@ -36,8 +36,9 @@ DESCRIPTION = """\
 Simulate privacy-preserving clustering over vertically partitioned data.
 
 Each party is its own process: it loads only its own columns, disguises them
-(drbt: random projection; osbr: dissimilarity matrix; none: plain) and sends
-them over gRPC to a coordinator, which joins the records on id, clusters them,
+(drbt: random projection; osbr: dissimilarity matrix; none: plain; and
+nmds, rotation, geometric, noise, pca, svd, dct) and sends them over gRPC
+(TLS, a token per party) to a coordinator, which joins the records on id, clusters them,
 returns the result to every party and counts every byte that crossed the wire.
 """
 
@@ -58,9 +59,11 @@ def demo_path() -> Path:
     return Path(str(resources.files("scenarios") / DEMO))
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
+def settings_from(args: argparse.Namespace) -> Settings | None:
     if not 0 < args.known_fraction <= 1:
         raise ScenarioError(Path("--known-fraction"), [f"must be in (0, 1], got {args.known_fraction}"])
+    if getattr(args, "no_eval", False):
+        return None
     return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction)
 
 
@@ -98,46 +101,122 @@ def cmd_credentials(args: argparse.Namespace) -> int:
     return 0
 
 
+def _coordinator_credentials(args: argparse.Namespace, scenarios: list) -> list[Path | None]:
+    """Each scenario's credentials folder, in order (None where none was given).
+
+    One scenario: ``--credentials DIR`` is its folder. Several: either one
+    ``--credentials`` per ``--scenario``, in the same order, or one folder
+    holding a folder per session, named after the session (``DIR/<name>/``).
+    """
+    given = [Path(c) for c in args.credentials or []]
+    n = len(scenarios)
+    if len(given) == n:
+        return given
+    if not given:
+        return [None] * n
+    if len(given) == 1 and n > 1:
+        return [given[0] / s.name for s in scenarios]
+    raise SessionError(f"--credentials given {len(given)} times for {n} scenario{'s' if n > 1 else ''}: give it once "
+                       "per --scenario, in the same order, or once as a folder holding a folder per session name")
+
+
+def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: list[Path | None]):
+    """The one way the coordinator listens (all its sessions share the port): ServerSecurity.
+
+    Every session must ask for the same transport, and under TLS every
+    session's credentials must hold the same coordinator certificate, key and
+    CA: a listening port presents one certificate.
+    """
+    for scenario, folder in zip(scenarios, folders):
+        sec = scenario.security
+        if sec.needs_credentials and folder is None:
+            raise SessionError(
+                f"session '{scenario.name}': the scenario's [security] asks for {'TLS' if sec.tls else 'tokens'}: "
+                f"create credentials with 'ppc credentials {scenario.path} --out DIR' and pass --credentials DIR")
+    def transport(s) -> str:
+        return "mutual TLS" if s.security.mutual else "TLS" if s.security.tls else "plaintext"
+
+    first = scenarios[0]
+    for scenario in scenarios[1:]:
+        if transport(scenario) != transport(first):
+            raise SessionError(
+                f"session '{scenario.name}' asks for {transport(scenario)} but session '{first.name}' for "
+                f"{transport(first)}: the sessions of one coordinator share its port, so their [security] tls "
+                "and mutual must agree")
+    if not first.security.tls:
+        return load_server_security(None, tls=False, mutual=False)
+    top = Path(args.credentials[0]) if len(args.credentials) == 1 else None
+    if len(scenarios) > 1 and top and (top / "coordinator.pem").exists():
+        # one folder for all, with the coordinator's own files at its top
+        return load_server_security(top, tls=True, mutual=first.security.mutual)
+    loaded = [load_server_security(folder, tls=True, mutual=first.security.mutual) for folder in folders]
+    for scenario, folder, security in zip(scenarios[1:], folders[1:], loaded[1:]):
+        if security != loaded[0]:
+            raise SessionError(
+                f"session '{scenario.name}': its credentials ({folder}) hold another coordinator certificate or CA "
+                f"than session '{first.name}' ({folders[0]}): a coordinator presents one certificate, so every "
+                "session it serves needs credentials made with the same CA and coordinator certificate")
+    return loaded[0]
+
+
 def cmd_coordinator(args: argparse.Namespace) -> int:
+    from coordinator.session import DONE, FAILED
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    scenario = load_scenario(args.scenario)
-    sec = scenario.security
-    if sec.needs_credentials and not args.credentials:
-        raise SessionError(f"the scenario's [security] asks for {'TLS' if sec.tls else 'tokens'}: create credentials "
-                           f"with 'ppc credentials {args.scenario} --out DIR' and pass --credentials DIR")
+    scenarios = [load_scenario(path) for path in args.scenario]
+    seen: dict[str, Path] = {}
+    for scenario in scenarios:
+        if scenario.name in seen:
+            raise SessionError(f"{seen[scenario.name]} and {scenario.path} both name session '{scenario.name}': "
+                               "the sessions of one coordinator need different names")
+        seen[scenario.name] = scenario.path
+    folders = _coordinator_credentials(args, scenarios)
+    security = _coordinator_security(args, scenarios, folders)
     registry = Registry()
-    tokens = load_token_digests(Path(args.credentials), scenario.name) if sec.tokens else None
-    session = registry.create(scenario.session_spec(tokens))
-    security = load_server_security(Path(args.credentials) if args.credentials else None, tls=sec.tls, mutual=sec.mutual)
+    sessions = []
+    for scenario, folder in zip(scenarios, folders):
+        tokens = load_token_digests(folder, scenario.name) if scenario.security.tokens else None
+        sessions.append(registry.create(scenario.session_spec(tokens)))
     server, port = start_server(args.listen, registry, security=security)
-    print(f"ppc coordinator: listening on port {port} ({security.transport}), session '{scenario.name}' "
-          f"expects {', '.join(p.name for p in scenario.parties)}", file=sys.stderr, flush=True)
+    several = len(scenarios) > 1
+    if several:
+        print(f"ppc coordinator: listening on port {port} ({security.transport}), {len(scenarios)} sessions",
+              file=sys.stderr, flush=True)
+    for scenario in scenarios:
+        print(f"ppc coordinator: {'' if several else f'listening on port {port} ({security.transport}), '}"
+              f"session '{scenario.name}' expects {', '.join(p.name for p in scenario.parties)}",
+              file=sys.stderr, flush=True)
     if args.port_file:
-        Path(args.port_file).write_text(str(port))
+        write_atomic(Path(args.port_file), str(port).encode())
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        while not stop.is_set():
-            try:
-                session.wait(timeout=0.2)
-                break
-            except SessionError:
-                if session.error:
-                    break
-        # let the parties fetch their results before the server goes away
+        while not stop.is_set() and not all(s.state in (DONE, FAILED) for s in sessions):
+            stop.wait(0.2)
+        if stop.is_set():
+            for session in sessions:
+                session.fail("the coordinator was stopped (SIGTERM) before the session ended")
+        # let the parties fetch their results (or hear why not) before the server goes away
         stop.wait(args.linger)
     except KeyboardInterrupt:
-        pass
+        for session in sessions:
+            session.fail("the coordinator was interrupted before the session ended")
     finally:
         server.stop(grace=2.0)
-    report = build_report(scenario, session, {}, {})
-    if args.out:
-        write_outputs(Path(args.out), report, session)
-    if session.error:
-        print(f"ppc coordinator: error: session '{scenario.name}' failed: {session.error}", file=sys.stderr)
-        return 1
-    print(summary_table(report), file=sys.stderr)
-    return 0
+    failed = []
+    for scenario, session in zip(scenarios, sessions):
+        report = build_report(scenario, session, {}, {})
+        if args.out:
+            write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session)
+        if session.error:
+            failed.append(f"session '{scenario.name}' failed: {session.error}")
+        else:
+            if several:
+                print(f"ppc coordinator: session '{scenario.name}' done", file=sys.stderr)
+            print(summary_table(report), file=sys.stderr)
+    for line in failed:
+        print(f"ppc coordinator: error: {line}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_party(args: argparse.Namespace) -> int:
@@ -185,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: runs/<scenario name>)")
         p.add_argument("--port", type=int, default=0, help="coordinator port on 127.0.0.1 (default: a free one)")
         p.add_argument("--html", action="store_true", help="also write report.html (tables and figures, self-contained)")
+        p.add_argument("--no-eval", action="store_true",
+                       help="measure neither utility nor privacy: only the protocol's own work (for timing)")
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
         add_measure_options(p)
 
@@ -222,17 +303,40 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a host name or address the coordinator is reached at (repeatable)")
     cred.set_defaults(func=cmd_credentials)
 
-    coord = sub.add_parser("coordinator", help="run the coordinator for one scenario's session",
-                           description="Serve the session a scenario file describes until it is done, then write "
-                           "its report. Parties connect with 'ppc party'.")
+    coord = sub.add_parser("coordinator", help="run the coordinator for one or more scenarios' sessions",
+                           description="Serve the session each scenario file describes until every one has\n"
+                           "ended (done, failed or past its deadline), then write their reports. Parties\n"
+                           "connect with 'ppc party'. Repeat --scenario to serve several sessions at once\n"
+                           "on one port (their names must differ). Exits 0 when every session is done, 1\n"
+                           "when any failed, with one 'error:' line per failed session, naming it.",
+                           epilog="several sessions:\n"
+                           "  ppc coordinator --listen 0.0.0.0:50051 --scenario a.toml --scenario b.toml \\\n"
+                           "      --credentials creds/a --credentials creds/b --out runs\n"
+                           "\n"
+                           "  writes runs/<session name>/ for each session. --credentials is given once per\n"
+                           "  --scenario, in the same order, or once as a folder holding one folder per\n"
+                           "  session, named after it (DIR/<name>/); the coordinator's own TLS files\n"
+                           "  (ca.pem, coordinator.pem, coordinator.key) are then read from the top of DIR\n"
+                           "  when they are there, else from each session's folder. The tokens are per\n"
+                           "  session, but a port presents one certificate: under TLS every session's\n"
+                           "  folder must carry the same coordinator certificate, key and CA, and every\n"
+                           "  party the same ca.pem ('ppc credentials' makes a new CA each time, so copy the\n"
+                           "  first folder's three files over the others' and its ca.pem into each party\n"
+                           "  folder; under mutual TLS the party certificates must come from that CA too).\n"
+                           "  The sessions must agree on [security] tls and mutual.",
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     coord.add_argument("--listen", required=True, metavar="HOST:PORT", help="address to serve on (port 0: any free one)")
-    coord.add_argument("--scenario", required=True, help="scenario TOML file (parties expected, clustering)")
-    coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done")
-    coord.add_argument("--credentials", metavar="DIR", help="folder from 'ppc credentials' (needed unless the "
-                       "scenario turns [security] tls and tokens off)")
+    coord.add_argument("--scenario", required=True, action="append", metavar="FILE",
+                       help="scenario TOML file (parties expected, clustering); repeat to serve several sessions")
+    coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done "
+                       "(with several scenarios: into DIR/<session name>/)")
+    coord.add_argument("--credentials", metavar="DIR", action="append",
+                       help="folder from 'ppc credentials' (needed unless the scenario turns [security] tls and "
+                       "tokens off); with several scenarios: once per --scenario in the same order, or once as a "
+                       "folder of DIR/<session name>/ folders (see below)")
     coord.add_argument("--port-file", metavar="FILE", help="write the port actually bound to FILE")
     coord.add_argument("--linger", type=float, default=2.0, metavar="S",
-                       help="seconds to keep serving after the session ends, for parties to fetch results")
+                       help="seconds to keep serving after the last session ends, for parties to fetch results")
     coord.set_defaults(func=cmd_coordinator)
 
     party = sub.add_parser("party", help="run one party against a coordinator",

@@ -1,0 +1,438 @@
+"""Faults with real processes: a party killed mid-upload, a party that never arrives, a coordinator
+restart, and outputs that are never half-written.
+
+In each case the session ends within its deadline with an error that names the
+party, the other parties are told, no process hangs (every wait has a timeout,
+everything is killed in ``finally``) and what lands in the run directory is
+whole.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import read_report
+from parties.client import ClientSecurity
+from ppcsim.cli import main as ppc_main
+from ppcsim.relay import Link, Relay
+from ppcsim.report import write_atomic
+from ppcsim.scenario import load_scenario
+from ppcsim.simulate import simulate
+from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
+
+TIMEOUT = 120.0
+#: One BLAS/OpenMP thread per party process, as ``ppc run`` gives its parties.
+PARTY_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+WINE_PARTIES = """
+[[parties]]
+name = "a"
+columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols"]
+method = "drbt"
+k = 3
+
+[[parties]]
+name = "b"
+columns = ["flavanoids", "hue", "proline", "color_intensity"]
+method = "none"
+
+[clustering]
+algorithm = "kmeans"
+n_clusters = 3
+"""
+
+
+def wine_scenario(tmp: Path, name: str, deadline: float = 60, seed: int = 5) -> Path:
+    path = tmp / f"{name}.toml"
+    path.write_text(f'name = "{name}"\nseed = {seed}\ndeadline = {deadline}\n\n'
+                    f'[data]\nsource = "sklearn:wine"\nlabel_column = "target"\n{WINE_PARTIES}')
+    return path
+
+
+def ppc_cmd(*args) -> list[str]:
+    return [sys.executable, "-m", "ppcsim", *map(str, args)]
+
+
+class Roles:
+    """The processes of one test, each logging to its own file; all killed at the end."""
+
+    def __init__(self, tmp: Path):
+        self.tmp, self.procs = tmp, {}
+        (tmp / "logs").mkdir(exist_ok=True)
+
+    def start(self, key: str, *args, env=None) -> subprocess.Popen:
+        with open(self.log_path(key), "wb") as fh:
+            self.procs[key] = subprocess.Popen(ppc_cmd(*args), stdin=subprocess.DEVNULL, stdout=fh,
+                                               stderr=subprocess.STDOUT, cwd=self.tmp, env=env)
+        return self.procs[key]
+
+    def coordinator(self, key: str, listen: str, *args) -> int:
+        port_file = self.tmp / f"{key}.port"
+        proc = self.start(key, "coordinator", "--listen", listen, "--port-file", port_file, "--linger", "0.5", *args)
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            assert proc.poll() is None, self.log(key)
+            text = port_file.read_text().strip() if port_file.exists() else ""
+            if text.isdigit():
+                return int(text)
+            time.sleep(0.05)
+        raise AssertionError(f"{key} wrote no port file within 60 s")
+
+    def party(self, key: str, address: str, scenario: Path, party: str, creds: Path, *args) -> subprocess.Popen:
+        return self.start(key, "party", "--coordinator", address, "--scenario", scenario, "--party", party,
+                          "--credentials", creds / "parties" / party, "--labels-out", self.tmp / f"{key}.csv",
+                          *args, env=PARTY_ENV)
+
+    def wait(self, key: str, seconds: float) -> int:
+        try:
+            return self.procs[key].wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{key} did not exit within {seconds:g} s (it hangs): {self.log(key)}") from None
+
+    def log_path(self, key: str) -> Path:
+        return self.tmp / "logs" / f"{key}.log"
+
+    def log(self, key: str) -> str:
+        return self.log_path(key).read_text(errors="replace")
+
+    def lines(self, key: str) -> list[str]:
+        """What the process printed, without gRPC's own log lines (e.g. "I1125 22:38:53.9 ...")."""
+        return [line for line in self.log(key).splitlines()
+                if line.strip() and not (line[:1] in "DIWEF" and line[1:5].isdigit() and line[5:6] == " ")]
+
+    def kill_all(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.procs.values():
+            if proc.returncode is None:
+                proc.wait(timeout=30)
+
+
+@pytest.fixture
+def roles(tmp_path):
+    r = Roles(tmp_path)
+    try:
+        yield r
+    finally:
+        r.kill_all()
+
+
+class Status:
+    """GetStatus of a session over a real TLS channel, with one party's token."""
+
+    def __init__(self, address: str, session: str, party_creds: Path):
+        security = ClientSecurity.load(party_creds, party_creds.name)
+        self.channel = security.channel(address)
+        self.stub = session_pb2_grpc.CoordinatorStub(self.channel)
+        self.request = session_pb2.StatusRequest(session=session)
+        self.metadata = (("authorization", f"Bearer {security.token}"),)
+
+    def parties(self) -> dict[str, session_pb2.PartyStatus]:
+        reply = self.stub.GetStatus(self.request, timeout=10, wait_for_ready=True, metadata=self.metadata)
+        return {p.party: p for p in reply.parties}
+
+    def wait_for(self, what: str, test, seconds: float, alive=()) -> session_pb2.PartyStatus:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for proc in alive:
+                assert proc.poll() is None, f"a process ended while waiting for {what}"
+            status = self.parties()
+            if test(status):
+                return status
+            time.sleep(0.02)
+        raise AssertionError(f"no {what} within {seconds:g} s")
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+def credentials(tmp: Path, scenario: Path, folder: str) -> Path:
+    """``ppc credentials SCENARIO --out tmp/folder``, in this process."""
+    assert ppc_main(["credentials", str(scenario), "--out", str(tmp / folder)]) == 0
+    return tmp / folder
+
+
+def labels_alone(scenario: Path) -> str:
+    session, _ = simulate(load_scenario(scenario))
+    ids, labels = session.outcome.join.ids.tolist(), session.outcome.labels.tolist()
+    return "id,cluster\n" + "".join(f"{i},{c}\n" for i, c in zip(ids, labels))
+
+
+def leftovers(folder: Path) -> list[Path]:
+    """Temporary files (ppcsim.report.write_atomic's start with '.') anywhere under ``folder``."""
+    return [p for p in folder.rglob(".*")]
+
+
+# -- a party killed mid-upload ----------------------------------------------------------------------------
+
+
+def test_party_killed_mid_upload_fails_the_session_naming_it(tmp_path, roles):
+    """Party b uploads and waits for its result; party a's 300,000 x 8 block (19 MB) goes through a
+    24 Mbit/s link (a relay in this process), so its upload takes seconds and the kill lands in it."""
+    scenario = tmp_path / "killed.toml"
+    columns = ", ".join(f'"x{j}"' for j in range(1, 9))
+    scenario.write_text(
+        'name = "killed"\nseed = 9\ndeadline = 60\n'
+        '[data]\nsource = "synthetic:blobs"\nrows = 300000\ncolumns = 9\nclusters = 3\n'
+        f'[[parties]]\nname = "a"\ncolumns = [{columns}]\nmethod = "none"\n'
+        '[[parties]]\nname = "b"\ncolumns = ["x0"]\nmethod = "none"\n'
+        '[clustering]\nalgorithm = "kmeans"\nn_clusters = 3\n'
+    )
+    creds, out = credentials(tmp_path, scenario, "creds"), tmp_path / "out"
+    port = roles.coordinator("coordinator", "127.0.0.1:0", "--scenario", scenario, "--credentials", creds,
+                             "--out", out)
+    address = f"127.0.0.1:{port}"
+    status = Status(address, "killed", creds / "parties" / "b")
+    relay = Relay(address, Link(bandwidth_mbit=24)).start()
+    try:
+        t0 = time.monotonic()
+        b = roles.party("b", address, scenario, "b", creds)
+        status.wait_for("upload of b", lambda s: s["b"].uploaded, 60, alive=[b])
+        a = roles.party("a", relay.address, scenario, "a", creds)
+        moving = status.wait_for("upload of a in progress",
+                                 lambda s: 1 << 20 <= s["a"].payload_bytes < s["a"].payload_expected, 60, alive=[a])
+        a.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        assert 0 < moving["a"].payload_bytes < moving["a"].payload_expected
+        assert roles.wait("a", 10) == -signal.SIGKILL
+        # the party that waits for its result is told, well before the deadline, and names the dead party
+        assert roles.wait("b", 60 - (time.monotonic() - t0) + 5) == 1, roles.log("b")
+        told = time.monotonic() - killed
+        assert roles.wait("coordinator", 30) == 1, roles.log("coordinator")
+    finally:
+        status.close()
+        relay.stop()
+
+    b_lines = roles.lines("b")
+    assert "Traceback" not in roles.log("b")
+    assert b_lines[-1].startswith("ppc party b: error: session 'killed' failed: party 'a': "), b_lines
+    assert told < 30, f"party b heard of the failure {told:.1f} s after the kill"
+    assert not (tmp_path / "b.csv").exists()
+
+    coordinator = roles.lines("coordinator")
+    assert "Traceback" not in roles.log("coordinator")
+    errors = [line for line in coordinator if line.startswith("ppc coordinator: error: ")]
+    assert len(errors) == 1 and errors[0] == coordinator[-1], coordinator
+    assert errors[0].startswith("ppc coordinator: error: session 'killed' failed: party 'a': ")
+
+    report = read_report(out)
+    assert report["state"] == "failed" and report["error"].startswith("party 'a': ")
+    assert [p["rows"] for p in report["parties"]] == [None, 300000]
+    assert not (out / "labels.csv").exists() and (out / "sent" / "b.npz").exists()
+    assert not (out / "sent" / "a.npz").exists()
+    assert leftovers(out) == []
+
+
+# -- a party that never arrives, beside a session that completes --------------------------------------------
+
+
+def test_party_that_never_arrives_fails_only_its_session(tmp_path, roles):
+    """One coordinator, two sessions (credentials given once per scenario): 'late' waits for a party b
+    that never comes and fails at its 12 s deadline naming b; 'fine' completes all the same."""
+    fine, late = wine_scenario(tmp_path, "fine", seed=1), wine_scenario(tmp_path, "late", deadline=12, seed=2)
+    creds = {n: credentials(tmp_path, s, f"creds-{n}") for n, s in (("fine", fine), ("late", late))}
+    # one coordinator presents one certificate: 'late' gets 'fine's CA and coordinator files
+    for file in ("ca.pem", "coordinator.pem", "coordinator.key"):
+        shutil.copy2(creds["fine"] / file, creds["late"] / file)
+    for party in (creds["late"] / "parties").iterdir():
+        shutil.copy2(creds["fine"] / "ca.pem", party / "ca.pem")
+    out = tmp_path / "out"
+    port = roles.coordinator("coordinator", "127.0.0.1:0", "--scenario", fine, "--scenario", late,
+                             "--credentials", creds["fine"], "--credentials", creds["late"], "--out", out)
+    address = f"127.0.0.1:{port}"
+    t0 = time.monotonic()
+    for key, scenario, party in (("fine-a", fine, "a"), ("fine-b", fine, "b"), ("late-a", late, "a")):
+        roles.party(key, address, scenario, party, creds[scenario.stem])
+    assert roles.wait("fine-a", TIMEOUT) == 0, roles.log("fine-a")
+    assert roles.wait("fine-b", TIMEOUT) == 0, roles.log("fine-b")
+    assert roles.wait("late-a", TIMEOUT) == 1, roles.log("late-a")
+    late_seconds = time.monotonic() - t0
+    assert roles.wait("coordinator", 30) == 1, roles.log("coordinator")
+
+    failed = "session 'late' failed: deadline of 12 s passed (never joined: b)"
+    assert roles.lines("late-a")[-1] == f"ppc party a: error: {failed}"
+    assert late_seconds < 12 + 20  # its deadline, and the start-up of the processes
+    coordinator = roles.lines("coordinator")
+    assert "Traceback" not in roles.log("coordinator")
+    assert [line for line in coordinator if "error" in line] == [f"ppc coordinator: error: {failed}"]
+    assert "ppc coordinator: session 'fine' done" in coordinator
+    assert read_report(out / "late")["error"] == "deadline of 12 s passed (never joined: b)"
+    assert read_report(out / "fine")["state"] == "done"
+    assert (out / "fine" / "labels.csv").read_text() == labels_alone(fine)
+    assert leftovers(out) == []
+
+
+# -- a coordinator restart ----------------------------------------------------------------------------------
+
+
+def test_coordinator_killed_while_parties_wait_then_restarted(tmp_path, roles):
+    scenario = wine_scenario(tmp_path, "restart")
+    creds, out = credentials(tmp_path, scenario, "creds"), tmp_path / "out"
+    port = roles.coordinator("first", "127.0.0.1:0", "--scenario", scenario, "--credentials", creds, "--out", out)
+    address = f"127.0.0.1:{port}"
+    status = Status(address, "restart", creds / "parties" / "a")
+    try:
+        waiting = roles.party("waiting-a", address, scenario, "a", creds, "--timeout", 30)
+        status.wait_for("upload of a", lambda s: s["a"].uploaded, 60, alive=[waiting])
+    finally:
+        status.close()
+    roles.procs["first"].send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    assert roles.wait("first", 10) == -signal.SIGKILL
+    # the waiting party learns at once (its timeout is 30 s) that the coordinator is gone
+    assert roles.wait("waiting-a", 30 + 10) == 1, roles.log("waiting-a")
+    assert time.monotonic() - killed < 30
+    assert "Traceback" not in roles.log("waiting-a")
+    last = roles.lines("waiting-a")[-1]
+    assert last.startswith("ppc party a: error: coordinator unreachable"), last
+    assert not out.exists()  # the killed coordinator wrote nothing
+
+    # a party started while no coordinator listens waits for one; then a new coordinator on the same port
+    b = roles.party("b", address, scenario, "b", creds)
+    assert roles.coordinator("second", f"127.0.0.1:{port}", "--scenario", scenario, "--credentials", creds,
+                             "--out", out) == port
+    roles.party("a", address, scenario, "a", creds)
+    assert roles.wait("a", TIMEOUT) == 0, roles.log("a")
+    assert b.wait(timeout=TIMEOUT) == 0, roles.log("b")
+    assert roles.wait("second", 30) == 0, roles.log("second")
+    report = read_report(out)
+    assert report["state"] == "done" and report["error"] is None
+    assert (out / "labels.csv").read_text() == labels_alone(scenario)
+    assert leftovers(out) == []
+
+
+def test_coordinator_stopped_by_sigterm_tells_the_waiting_parties(tmp_path, roles):
+    scenario = wine_scenario(tmp_path, "stopped")
+    creds, out = credentials(tmp_path, scenario, "creds"), tmp_path / "out"
+    port = roles.coordinator("coordinator", "127.0.0.1:0", "--scenario", scenario, "--credentials", creds,
+                             "--out", out)
+    address = f"127.0.0.1:{port}"
+    status = Status(address, "stopped", creds / "parties" / "a")
+    try:
+        a = roles.party("a", address, scenario, "a", creds)
+        status.wait_for("upload of a", lambda s: s["a"].uploaded, 60, alive=[a])
+    finally:
+        status.close()
+    roles.procs["coordinator"].send_signal(signal.SIGTERM)
+    assert roles.wait("coordinator", 30) == 1, roles.log("coordinator")
+    assert roles.wait("a", 30) == 1, roles.log("a")
+    failed = "session 'stopped' failed: the coordinator was stopped (SIGTERM) before the session ended"
+    assert roles.lines("a")[-1] == f"ppc party a: error: {failed}"
+    assert roles.lines("coordinator")[-1] == f"ppc coordinator: error: {failed}"
+    report = read_report(out)
+    assert report["state"] == "failed" and [p["rows"] for p in report["parties"]] == [178, None]
+    assert leftovers(out) == []
+
+
+# -- outputs are whole or absent ----------------------------------------------------------------------------
+
+
+def children(pid: int) -> list[tuple[int, list[str]]]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) != pid:
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                found.append((int(entry), [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def test_failed_run_leaves_a_whole_report_and_no_temporary_files(tmp_path):
+    scenario, out = wine_scenario(tmp_path, "broken"), tmp_path / "out"
+    proc = subprocess.Popen(ppc_cmd("run", scenario, "--out", out, "--quiet"), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        end, victim = time.monotonic() + 60, None
+        while victim is None and proc.poll() is None and time.monotonic() < end:
+            victim = next((pid for pid, argv in children(proc.pid)
+                           if "--party" in argv[:-1] and argv[argv.index("--party") + 1] == "b"), None)
+            time.sleep(0.01)
+        assert victim is not None, "party b's process never appeared"
+        os.kill(victim, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1 and "Traceback" not in stderr
+    assert "party 'b' was killed by signal 9" in stderr
+    report = json.loads((out / "report.json").read_text())  # whole: it parses
+    assert report["state"] == "failed" and report["error"].startswith("party 'b' was killed by signal 9")
+    assert leftovers(out) == []
+    assert not (out / "labels.csv").exists()
+    assert sorted(p.name for p in (out / "logs").iterdir()) == ["a.log", "b.log"]
+
+
+def test_write_atomic_keeps_the_old_file_when_the_write_fails(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_bytes(b'{"old": true}')
+
+    def half_then_full_disk(fh):
+        fh.write(b'{"new": ')
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        write_atomic(target, half_then_full_disk)
+    assert target.read_bytes() == b'{"old": true}'
+    assert sorted(tmp_path.iterdir()) == [target]
+
+    fresh = tmp_path / "labels.csv"
+    with pytest.raises(KeyboardInterrupt):  # interrupted half-way: nothing appears
+        write_atomic(fresh, lambda fh: (fh.write(b"id,cluster\n1,"), (_ for _ in ()).throw(KeyboardInterrupt())))
+    assert not fresh.exists() and sorted(tmp_path.iterdir()) == [target]
+
+
+def test_write_atomic_keeps_the_old_file_when_the_rename_fails(tmp_path, monkeypatch):
+    target = tmp_path / "labels.csv"
+    target.write_bytes(b"id,cluster\n")
+
+    def no_rename(src, dst):
+        raise PermissionError(errno.EACCES, "Permission denied", str(dst))
+
+    monkeypatch.setattr(os, "replace", no_rename)
+    with pytest.raises(PermissionError):
+        write_atomic(target, b"id,cluster\n1,0\n")
+    monkeypatch.undo()
+    assert target.read_bytes() == b"id,cluster\n"
+    assert sorted(tmp_path.iterdir()) == [target]
+
+
+def test_write_atomic_killed_mid_write_leaves_the_old_file_whole(tmp_path):
+    """SIGKILL runs no clean-up: the target keeps its old content; only a '.'-named temporary
+    file is left beside it, which no reader of the run directory takes for an output."""
+    target = tmp_path / "report.json"
+    target.write_bytes(b'{"old": true}')
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pathlib import Path\nfrom ppcsim.report import write_atomic\n"
+         "def slow(fh):\n    fh.write(b'{\"new\": '); fh.flush(); print('writing', flush=True); time.sleep(60)\n"
+         f"write_atomic(Path({str(target)!r}), slow)\n"],
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        assert writer.stdout.readline().strip() == "writing"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=10)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    assert target.read_bytes() == b'{"old": true}'
+    left = [p for p in tmp_path.iterdir() if p != target]
+    assert len(left) == 1 and left[0].name.startswith(".report.json.") and left[0].read_bytes() == b'{"new": '

@@ -20,7 +20,7 @@ from coordinator.servicer import Registry
 from parties.client import ClientSecurity
 from parties.errors import PartyError
 from ppcsim import reproduce
-from ppcsim.credentials import make_credentials
+from ppcsim.credentials import make_credentials, make_shared_credentials
 from ppcsim.evaluate.observer import Settings
 from ppcsim.html import run_page, sweep_page
 from ppcsim.launcher import RunError, run_scenario
@@ -93,11 +93,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_credentials(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
+    scenarios = [load_scenario(path) for path in args.scenario]
     out = Path(args.out)
-    make_credentials(out, scenario.name, [p.name for p in scenario.parties], args.host)
+    if len(scenarios) == 1:
+        make_credentials(out, scenarios[0].name, [p.name for p in scenarios[0].parties], args.host)
+        where = f"{out}/parties/<name>/"
+    else:
+        names = [s.name for s in scenarios]
+        if len(set(names)) != len(names):
+            raise SessionError(f"two scenarios have the same session name: {', '.join(names)}")
+        make_shared_credentials(out, {s.name: [p.name for p in s.parties] for s in scenarios}, args.host)
+        where = f"{out}/<session>/parties/<name>/"
     print(f"ppc credentials: wrote {out}/ (the coordinator's files at the top; each party's in "
-          f"{out}/parties/<name>/: give every party only its own folder)", file=sys.stderr)
+          f"{where}: give every party only its own folder)", file=sys.stderr)
     return 0
 
 
@@ -297,7 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Create a throw-away certificate authority, a certificate for the coordinator, "
                           "and a certificate and token for each party of the scenario, for running the roles by "
                           "hand over TLS. 'ppc run' makes its own for every run.")
-    cred.add_argument("scenario", help="scenario TOML file (its name and parties)")
+    cred.add_argument("scenario", nargs="+", help="scenario TOML file (its name and parties); several for one "
+                      "coordinator serving several sessions (one CA, one folder per session)")
     cred.add_argument("--out", required=True, metavar="DIR")
     cred.add_argument("--host", action="append", default=[], metavar="NAME",
                       help="a host name or address the coordinator is reached at (repeatable)")

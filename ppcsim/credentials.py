@@ -9,6 +9,8 @@ nothing here is hand-rolled crypto. The layout of a credentials folder:
     parties/<name>/ca.pem, cert.pem, key.pem, token
 
 The coordinator needs the top level; each party needs only its own folder.
+For several sessions on one coordinator, ``tokens.json`` and ``parties/``
+sit in one folder per session, ``<session>/``, under the shared CA.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import ipaddress
 import json
 import os
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
@@ -76,32 +79,62 @@ def _san(host: str):
         return x509.DNSName(host)
 
 
-def make_credentials(out: Path, session: str, parties: list[str], hosts: list[str] = ()) -> Path:
-    """Create a throw-away CA, certificates for the coordinator and every party, and party tokens.
+@dataclass
+class Authority:
+    """A throw-away CA: its key and certificate."""
+
+    key: object
+    certificate: x509.Certificate
+
+    @property
+    def pem(self) -> bytes:
+        return self.certificate.public_bytes(serialization.Encoding.PEM)
+
+
+def make_authority(out: Path, name: str, hosts: list[str] = ()) -> Authority:
+    """A new CA (``ca.pem``) and the coordinator's certificate and key, written into ``out``.
 
     ``hosts`` are extra names or addresses the coordinator is reached at
     (it always carries ``ppc-coordinator``, ``localhost`` and 127.0.0.1).
     """
     ca_key = _key()
-    ca = _certificate(f"ppc-sim CA for {session}", ca_key, None, None, ca=True, days=2)
-    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
-    _write(out / "ca.pem", ca_pem)
+    ca = Authority(ca_key, _certificate(f"ppc-sim CA for {name}"[:64], ca_key, None, None, ca=True, days=2))
+    _write(out / "ca.pem", ca.pem)
     key = _key()
     names = dict.fromkeys([COORDINATOR_NAME, "localhost", "127.0.0.1", *hosts])
-    cert = _certificate(COORDINATOR_NAME, key, ca.subject, ca_key, sans=[_san(h) for h in names],
+    cert = _certificate(COORDINATOR_NAME, key, ca.certificate.subject, ca.key, sans=[_san(h) for h in names],
                         usage=ExtendedKeyUsageOID.SERVER_AUTH, days=2)
     _write(out / "coordinator.pem", cert.public_bytes(serialization.Encoding.PEM))
     _write(out / "coordinator.key", _pem_key(key), private=True)
+    return ca
+
+
+def make_session_credentials(out: Path, session: str, parties: list[str], ca: Authority) -> None:
+    """Each party's certificate (signed by ``ca``), key and token, and the tokens' digests, into ``out``."""
     digests = {}
     for party in parties:
         folder = out / "parties" / party
         key = _key()
-        cert = _certificate(party, key, ca.subject, ca_key, usage=ExtendedKeyUsageOID.CLIENT_AUTH, days=2)
+        cert = _certificate(party, key, ca.certificate.subject, ca.key, usage=ExtendedKeyUsageOID.CLIENT_AUTH, days=2)
         token = secrets.token_urlsafe(32)
         digests[party] = token_digest(token)
-        _write(folder / "ca.pem", ca_pem)
+        _write(folder / "ca.pem", ca.pem)
         _write(folder / "cert.pem", cert.public_bytes(serialization.Encoding.PEM))
         _write(folder / "key.pem", _pem_key(key), private=True)
         _write(folder / "token", token.encode(), private=True)
     _write(out / "tokens.json", json.dumps({"session": session, "parties": digests}, indent=2).encode())
+
+
+def make_credentials(out: Path, session: str, parties: list[str], hosts: list[str] = ()) -> Path:
+    """A throw-away CA, certificates for the coordinator and every party, and party tokens, in ``out``."""
+    make_session_credentials(out, session, parties, make_authority(out, session, hosts))
+    return out
+
+
+def make_shared_credentials(out: Path, sessions: dict[str, list[str]], hosts: list[str] = ()) -> Path:
+    """One CA and coordinator certificate in ``out`` for several sessions on one coordinator,
+    and each session's party credentials and tokens in ``out/<session>/``."""
+    ca = make_authority(out, f"{len(sessions)} sessions", hosts)
+    for session, parties in sessions.items():
+        make_session_credentials(out / session, session, parties, ca)
     return out

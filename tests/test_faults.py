@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -238,18 +237,14 @@ def test_party_killed_mid_upload_fails_the_session_naming_it(tmp_path, roles):
 
 
 def test_party_that_never_arrives_fails_only_its_session(tmp_path, roles):
-    """One coordinator, two sessions (credentials given once per scenario): 'late' waits for a party b
-    that never comes and fails at its 12 s deadline naming b; 'fine' completes all the same."""
+    """One coordinator, two sessions (one CA, a credentials folder per session): 'late' waits for a
+    party b that never comes and fails at its 12 s deadline naming b; 'fine' completes all the same."""
     fine, late = wine_scenario(tmp_path, "fine", seed=1), wine_scenario(tmp_path, "late", deadline=12, seed=2)
-    creds = {n: credentials(tmp_path, s, f"creds-{n}") for n, s in (("fine", fine), ("late", late))}
-    # one coordinator presents one certificate: 'late' gets 'fine's CA and coordinator files
-    for file in ("ca.pem", "coordinator.pem", "coordinator.key"):
-        shutil.copy2(creds["fine"] / file, creds["late"] / file)
-    for party in (creds["late"] / "parties").iterdir():
-        shutil.copy2(creds["fine"] / "ca.pem", party / "ca.pem")
+    assert ppc_main(["credentials", str(fine), str(late), "--out", str(tmp_path / "creds")]) == 0
+    creds = {n: tmp_path / "creds" / n for n in ("fine", "late")}
     out = tmp_path / "out"
     port = roles.coordinator("coordinator", "127.0.0.1:0", "--scenario", fine, "--scenario", late,
-                             "--credentials", creds["fine"], "--credentials", creds["late"], "--out", out)
+                             "--credentials", tmp_path / "creds", "--out", out)
     address = f"127.0.0.1:{port}"
     t0 = time.monotonic()
     for key, scenario, party in (("fine-a", fine, "a"), ("fine-b", fine, "b"), ("late-a", late, "a")):

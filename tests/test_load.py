@@ -16,7 +16,6 @@ scenarios and credentials (tests/test_faults.py serves two sessions with
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -124,24 +123,6 @@ def alone_labels(path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def share_one_tls_identity(creds: Path, names: list[str]) -> None:
-    """Make the per-session credentials share the first one's CA and coordinator certificate.
-
-    ``ppc credentials`` makes a new CA for every scenario, but one coordinator
-    presents one certificate on its port. The coordinator's files go to the top
-    of ``creds`` (where ``ppc coordinator --credentials creds`` reads them) and
-    every party trusts that CA; the tokens stay each session's own.
-    """
-    first = creds / names[0]
-    for file in ("ca.pem", "coordinator.pem", "coordinator.key"):
-        shutil.copy2(first / file, creds / file)
-    for name in names:
-        for file in ("ca.pem", "coordinator.pem", "coordinator.key"):
-            (creds / name / file).unlink()
-        for party in (creds / name / "parties").iterdir():
-            shutil.copy2(creds / "ca.pem", party / "ca.pem")
-
-
 def wait_all(procs: dict, end: float) -> dict:
     """Wait for every process until ``end`` (monotonic); {key: return code}."""
     codes = {}
@@ -188,10 +169,8 @@ def test_one_coordinator_serves_16_sessions_of_4_parties_like_16_runs_alone(tmp_
     procs: list[subprocess.Popen] = []
     quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
     try:
-        # 'ppc credentials' for every scenario (in this process: 16 Python start-ups saved)
-        for n in names:
-            assert ppc_main(["credentials", str(paths[n]), "--out", str(creds / n)]) == 0
-        share_one_tls_identity(creds, names)
+        # one CA and coordinator certificate, a folder per session (in this process: a Python start-up saved)
+        assert ppc_main(["credentials", *[str(paths[n]) for n in names], "--out", str(creds)]) == 0
 
         # one coordinator for all sixteen sessions
         port_file = tmp_path / "port"

@@ -11,24 +11,16 @@ import threading
 from importlib import resources
 from pathlib import Path
 
-import grpc
-
 from coordinator.errors import SessionError
-from coordinator.security import load_server_security, load_token_digests
-from coordinator.server import start_server
-from coordinator.servicer import Registry
-from parties.client import ClientSecurity
 from parties.errors import PartyError
 from ppcsim import reproduce
-from ppcsim.credentials import make_credentials, make_shared_credentials
-from ppcsim.evaluate.observer import Settings
-from ppcsim.html import run_page, sweep_page
-from ppcsim.launcher import RunError, run_scenario
-from ppcsim.plots import run_figures, sweep_figures
-from ppcsim.report import build_report, summary_table, write_atomic, write_outputs
+from ppcsim.errors import RunError
+from ppcsim.evaluate.settings import Settings
 from ppcsim.scenario import ScenarioError, load_scenario
-from ppcsim.sweep import sweep
 from protos.serde import WireError
+
+# Each command imports what it needs inside its function: a party process, which runs
+# 'ppc party', then starts without matplotlib, scikit-learn or the observer's attacks.
 
 DEMO = "demo.toml"
 
@@ -68,6 +60,11 @@ def settings_from(args: argparse.Namespace) -> Settings | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ppcsim.html import run_page
+    from ppcsim.launcher import run_scenario
+    from ppcsim.plots import run_figures
+    from ppcsim.report import write_atomic
+
     scenario = load_scenario(args.scenario or demo_path())
     settings = settings_from(args)
     out = Path(args.out) if args.out else Path("runs") / scenario.name
@@ -83,6 +80,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from ppcsim.html import sweep_page
+    from ppcsim.plots import sweep_figures
+    from ppcsim.report import write_atomic
+    from ppcsim.sweep import sweep
+
     out = Path(args.out)
     rows = sweep(Path(args.scenario), out, settings=settings_from(args), in_process=args.in_process)
     figures = sweep_figures(rows, out / "figures")
@@ -93,6 +95,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_credentials(args: argparse.Namespace) -> int:
+    from ppcsim.credentials import make_credentials, make_shared_credentials
+
     scenarios = [load_scenario(path) for path in args.scenario]
     out = Path(args.out)
     if len(scenarios) == 1:
@@ -135,6 +139,8 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
     session's credentials must hold the same coordinator certificate, key and
     CA: a listening port presents one certificate.
     """
+    from coordinator.security import load_server_security
+
     for scenario, folder in zip(scenarios, folders):
         sec = scenario.security
         if sec.needs_credentials and folder is None:
@@ -168,7 +174,11 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
+    from coordinator.security import load_token_digests
+    from coordinator.server import start_server
+    from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
+    from ppcsim.report import build_report, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     scenarios = [load_scenario(path) for path in args.scenario]
@@ -228,6 +238,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 
 def cmd_party(args: argparse.Namespace) -> int:
+    import grpc
+
+    from parties.client import ClientSecurity
     from parties.run import rpc_message, run_party
 
     scenario = load_scenario(args.scenario)

@@ -15,6 +15,7 @@ from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, Session
 from ppcsim.credentials import make_credentials
+from ppcsim.errors import RunError
 from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.relay import Relay
 from ppcsim.report import build_report, summary_table, write_outputs
@@ -24,10 +25,6 @@ from ppcsim.scenario import Scenario
 EXIT_GRACE = 30.0
 #: Party processes share this machine's cores: one BLAS/OpenMP thread each keeps them from oversubscribing it.
 PARTY_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-class RunError(RuntimeError):
-    """The run could not finish: a party failed, the session failed, or the deadline passed."""
 
 
 def last_line(path: Path) -> str:

@@ -114,6 +114,11 @@ class Relay:
         self._ready.set()
         self._loop.run_forever()
         server.close()
+        pending = asyncio.all_tasks(self._loop)
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self._loop.close()
 
     async def _handle(self, reader, writer) -> None:
         self.counts.connections += 1

@@ -31,7 +31,8 @@ from coordinator.errors import SessionError
 from parties.errors import PartyError
 from parties.methods import method_class
 from ppcsim.evaluate.observer import Settings, evaluate
-from ppcsim.launcher import RunError, run_scenario
+from ppcsim.errors import RunError
+from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.report import build_report, write_atomic
 from ppcsim.scenario import ScenarioError, load_scenario

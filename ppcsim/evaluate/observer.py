@@ -28,6 +28,7 @@ from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attacks import ica_attack, known_io, multilateration, multilateration_privacy
 from ppcsim.evaluate.privacy import column_privacy, summary, vd
 from ppcsim.evaluate.stress import stress
+from ppcsim.evaluate.settings import Settings
 from ppcsim.scenario import Scenario
 from protos.serde import Layout
 
@@ -35,14 +36,6 @@ from protos.serde import Layout
 STRESS_ROWS = 2000
 #: Records an attack is evaluated on at most (seeded sample), to bound its cost.
 ATTACK_ROWS = 20000
-
-
-@dataclass
-class Settings:
-    """What the observer does: attacks on or off, and the known-record share of known_io."""
-
-    attacks: bool = True
-    known_fraction: float = 0.05
 
 
 def evaluate(

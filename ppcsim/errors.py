@@ -1,0 +1,5 @@
+"""The error a run reports when it cannot finish (a party or the session failed, or the deadline passed)."""
+
+
+class RunError(RuntimeError):
+    """The run could not finish: a party failed, the session failed, or the deadline passed."""

@@ -1,0 +1,76 @@
+"""Target 1: a DRBT run end to end against scikit-learn's KMeans alone, in the same invocation.
+
+4 parties, ROWS records, 100 columns (25 each), k = 10 per party, k-means with
+8 clusters. Prints three times and two ratios:
+
+  end-to-end  `ppc run --no-eval` (command start to report written)
+  kmeans-40   sklearn KMeans (same settings and seed) on the joined ROWS x 40 disguised matrix
+  kmeans-100  the same on the raw 100 columns
+
+    python bench/e2e_drbt.py [--rows 1000000] [--n-init 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+from parties.data import load_blobs
+
+
+def scenario(rows: int, n_init: int) -> str:
+    parties = "\n".join(
+        f'[[parties]]\nname = "p{j}"\ncolumns = [{", ".join(f"{chr(34)}x{c}{chr(34)}" for c in range(25 * j, 25 * j + 25))}]\n'
+        f'method = "drbt"\nk = 10\n'
+        for j in range(4)
+    )
+    return (f'name = "bench-e2e"\nseed = 7\ndeadline = 3600\n[data]\nsource = "synthetic:blobs"\nrows = {rows}\n'
+            f'columns = 100\nclusters = 8\n{parties}\n[clustering]\nalgorithm = "kmeans"\nn_clusters = 8\n'
+            f'n_init = {n_init}\n')
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--n-init", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.toml"
+        path.write_text(scenario(args.rows, args.n_init))
+        out = Path(tmp) / "out"
+        e2e, proc = timed(lambda: subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out),
+                                                  "--no-eval", "--quiet"], capture_output=True, text=True))
+        if proc.returncode != 0:
+            print(proc.stderr, file=sys.stderr)
+            return 1
+        sent = [np.load(out / "sent" / f"p{j}.npz") for j in range(4)]
+        joined = np.hstack([s["data"] for s in sent])  # every party holds every id, in the same order
+    kmeans = lambda X: KMeans(n_clusters=8, n_init=args.n_init, random_state=7).fit_predict(X)  # noqa: E731
+    k40, _ = timed(lambda: kmeans(joined))
+    options = {"rows": args.rows, "columns": 100, "clusters": 8, "seed": 7}
+    raw = load_blobs(options, [f"x{c}" for c in range(100)])
+    k100, _ = timed(lambda: kmeans(raw))
+    print(f"rows {args.rows:,}, 4 parties x 25 columns -> k = 10 each, k-means 8 clusters, n_init {args.n_init}")
+    print(f"end-to-end ppc run         {e2e:8.2f} s")
+    print(f"sklearn KMeans, 40 dims    {k40:8.2f} s")
+    print(f"sklearn KMeans, 100 dims   {k100:8.2f} s")
+    print(f"ratio e2e / kmeans-40      {e2e / k40:8.2f}   (target <= 1.3)")
+    print(f"ratio e2e / kmeans-100     {e2e / k100:8.2f}   (target < 1.0)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

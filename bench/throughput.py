@@ -1,0 +1,110 @@
+"""Target 2: a party's upload throughput against a plain TCP socket sending the same bytes, same run.
+
+A coordinator process (plaintext loopback, and again over TLS) receives one
+party's ROWS x COLS float64 block through the real Upload stream; a plain
+socket then sends the same number of bytes to a process that reads and
+discards them. Throughput is payload bytes over the time of the transfer.
+
+    python bench/throughput.py [--rows 500000] [--cols 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from parties.client import ClientSecurity, CoordinatorClient, upload_messages
+from parties.methods import Sent
+from protos.serde import CHUNK_BYTES, Layout
+
+SINK = """
+import socket, sys
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+print(srv.getsockname()[1], flush=True)
+conn, _ = srv.accept(); want = int(sys.argv[1]); got = 0
+buf = bytearray(1 << 20)
+while got < want:
+    n = conn.recv_into(buf)
+    if not n: break
+    got += n
+conn.sendall(b"k"); conn.close()
+"""
+
+
+def coordinator(tmp: Path, rows: int, tls: bool) -> tuple[subprocess.Popen, int, Path | None]:
+    security = "" if tls else "[security]\ntls = false\ntokens = false\n"
+    scenario = tmp / f"tp-{tls}.toml"
+    scenario.write_text(f'name = "tp"\ndeadline = 3600\n{security}[data]\nsource = "synthetic:blobs"\nrows = {rows}\n'
+                        'columns = 2\nclusters = 2\n[[parties]]\nname = "a"\ncolumns = ["x0"]\nmethod = "none"\n'
+                        '[clustering]\nn_clusters = 2\nn_init = 1\n')
+    creds = None
+    if tls:
+        creds = tmp / "creds"
+        subprocess.run([sys.executable, "-m", "ppcsim", "credentials", str(scenario), "--out", str(creds)], check=True,
+                       capture_output=True)
+    port_file = tmp / f"port-{tls}"
+    proc = subprocess.Popen([sys.executable, "-m", "ppcsim", "coordinator", "--listen", "127.0.0.1:0", "--port-file",
+                             str(port_file), "--scenario", str(scenario), *(["--credentials", str(creds)] if creds else [])],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not (port_file.exists() and port_file.read_text().strip()):
+        time.sleep(0.05)
+    return proc, int(port_file.read_text()), creds
+
+
+def grpc_upload(rows: int, cols: int, tls: bool) -> tuple[float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port, creds = coordinator(Path(tmp), rows, tls)
+        try:
+            security = ClientSecurity.load(creds, "a") if creds else None
+            client = CoordinatorClient(f"127.0.0.1:{port}", "tp", "a", security, tls=tls)
+            client.join(timeout=60)
+            block = np.random.default_rng(0).standard_normal((rows, cols))
+            ids = np.arange(rows).astype(str)
+            messages = list(upload_messages("tp", "a", "none", {}, ids, [Sent("data", block, Layout.ROWS)], cols,
+                                            CHUNK_BYTES))  # built before the clock starts, as the socket's bytes are
+            t = time.perf_counter()
+            client.upload(iter(messages), timeout=600)
+            return time.perf_counter() - t, block.nbytes
+        finally:
+            proc.kill()
+            proc.wait()
+
+
+def socket_send(nbytes: int) -> float:
+    sink = subprocess.Popen([sys.executable, "-c", SINK, str(nbytes)], stdout=subprocess.PIPE, text=True)
+    port = int(sink.stdout.readline())
+    data = np.random.default_rng(0).bytes(nbytes)
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        t = time.perf_counter()
+        s.sendall(data)
+        s.recv(1)
+        seconds = time.perf_counter() - t
+    sink.wait()
+    return seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=500_000)
+    parser.add_argument("--cols", type=int, default=100)
+    args = parser.parse_args()
+    plain, nbytes = grpc_upload(args.rows, args.cols, tls=False)
+    tls, _ = grpc_upload(args.rows, args.cols, tls=True)
+    raw = socket_send(nbytes)
+    mb = nbytes / 1e6
+    print(f"{mb:,.0f} MB of float64 ({args.rows:,} x {args.cols}) from one party")
+    print(f"plain TCP socket      {raw:7.2f} s  {mb / raw:8.0f} MB/s")
+    print(f"gRPC Upload           {plain:7.2f} s  {mb / plain:8.0f} MB/s   ratio {raw / plain:.2f}  (target >= 0.5)")
+    print(f"gRPC Upload over TLS  {tls:7.2f} s  {mb / tls:8.0f} MB/s   ratio {raw / tls:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,8 @@ import grpc
 from coordinator import handlers
 from coordinator.errors import SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify
-from coordinator.session import BrokenStream, Session, SessionSpec, clip, shown
+from coordinator.session import Session, SessionSpec
+from coordinator.upload import BrokenStream, clip, shown
 from protos.ppcsim.v1 import session_pb2_grpc
 
 log = logging.getLogger("ppcsim.coordinator")

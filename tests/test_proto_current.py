@@ -1,6 +1,5 @@
 """The committed generated code in protos/ is exactly what the .proto files generate."""
 
-from pathlib import Path
 
 import pytest
 

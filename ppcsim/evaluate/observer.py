@@ -11,7 +11,6 @@ Nothing computed here is ever sent to the coordinator.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.distance import pdist

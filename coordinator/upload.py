@@ -1,0 +1,189 @@
+"""One party's upload as the coordinator assembles it: every check on the stream, as early as it can be made."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from coordinator.combine import Contribution, check_osbr_upload
+from coordinator.errors import SessionError
+from protos.ppcsim.v1 import session_pb2
+from protos.serde import ArrayAssembler, Layout, WireError, spec_nbytes
+
+#: Default cap on what one party's upload may announce and send: array bytes plus id characters.
+MAX_UPLOAD_BYTES = 16 << 30
+#: Messages an upload may have beyond one per MESSAGE_BYTES of its announced size (header, ids, short tails).
+MESSAGE_SLACK = 64
+#: An upload's messages must carry this many bytes (array bytes and ids) on average, past MESSAGE_SLACK.
+MESSAGE_BYTES = 1024
+#: Longest client-supplied name quoted in an error message.
+SHOWN_CHARS = 80
+#: Most UTF-8 bytes of an error kept and sent back (gRPC refuses trailers over 16 KiB, percent-encoded).
+ERROR_BYTES = 1024
+
+
+def shown(name: str, limit: int = SHOWN_CHARS) -> str:
+    """``name`` as quoted in an error: control characters escaped, at most ``limit`` characters of it."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name[:limit])
+    return text if len(name) <= limit else f"{text}... ({len(name)} characters)"
+
+
+def clip(text: str, limit: int = ERROR_BYTES) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, saying so."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode(errors="ignore") + f"... ({len(text)} characters)"
+
+
+def size(n: int) -> str:
+    """``n`` bytes for a person: "16 GiB", "1.5 MiB", "12 bytes"."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.3g} {unit}"
+    return f"{n} bytes"
+
+
+class BrokenStream(Exception):
+    """The transport cut an upload short: the party cancelled, went away, or sent an undecodable message."""
+
+
+class Upload:
+    """Assembles one party's upload stream: the header, then ids and array chunks.
+
+    Every check names the party and the field at fault, and each happens as
+    early as it can: the header's announced sizes before any buffer is
+    allocated, each message's ids and bytes against what was announced as it
+    arrives, so that a stream that goes on past its announcement stops there.
+    """
+
+    def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES):
+        self.party, self.header, self.max_bytes = party, header, max_bytes
+        self.n = int(header.n_ids)
+        if not header.arrays:
+            raise SessionError(f"party '{party}': the upload announces no arrays")
+        names = [a.name for a in header.arrays]
+        if len(set(names)) != len(names):
+            repeated = next(n for n in names if names.count(n) > 1)
+            raise SessionError(f"party '{party}': array name '{shown(repeated)}' is announced twice")
+        for spec in header.arrays:
+            if spec.layout not in (Layout.ROWS, Layout.CONDENSED):
+                raise SessionError(
+                    f"party '{party}', array '{shown(spec.name)}': layout {spec.layout} is neither ROWS nor CONDENSED"
+                )
+        layouts = {spec.layout for spec in header.arrays}
+        if len(layouts) > 1:
+            raise SessionError(f"party '{party}': an upload sends either rows or condensed matrices, not both")
+        self.dissimilarity = layouts == {Layout.CONDENSED}
+        for spec in header.arrays:
+            self._check_shape(spec)
+        if self.dissimilarity:
+            check_osbr_upload(party, dict(header.params), set(names))
+        try:
+            sizes = [spec_nbytes(spec) for spec in header.arrays]
+        except WireError as exc:
+            raise SessionError(f"party '{party}': {exc}") from None
+        self.expected = sum(sizes)
+        if self.expected > max_bytes:
+            raise SessionError(
+                f"party '{party}': the header announces {self.expected} array bytes ({size(self.expected)}), "
+                f"more than this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
+            )
+        try:
+            self.assemblers = [ArrayAssembler(spec, max_bytes) for spec in header.arrays]
+        except WireError as exc:
+            raise SessionError(f"party '{party}': {exc}") from None
+        self.ids: list[str] = []
+        self.id_chars = 0
+        self.messages = 0
+        self.max_messages = MESSAGE_SLACK + len(header.arrays) + (self.expected + self.n) // MESSAGE_BYTES
+
+    def _check_shape(self, spec) -> None:
+        shape = tuple(spec.shape)
+        where = f"party '{self.party}', array '{shown(spec.name)}'"
+        got = shape if len(shape) <= 4 else f"({', '.join(map(str, shape[:4]))}, ... {len(shape)} dimensions)"
+        if self.dissimilarity:
+            want = (self.n * (self.n - 1) // 2,)
+            if shape != want:
+                raise SessionError(f"{where}: a condensed matrix over {self.n} ids has shape {want}, got {got}")
+        elif len(shape) != 2 or shape[0] != self.n or shape[1] < 1:
+            raise SessionError(f"{where}: expected rows of shape ({self.n}, k), got {got}")
+
+    @property
+    def received(self) -> int:
+        return sum(a.received for a in self.assemblers)
+
+    def release(self) -> None:
+        """Free the buffers of an upload that failed (what was received stays counted)."""
+        for a in self.assemblers:
+            a.release()
+
+    def add(self, message: session_pb2.UploadMessage) -> None:
+        self.messages += 1
+        if self.messages > self.max_messages:
+            raise SessionError(
+                f"party '{self.party}': more than {self.max_messages} messages for an upload of {self.n} ids and "
+                f"{self.expected} array bytes (send ids in IdChunks of many ids and array bytes in chunks of up "
+                "to the chunk_bytes Join returned)"
+            )
+        part = message.WhichOneof("part")
+        if part == "ids":
+            ids = message.ids.ids
+            if len(self.ids) + len(ids) > self.n:
+                raise SessionError(
+                    f"party '{self.party}': {len(self.ids) + len(ids)} ids sent, more than the {self.n} announced"
+                )
+            for i, record in enumerate(ids):
+                if "\x00" in record:
+                    raise SessionError(f"party '{self.party}': record id {len(self.ids) + i} contains a NUL character")
+            self.id_chars += sum(map(len, ids))
+            self.ids.extend(ids)
+            self._check_total()
+        elif part == "chunk":
+            chunk = message.chunk
+            if chunk.array >= len(self.assemblers):
+                raise SessionError(
+                    f"party '{self.party}': chunk for array {chunk.array}, which was not announced "
+                    f"(the header announces {len(self.assemblers)} array{'s' if len(self.assemblers) > 1 else ''})"
+                )
+            try:
+                self.assemblers[chunk.array].add(chunk)
+            except WireError as exc:
+                raise SessionError(f"party '{self.party}': {exc}") from None
+        elif part == "header":
+            raise SessionError(f"party '{self.party}': a second header in the upload")
+        else:
+            raise SessionError(f"party '{self.party}': an empty UploadMessage (neither ids nor an array chunk)")
+
+    def _check_total(self) -> None:
+        if self.id_chars + self.expected > self.max_bytes:
+            raise SessionError(
+                f"party '{self.party}': {self.id_chars} characters of ids and {self.expected} array bytes exceed "
+                f"this session's max_upload_bytes of {self.max_bytes} ({size(self.max_bytes)})"
+            )
+
+    def finish(self) -> Contribution:
+        if len(self.ids) != self.n:
+            raise SessionError(f"party '{self.party}': upload ended after {len(self.ids)} of {self.n} ids")
+        if self.received != self.expected:
+            missing = next(a for a in self.assemblers if not a.complete)
+            raise SessionError(
+                f"party '{self.party}': upload ended after {self.received} of {self.expected} bytes "
+                f"(array '{shown(missing.spec.name)}': {missing.received} of {missing.nbytes} bytes)"
+            )
+        ids = np.array(self.ids, dtype=str)
+        unique, counts = np.unique(ids, return_counts=True)
+        if len(unique) != len(ids):
+            raise SessionError(
+                f"party '{self.party}': duplicate record ids in the upload "
+                f"('{shown(str(unique[np.argmax(counts > 1)]))}' and {int((counts > 1).sum()) - 1} more repeat)"
+            )
+        arrays = {a.spec.name: a.array() for a in self.assemblers}
+        for name, arr in arrays.items():
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                first = tuple(int(i) for i in np.unravel_index(np.argmax(bad), arr.shape))
+                raise SessionError(
+                    f"party '{self.party}', array '{shown(name)}': NaN or infinite values "
+                    f"({int(bad.sum())} of {arr.size}, the first at index {first})"
+                )
+        return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays, self.dissimilarity)

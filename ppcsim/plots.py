@@ -68,6 +68,8 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
                ylabel="ARI vs clustering of the original data", title="Utility vs privacy")
         ax.legend(fontsize=8)
         figures["utility_vs_privacy"] = _save(fig, out, "utility_vs_privacy")
+    if _varies(rows, "methods") and any(r.get("privacy_worst_mean") is not None for r in rows):
+        figures["methods"] = methods_figure(rows, out)
     if _varies(rows, "rows"):
         fig, ax = plt.subplots(figsize=(6, 4))
         by_method = defaultdict(list)
@@ -84,6 +86,26 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
         ax.legend(fontsize=8)
         figures["bytes_vs_rows"] = _save(fig, out, "bytes_vs_rows")
     return figures
+
+
+def methods_figure(rows: list[dict], out: Path) -> Path:
+    """Every method in one picture: agreement with the original clustering against the privacy left
+    by the strongest attack that applies, the marker's area growing with the bytes sent."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    groups = defaultdict(list)
+    for r in rows:
+        if r.get("privacy_worst_mean") is not None:
+            groups[r["methods"]].append(r)
+    most = max(r["bytes_payload"] for r in rows) or 1
+    for method, members in sorted(groups.items()):
+        x = [m["privacy_worst_mean"] for m in members]
+        y = [m["ari"] for m in members]
+        area = [20 + 400 * np.sqrt(m["bytes_payload"] / most) for m in members]
+        ax.scatter(x, y, s=area, alpha=0.6, label=f"{method} ({np.mean([m['bytes_payload'] for m in members]):,.0f} B)")
+    ax.set(xlabel="mean column privacy against the strongest attack that applies (higher: safer)",
+           ylabel="ARI vs clustering of the original data", title="Disguises compared (marker area: bytes sent)")
+    ax.legend(fontsize=7, loc="best")
+    return _save(fig, out, "methods")
 
 
 def run_figures(report: dict, out: Path) -> dict[str, Path]:

@@ -176,6 +176,10 @@ def row(point: Point, report: dict) -> dict:
                  and attack in v.get("attacks", {}) and "min" in v["attacks"][attack]]
         out[f"privacy_{attack}_min"] = min((a["min"] for a in found), default=None)
         out[f"privacy_{attack}_mean"] = sum(a["mean"] for a in found) / len(found) if found else None
+    # the strongest attack that applies to each party, averaged over parties: one figure for any method
+    worst = [min(a["mean"] for a in v["attacks"].values() if "mean" in a)
+             for v in privacy.values() if isinstance(v, dict) and any("mean" in a for a in v.get("attacks", {}).values())]
+    out["privacy_worst_mean"] = sum(worst) / len(worst) if worst else None
     for key in ("predicted", "payload", "serialized"):
         out[f"bytes_{key}"] = sum(p["bytes"][key] or 0 for p in parties)
     out["seconds"] = report["timing"].get("total")

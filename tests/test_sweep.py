@@ -125,3 +125,16 @@ def test_run_html_report_is_self_contained(tmp_path):
     assert "<h2>Utility</h2>" in html and "<h2>Privacy</h2>" in html
     assert html.count("data:image/png;base64,") == 2
     assert "src=\"http" not in html and "<link" not in html
+
+
+def test_a_sweep_over_methods_draws_them_in_one_figure(tmp_path):
+    from ppcsim.plots import sweep_figures
+
+    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nmethod = ["none", "drbt", "rotation"]\n')
+    rows = sweep(path, tmp_path / "out", in_process=True)
+    assert [r["methods"] for r in rows] == ["none", "drbt", "rotation"]
+    # known input-output recovers 'none' and 'rotation' exactly; a projection below d only partly
+    assert rows[0]["privacy_worst_mean"] < 1e-9 and rows[2]["privacy_worst_mean"] < 1e-9
+    assert rows[1]["privacy_worst_mean"] > 0.01
+    figures = sweep_figures(rows, tmp_path / "figures")
+    assert "methods" in figures and matplotlib.image.imread(figures["methods"]).shape[0] > 200

@@ -7,6 +7,10 @@ import numpy as np
 from coordinator.combine import Contribution, check_osbr_upload
 from coordinator.errors import SessionError
 from protos.ppcsim.v1 import session_pb2
+from protos.ids import ENCODINGS as ID_ENCODINGS
+from protos.ids import TEXT as ID_TEXT
+from protos.ids import IdError
+from protos.ids import unpack as unpack_ids
 from protos.serde import ArrayAssembler, Layout, WireError, spec_nbytes
 
 #: Default cap on what one party's upload may announce and send: array bytes plus id characters.
@@ -92,6 +96,14 @@ class Upload:
             self.assemblers = [ArrayAssembler(spec, max_bytes) for spec in header.arrays]
         except WireError as exc:
             raise SessionError(f"party '{party}': {exc}") from None
+        if header.id_encoding not in ID_ENCODINGS:
+            raise SessionError(f"party '{party}': id_encoding {header.id_encoding} is not one this coordinator knows")
+        self.packed_ids = bytearray() if header.id_encoding != ID_TEXT else None
+        if self.packed_ids is not None and header.packed_id_bytes > max_bytes - self.expected:
+            raise SessionError(
+                f"party '{party}': {header.packed_id_bytes} packed id bytes and {self.expected} array bytes exceed "
+                f"this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
+            )
         self.ids: list[str] = []
         self.id_chars = 0
         self.messages = 0
@@ -126,7 +138,11 @@ class Upload:
                 "to the chunk_bytes Join returned)"
             )
         part = message.WhichOneof("part")
-        if part == "ids":
+        if part == "ids" and self.packed_ids is not None:
+            self._add_packed(message.ids)
+        elif part == "ids":
+            if message.ids.packed:
+                raise SessionError(f"party '{self.party}': packed ids in an upload that announced ids as text")
             ids = message.ids.ids
             if len(self.ids) + len(ids) > self.n:
                 raise SessionError(
@@ -154,6 +170,29 @@ class Upload:
         else:
             raise SessionError(f"party '{self.party}': an empty UploadMessage (neither ids nor an array chunk)")
 
+    def _add_packed(self, chunk: session_pb2.IdChunk) -> None:
+        if chunk.ids:
+            raise SessionError(f"party '{self.party}': ids as text in an upload that announced packed ids")
+        if len(self.packed_ids) + len(chunk.packed) > self.header.packed_id_bytes:
+            raise SessionError(
+                f"party '{self.party}': more packed id bytes than the {self.header.packed_id_bytes} announced"
+            )
+        self.packed_ids += chunk.packed
+
+    def _ids(self) -> np.ndarray:
+        """The uploaded ids, as text, once the stream has ended."""
+        if self.packed_ids is None:
+            if len(self.ids) != self.n:
+                raise SessionError(f"party '{self.party}': upload ended after {len(self.ids)} of {self.n} ids")
+            return np.array(self.ids, dtype=str)
+        if len(self.packed_ids) != self.header.packed_id_bytes:
+            raise SessionError(f"party '{self.party}': upload ended after {len(self.packed_ids)} of "
+                               f"{self.header.packed_id_bytes} packed id bytes")
+        try:
+            return unpack_ids(self.header.id_encoding, bytes(self.packed_ids), self.n)
+        except IdError as exc:
+            raise SessionError(f"party '{self.party}': {exc}") from None
+
     def _check_total(self) -> None:
         if self.id_chars + self.expected > self.max_bytes:
             raise SessionError(
@@ -162,15 +201,13 @@ class Upload:
             )
 
     def finish(self) -> Contribution:
-        if len(self.ids) != self.n:
-            raise SessionError(f"party '{self.party}': upload ended after {len(self.ids)} of {self.n} ids")
+        ids = self._ids()
         if self.received != self.expected:
             missing = next(a for a in self.assemblers if not a.complete)
             raise SessionError(
                 f"party '{self.party}': upload ended after {self.received} of {self.expected} bytes "
                 f"(array '{shown(missing.spec.name)}': {missing.received} of {missing.nbytes} bytes)"
             )
-        ids = np.array(self.ids, dtype=str)
         unique, counts = np.unique(ids, return_counts=True)
         if len(unique) != len(ids):
             raise SessionError(

@@ -12,6 +12,8 @@ import numpy as np
 from parties.errors import PartyError
 from parties.methods import Sent
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
+from protos.ids import TEXT as ID_TEXT
+from protos.ids import pack as pack_ids
 from protos.serde import ArrayAssembler, array_chunks, array_spec, labels_spec
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
@@ -68,7 +70,8 @@ def upload_messages(
     n_columns: int,
     chunk_bytes: int,
 ) -> Iterator[session_pb2.UploadMessage]:
-    """The upload stream: a header, the ids in chunks, then each array in chunks."""
+    """The upload stream: a header, the ids (as text or packed, whichever is smaller), then each array in chunks."""
+    encoding, packed = pack_ids(ids)
     header = session_pb2.UploadHeader(
         session=session,
         party=party,
@@ -77,11 +80,16 @@ def upload_messages(
         n_ids=len(ids),
         arrays=[array_spec(s.name, s.array, s.layout) for s in arrays],
         n_columns=n_columns,
+        id_encoding=encoding,
+        packed_id_bytes=len(packed),
     )
     yield session_pb2.UploadMessage(header=header)
-    id_list = ids.tolist()
-    for start in range(0, len(id_list), IDS_PER_CHUNK):
-        yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=id_list[start : start + IDS_PER_CHUNK]))
+    if encoding == ID_TEXT:
+        id_list = ids.tolist()
+        for start in range(0, len(id_list), IDS_PER_CHUNK):
+            yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=id_list[start : start + IDS_PER_CHUNK]))
+    for start in range(0, len(packed), chunk_bytes):
+        yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
     for index, sent in enumerate(arrays):
         for chunk in array_chunks(index, sent.array, chunk_bytes):
             yield session_pb2.UploadMessage(chunk=chunk)

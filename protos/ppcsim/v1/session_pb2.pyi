@@ -8,6 +8,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class IdEncoding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ID_TEXT: _ClassVar[IdEncoding]
+    ID_LINES_ZLIB: _ClassVar[IdEncoding]
+    ID_INT_DELTAS_ZLIB: _ClassVar[IdEncoding]
+
 class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SESSION_STATE_UNSPECIFIED: _ClassVar[SessionState]
@@ -15,6 +21,9 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLUSTERING: _ClassVar[SessionState]
     DONE: _ClassVar[SessionState]
     FAILED: _ClassVar[SessionState]
+ID_TEXT: IdEncoding
+ID_LINES_ZLIB: IdEncoding
+ID_INT_DELTAS_ZLIB: IdEncoding
 SESSION_STATE_UNSPECIFIED: SessionState
 WAITING: SessionState
 CLUSTERING: SessionState
@@ -38,7 +47,7 @@ class JoinReply(_message.Message):
     def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ...) -> None: ...
 
 class UploadHeader(_message.Message):
-    __slots__ = ("session", "party", "method", "params", "n_ids", "arrays", "n_columns")
+    __slots__ = ("session", "party", "method", "params", "n_ids", "arrays", "n_columns", "id_encoding", "packed_id_bytes")
     class ParamsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +62,8 @@ class UploadHeader(_message.Message):
     N_IDS_FIELD_NUMBER: _ClassVar[int]
     ARRAYS_FIELD_NUMBER: _ClassVar[int]
     N_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    ID_ENCODING_FIELD_NUMBER: _ClassVar[int]
+    PACKED_ID_BYTES_FIELD_NUMBER: _ClassVar[int]
     session: str
     party: str
     method: str
@@ -60,13 +71,17 @@ class UploadHeader(_message.Message):
     n_ids: int
     arrays: _containers.RepeatedCompositeFieldContainer[_array_pb2.ArraySpec]
     n_columns: int
-    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., method: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., n_ids: _Optional[int] = ..., arrays: _Optional[_Iterable[_Union[_array_pb2.ArraySpec, _Mapping]]] = ..., n_columns: _Optional[int] = ...) -> None: ...
+    id_encoding: IdEncoding
+    packed_id_bytes: int
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., method: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., n_ids: _Optional[int] = ..., arrays: _Optional[_Iterable[_Union[_array_pb2.ArraySpec, _Mapping]]] = ..., n_columns: _Optional[int] = ..., id_encoding: _Optional[_Union[IdEncoding, str]] = ..., packed_id_bytes: _Optional[int] = ...) -> None: ...
 
 class IdChunk(_message.Message):
-    __slots__ = ("ids",)
+    __slots__ = ("ids", "packed")
     IDS_FIELD_NUMBER: _ClassVar[int]
+    PACKED_FIELD_NUMBER: _ClassVar[int]
     ids: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
+    packed: bytes
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., packed: _Optional[bytes] = ...) -> None: ...
 
 class UploadMessage(_message.Message):
     __slots__ = ("header", "ids", "chunk")

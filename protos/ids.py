@@ -1,0 +1,74 @@
+"""Record ids on the wire: plain strings, or packed and compressed, whichever is smaller.
+
+Ids are not the disguised data the paper's cost model counts, but they cross
+the wire all the same, and a million ids as strings cost several bytes each.
+A party packs them in one of three encodings (``UploadHeader.id_encoding``):
+
+- ``ID_TEXT``: ``IdChunk.ids``, one string each;
+- ``ID_LINES_ZLIB``: the ids joined by newlines, UTF-8, zlib-compressed;
+- ``ID_INT_DELTAS_ZLIB``: ids that are all canonical decimal integers, as the
+  int64 differences between consecutive ids, little-endian, zlib-compressed
+  (a run of consecutive ids compresses to almost nothing).
+
+Decoding is bounded: a packed block that inflates past what ``n`` ids can
+need, or that does not hold exactly ``n`` ids, is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+
+import numpy as np
+
+from protos.ppcsim.v1 import session_pb2
+
+TEXT, LINES, INT_DELTAS = session_pb2.ID_TEXT, session_pb2.ID_LINES_ZLIB, session_pb2.ID_INT_DELTAS_ZLIB
+ENCODINGS = (TEXT, LINES, INT_DELTAS)
+#: Longest id accepted in a packed block, in bytes (bounds what a block may inflate to).
+MAX_ID_BYTES = 1024
+_INTEGER = re.compile(r"0|-?[1-9][0-9]{0,17}")
+
+
+class IdError(ValueError):
+    """Packed ids that do not decode to the announced number of ids."""
+
+
+def pack(ids: np.ndarray) -> tuple[int, bytes]:
+    """The smallest encoding of ``ids`` (text): ``(encoding, packed block)``; ID_TEXT packs to b""."""
+    as_list = ids.tolist()
+    best = (TEXT, b"", sum(len(i.encode()) + 2 for i in as_list))  # a string field costs its bytes and ~2
+    if as_list and all(_INTEGER.fullmatch(i) for i in as_list):
+        values = np.array(as_list, dtype=np.int64)
+        packed = zlib.compress(np.diff(values, prepend=0).astype("<i8").tobytes(), 6)
+        best = min(best, (INT_DELTAS, packed, len(packed)), key=lambda b: b[2])
+    if not any("\n" in i for i in as_list):
+        packed = zlib.compress("\n".join(as_list).encode(), 6)
+        best = min(best, (LINES, packed, len(packed)), key=lambda b: b[2])
+    return best[0], best[1]
+
+
+def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:
+    """The ``n`` ids a packed block holds, as text; IdError if it holds anything else."""
+    limit = n * 8 if encoding == INT_DELTAS else n * (MAX_ID_BYTES + 1)
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(packed, limit + 1)
+    except zlib.error as exc:
+        raise IdError(f"packed ids do not decompress: {exc}") from None
+    if len(raw) > limit or inflater.unconsumed_tail or not inflater.eof:
+        raise IdError(f"packed ids are not one complete block of at most {limit} bytes for {n} ids")
+    if encoding == INT_DELTAS:
+        if len(raw) != n * 8:
+            raise IdError(f"packed ids hold {len(raw) / 8:g} integers, not {n}")
+        return np.cumsum(np.frombuffer(raw, dtype="<i8")).astype(str)
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError:
+        raise IdError("packed ids are not UTF-8 text") from None
+    if "\x00" in text:
+        raise IdError("packed ids contain a NUL character")
+    ids = np.array(text.split("\n") if n else [], dtype=str)
+    if len(ids) != n:
+        raise IdError(f"packed ids hold {len(ids)} ids, not {n}")
+    return ids

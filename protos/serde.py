@@ -7,6 +7,7 @@ as ``{dtype, shape, raw little-endian bytes}`` in chunks; nothing is pickled.
 from __future__ import annotations
 
 import math
+import mmap
 from collections.abc import Iterator
 
 import numpy as np
@@ -72,8 +73,10 @@ class ArrayAssembler:
 
     ``limit``, when given, is the largest array (in bytes) the assembler
     accepts: a spec announcing more is refused before anything is allocated.
-    The buffer is zero-filled lazily by the operating system, so memory is
-    committed as bytes arrive, not when an array is announced.
+    The buffer is an anonymous memory map: zero-filled lazily by the
+    operating system, so memory is committed as bytes arrive, not when an
+    array is announced (and, unlike numpy's own allocation, which asks for
+    huge pages, each page costs little to commit).
     """
 
     def __init__(self, spec: array_pb2.ArraySpec, limit: int | None = None):
@@ -82,14 +85,16 @@ class ArrayAssembler:
         if limit is not None and self.nbytes > limit:
             raise WireError(f"array '{spec.name}': {self.nbytes} bytes announced, more than the limit of {limit} bytes")
         try:
-            self._buffer = np.zeros(self.nbytes, dtype=np.uint8)
-        except MemoryError:
+            memory = mmap.mmap(-1, self.nbytes) if self.nbytes else bytearray()
+        except (OSError, OverflowError, MemoryError):
             raise WireError(f"array '{spec.name}': cannot allocate {self.nbytes} bytes") from None
+        self._buffer = np.frombuffer(memory, dtype=np.uint8)
         self.received = 0
 
     def add(self, chunk: array_pb2.ArrayChunk) -> int:
         """Copy ``chunk`` into place; returns its payload size in bytes."""
-        size = len(chunk.data)
+        data = chunk.data
+        size = len(data)
         if chunk.offset != self.received:
             raise WireError(
                 f"array '{self.spec.name}': chunk at byte {chunk.offset} but {self.received} bytes "
@@ -99,7 +104,7 @@ class ArrayAssembler:
             raise WireError(
                 f"array '{self.spec.name}': {self.received + size} bytes sent for an array of {self.nbytes} bytes"
             )
-        self._buffer[self.received : self.received + size] = np.frombuffer(chunk.data, dtype=np.uint8)
+        self._buffer[self.received : self.received + size] = np.frombuffer(data, dtype=np.uint8)
         self.received += size
         return size
 

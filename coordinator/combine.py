@@ -82,7 +82,11 @@ def reorder_condensed(c: np.ndarray, m: int, index: np.ndarray) -> np.ndarray:
 
 def _block(c: Contribution, join: Join) -> np.ndarray:
     """A feature party's rows, in the joined order."""
-    return np.concatenate(list(c.arrays.values()), axis=1)[join.index[c.party]]
+    rows = np.concatenate(list(c.arrays.values()), axis=1) if len(c.arrays) > 1 else next(iter(c.arrays.values()))
+    index = join.index[c.party]
+    if len(index) == len(rows) and np.array_equal(index, np.arange(len(rows))):
+        return rows
+    return rows[index]
 
 
 def combine(contributions: list[Contribution], join: Join) -> Combined:

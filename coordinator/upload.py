@@ -208,8 +208,8 @@ class Upload:
                 f"party '{self.party}': upload ended after {self.received} of {self.expected} bytes "
                 f"(array '{shown(missing.spec.name)}': {missing.received} of {missing.nbytes} bytes)"
             )
-        unique, counts = np.unique(ids, return_counts=True)
-        if len(unique) != len(ids):
+        if len(set(ids.tolist())) != len(ids):  # a hash set: sorting a million strings takes far longer
+            unique, counts = np.unique(ids, return_counts=True)
             raise SessionError(
                 f"party '{self.party}': duplicate record ids in the upload "
                 f"('{shown(str(unique[np.argmax(counts > 1)]))}' and {int((counts > 1).sum()) - 1} more repeat)"

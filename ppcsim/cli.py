@@ -139,7 +139,7 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
     session's credentials must hold the same coordinator certificate, key and
     CA: a listening port presents one certificate.
     """
-    from coordinator.security import load_server_security
+    from coordinator.security import ServerSecurity, load_server_security
 
     for scenario, folder in zip(scenarios, folders):
         sec = scenario.security
@@ -147,8 +147,9 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
             raise SessionError(
                 f"session '{scenario.name}': the scenario's [security] asks for {'TLS' if sec.tls else 'tokens'}: "
                 f"create credentials with 'ppc credentials {scenario.path} --out DIR' and pass --credentials DIR")
+
     def transport(s) -> str:
-        return "mutual TLS" if s.security.mutual else "TLS" if s.security.tls else "plaintext"
+        return ServerSecurity(tls=s.security.tls, mutual=s.security.mutual).transport
 
     first = scenarios[0]
     for scenario in scenarios[1:]:

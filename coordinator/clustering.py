@@ -1,11 +1,18 @@
-"""Clustering of the joined data with scikit-learn: k-means, agglomerative, DBSCAN."""
+"""Clustering of the joined data: k-means, agglomerative, DBSCAN.
+
+Features go to scikit-learn. Dissimilarities stay condensed (m(m-1)/2
+values): agglomerative clustering runs scipy's linkage on them, the same
+linkage scikit-learn runs on a square matrix, and DBSCAN gets the sparse graph
+of pairs within ``eps``, so the coordinator never builds the m x m square.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.distance import squareform
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
@@ -72,10 +79,56 @@ def cluster(spec: ClusteringSpec, combined: Combined) -> np.ndarray:
         )
     if precomputed and spec.linkage == "ward" and spec.algorithm == "agglomerative":
         raise SessionError("ward linkage needs feature data; with osbr use single, average or complete")
-    X = squareform(combined.dissimilarity) if precomputed else combined.features
-    n = X.shape[0]
+    n = combined.features.shape[0] if not precomputed else n_records(len(combined.dissimilarity))
     if spec.algorithm != "dbscan" and spec.n_clusters > n:
         raise SessionError(f"n_clusters = {spec.n_clusters} is more than the {n} joined records")
     if n < 2 and spec.algorithm == "agglomerative":
         raise SessionError("agglomerative clustering needs at least 2 joined records")
-    return np.asarray(spec.estimator(precomputed).fit_predict(X), dtype=np.int32)
+    if not precomputed:
+        labels = spec.estimator(precomputed).fit_predict(combined.features)
+    elif spec.algorithm == "agglomerative":
+        labels = tree_cut(combined.dissimilarity, n, spec.linkage, spec.n_clusters)
+    else:
+        labels = spec.estimator(precomputed).fit_predict(within(combined.dissimilarity, n, spec.eps))
+    return np.asarray(labels, dtype=np.int32)
+
+
+def n_records(pairs: int) -> int:
+    """m such that m(m-1)/2 == pairs."""
+    return int(round((1 + np.sqrt(1 + 8 * pairs)) / 2))
+
+
+def tree_cut(condensed: np.ndarray, n: int, linkage: str, n_clusters: int) -> np.ndarray:
+    """Agglomerative labels: scipy's linkage on the condensed matrix, cut where ``n_clusters`` remain.
+
+    The same merges as scikit-learn's AgglomerativeClustering(metric="precomputed")
+    (which condenses the square and calls the same scipy linkage); clusters are
+    numbered in the order of their first record. Single linkage reads the
+    matrix in place; average and complete work on scipy's own copy of it.
+    """
+    from scipy.cluster.hierarchy import linkage as scipy_linkage
+
+    merges = scipy_linkage(condensed, method=linkage)[: n - n_clusters, :2].astype(np.int64)
+    nodes = 2 * n - 1  # leaves 0..n-1, then merge i makes node n + i
+    step = np.arange(len(merges))
+    edges = coo_matrix((np.ones(2 * len(merges)), (np.concatenate([merges[:, 0], merges[:, 1]]),
+                                                  np.concatenate([n + step, n + step]))), shape=(nodes, nodes))
+    _, component = connected_components(edges, directed=False)
+    _, first, labels = np.unique(component[:n], return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[labels]
+
+
+def within(condensed: np.ndarray, n: int, eps: float):
+    """The sparse n x n graph of the pairs at most ``eps`` apart (scikit-learn's sparse 'precomputed' input)."""
+    rows, cols, values = [], [], []
+    start = 0
+    for i in range(n - 1):
+        row = condensed[start : start + n - i - 1]
+        near = np.flatnonzero(row <= eps)
+        rows.append(np.full(len(near), i, dtype=np.int32))
+        cols.append((near + i + 1).astype(np.int32))
+        values.append(row[near])
+        start += n - i - 1
+    i, j, d = (np.concatenate(x) if x else np.zeros(0) for x in (rows, cols, values))
+    graph = coo_matrix((np.concatenate([d, d]), (np.concatenate([i, j]), np.concatenate([j, i]))), shape=(n, n))
+    return graph.tocsr()

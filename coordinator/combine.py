@@ -33,6 +33,11 @@ class Contribution:
     arrays: dict[str, np.ndarray]
     #: True when the arrays are condensed pairwise matrices, False when they are rows of features.
     is_dissimilarity: bool = False
+    #: Names of the arrays sent (``arrays`` may hold none of them when the coordinator only summed them).
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        self.names = self.names or tuple(self.arrays)
 
 
 @dataclass
@@ -89,22 +94,25 @@ def _block(c: Contribution, join: Join) -> np.ndarray:
     return rows[index]
 
 
-def combine(contributions: list[Contribution], join: Join) -> Combined:
+def combine(contributions: list[Contribution], join: Join, sums=None) -> Combined:
     """Join every party's contribution on id and combine them (see the module docstring).
 
     A mixed consortium (feature parties beside Euclidean dissimilarity
     parties) is combined in the one form both have exactly: squared Euclidean
     distances per block, which add across blocks (reference §4).
+    ``sums`` (coordinator.sums.PairSums), when given, already holds the
+    dissimilarity arrays summed on arrival; it is used up (worked on in place).
     """
     features = [c for c in contributions if not c.is_dissimilarity]
     if len(features) == len(contributions):
         blocks = [_block(c, join) for c in contributions]
         parts = ", ".join(f"{c.party} ({c.method}, {b.shape[1]} dims)" for c, b in zip(contributions, blocks))
         return Combined(features=np.hstack(blocks), description=f"columns concatenated: {parts}")
-    return _combine_dissimilarities([c for c in contributions if c.is_dissimilarity], join, features)
+    return _combine_dissimilarities([c for c in contributions if c.is_dissimilarity], join, features, sums)
 
 
-def _combine_dissimilarities(contributions: list[Contribution], join: Join, features: list[Contribution]) -> Combined:
+def _combine_dissimilarities(contributions: list[Contribution], join: Join, features: list[Contribution],
+                             sums) -> Combined:
     metrics = {c.params["metric"] for c in contributions}
     if len(metrics) > 1:
         used = ", ".join(f"{c.party}: {c.params['metric']}" for c in contributions)
@@ -118,8 +126,10 @@ def _combine_dissimilarities(contributions: list[Contribution], join: Join, feat
     n = len(join.ids)
 
     def total(name: str) -> np.ndarray:
+        if sums is not None:
+            return sums.joined(name, join.ids)
         acc = np.zeros(n * (n - 1) // 2)
-        for c in contributions:
+        for c in (c for c in contributions if name in c.names):
             acc += reorder_condensed(c.arrays[name], len(c.ids), join.index[c.party])
         return acc
 
@@ -130,18 +140,15 @@ def _combine_dissimilarities(contributions: list[Contribution], join: Join, feat
             squared += pdist(_block(c, join), "sqeuclidean")
         converted = (f"; features of {', '.join(c.party for c in features)} turned into squared distances "
                      "at the coordinator and added") if features else ""
-        return Combined(dissimilarity=np.sqrt(squared),
+        return Combined(dissimilarity=np.sqrt(squared, out=squared),
                         description=f"eq. 3: root of the summed squared distances of {parties}{converted}")
     if metric == "jaccard":
         q, rs = total("q"), total("rs")
         d = np.divide(rs, q + rs, out=np.zeros_like(rs), where=(q + rs) > 0)
         return Combined(dissimilarity=d, description=f"eq. 4: summed counts r+s / (q+r+s) of {parties}")
     numerator = total("numerator")
-    denominator = np.zeros_like(numerator)
-    for c in contributions:
-        if "denominator" in c.arrays:
-            denominator += reorder_condensed(c.arrays["denominator"], len(c.ids), join.index[c.party])
-        else:
-            denominator += int(c.params["attributes"])
+    counted = [c for c in contributions if "denominator" not in c.names]  # a constant: the party's attribute count
+    denominator = total("denominator") if len(counted) < len(contributions) else np.zeros_like(numerator)
+    denominator += sum(int(c.params["attributes"]) for c in counted)
     d = np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator > 0)
     return Combined(dissimilarity=d, description=f"eq. 5: summed numerators / summed denominators of {parties}")

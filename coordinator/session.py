@@ -18,6 +18,7 @@ from coordinator.embed import nmds, requested_embedding
 from coordinator.errors import SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import Ledger, predicted_payload
+from coordinator.sums import PairSums
 from coordinator.upload import MAX_UPLOAD_BYTES, Upload, clip, shown
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
@@ -50,6 +51,9 @@ class SessionSpec:
     #: Most bytes one party's upload may announce and send (array bytes plus id characters);
     #: a header announcing more is refused before anything is allocated.
     max_upload_bytes: int = MAX_UPLOAD_BYTES
+    #: Whether to keep each party's dissimilarity arrays as well as their running sums (for sent/ and the
+    #: observer); without, the coordinator holds one condensed matrix per summed quantity, whatever the parties.
+    keep_uploads: bool = True
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Session:
         self.joined: set[str] = set()
         self.uploads: dict[str, Upload] = {}
         self.contributions: dict[str, Contribution] = {}
+        self.sums = PairSums()  # the dissimilarity uploads, summed as they arrive
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
@@ -144,7 +149,8 @@ class Session:
             if party in self.uploads:
                 raise SessionError(f"party '{party}' has uploaded already")
             try:
-                upload = Upload(party, header, self.spec.max_upload_bytes)  # validates the header
+                # validates the header
+                upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads)
             except SessionError as exc:
                 self.fail(str(exc))
                 raise
@@ -198,7 +204,7 @@ class Session:
             t = time.monotonic()
             contributions = [self.contributions[p] for p in self.spec.parties]
             joined = join_ids({c.party: c.ids for c in contributions})
-            combined = combine(contributions, joined)
+            combined = combine(contributions, joined, self.sums)
             ask = requested_embedding([c for c in contributions if c.is_dissimilarity])
             if ask:
                 combined = nmds(combined, ask, self.spec.clustering.seed)

@@ -6,6 +6,7 @@ import numpy as np
 
 from coordinator.combine import Contribution, check_osbr_upload
 from coordinator.errors import SessionError
+from coordinator.sums import PairSums, PartySums
 from protos.ppcsim.v1 import session_pb2
 from protos.ids import ENCODINGS as ID_ENCODINGS
 from protos.ids import TEXT as ID_TEXT
@@ -60,7 +61,8 @@ class Upload:
     arrives, so that a stream that goes on past its announcement stops there.
     """
 
-    def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES):
+    def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
+                 sums: PairSums | None = None, keep: bool = True):
         self.party, self.header, self.max_bytes = party, header, max_bytes
         self.n = int(header.n_ids)
         if not header.arrays:
@@ -92,8 +94,12 @@ class Upload:
                 f"party '{party}': the header announces {self.expected} array bytes ({size(self.expected)}), "
                 f"more than this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
             )
+        # dissimilarities go into the session's running sums as they arrive; kept as well only when asked
+        self.sums = sums if self.dissimilarity else None
+        self.adder: PartySums | None = None
+        store = keep or self.sums is None
         try:
-            self.assemblers = [ArrayAssembler(spec, max_bytes) for spec in header.arrays]
+            self.assemblers = [ArrayAssembler(spec, max_bytes, keep=store) for spec in header.arrays]
         except WireError as exc:
             raise SessionError(f"party '{party}': {exc}") from None
         if header.id_encoding not in ID_ENCODINGS:
@@ -105,6 +111,7 @@ class Upload:
                 f"this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
             )
         self.ids: list[str] = []
+        self._all_ids: np.ndarray | None = None
         self.id_chars = 0
         self.messages = 0
         self.max_messages = MESSAGE_SLACK + len(header.arrays) + (self.expected + self.n) // MESSAGE_BYTES
@@ -161,6 +168,8 @@ class Upload:
                     f"party '{self.party}': chunk for array {chunk.array}, which was not announced "
                     f"(the header announces {len(self.assemblers)} array{'s' if len(self.assemblers) > 1 else ''})"
                 )
+            if self.sums is not None and self.adder is None:
+                self._attach()
             try:
                 self.assemblers[chunk.array].add(chunk)
             except WireError as exc:
@@ -178,6 +187,37 @@ class Upload:
                 f"party '{self.party}': more packed id bytes than the {self.header.packed_id_bytes} announced"
             )
         self.packed_ids += chunk.packed
+
+    def _attach(self) -> None:
+        """Before the first chunk of dissimilarities: the ids, complete, and an adder into the session's sums."""
+        have = len(self.ids) if self.packed_ids is None else len(self.packed_ids)
+        want = self.n if self.packed_ids is None else self.header.packed_id_bytes
+        if have != want:
+            raise SessionError(f"party '{self.party}': array chunks before all {self.n} record ids "
+                               "(an upload of dissimilarities sends its ids first)")
+        self.adder = self.sums.attach(self._distinct_ids())
+        for a in self.assemblers:
+            a.sink = lambda first, values, name=a.spec.name: self._add_values(name, first, values)
+
+    def _add_values(self, name: str, first: int, values: np.ndarray) -> None:
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise SessionError(f"party '{self.party}', array '{shown(name)}': NaN or infinite values "
+                               f"(the first at index ({first + int(np.argmax(bad))},))")
+        self.adder.add(name, first, values)
+
+    def _distinct_ids(self) -> np.ndarray:
+        """The uploaded ids, once all have come; SessionError if any repeats."""
+        if self._all_ids is None:
+            ids = self._ids()
+            if len(set(ids.tolist())) != len(ids):  # a hash set: sorting a million strings takes far longer
+                unique, counts = np.unique(ids, return_counts=True)
+                raise SessionError(
+                    f"party '{self.party}': duplicate record ids in the upload "
+                    f"('{shown(str(unique[np.argmax(counts > 1)]))}' and {int((counts > 1).sum()) - 1} more repeat)"
+                )
+            self._all_ids = ids
+        return self._all_ids
 
     def _ids(self) -> np.ndarray:
         """The uploaded ids, as text, once the stream has ended."""
@@ -201,21 +241,18 @@ class Upload:
             )
 
     def finish(self) -> Contribution:
-        ids = self._ids()
+        ids = self._distinct_ids()
         if self.received != self.expected:
             missing = next(a for a in self.assemblers if not a.complete)
             raise SessionError(
                 f"party '{self.party}': upload ended after {self.received} of {self.expected} bytes "
                 f"(array '{shown(missing.spec.name)}': {missing.received} of {missing.nbytes} bytes)"
             )
-        if len(set(ids.tolist())) != len(ids):  # a hash set: sorting a million strings takes far longer
-            unique, counts = np.unique(ids, return_counts=True)
-            raise SessionError(
-                f"party '{self.party}': duplicate record ids in the upload "
-                f"('{shown(str(unique[np.argmax(counts > 1)]))}' and {int((counts > 1).sum()) - 1} more repeat)"
-            )
-        arrays = {a.spec.name: a.array() for a in self.assemblers}
-        for name, arr in arrays.items():
+        if self.sums is not None and self.adder is None:
+            self._attach()  # an upload with no chunk (one record) still fixes or joins the reference
+        arrays = {a.spec.name: a.array() for a in self.assemblers if a.kept}
+        checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
+        for name, arr in checked.items():
             bad = ~np.isfinite(arr)
             if bad.any():
                 first = tuple(int(i) for i in np.unravel_index(np.argmax(bad), arr.shape))
@@ -223,4 +260,6 @@ class Upload:
                     f"party '{self.party}', array '{shown(name)}': NaN or infinite values "
                     f"({int(bad.sum())} of {arr.size}, the first at index {first})"
                 )
-        return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays, self.dissimilarity)
+        names = tuple(a.spec.name for a in self.assemblers)
+        return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays, self.dissimilarity,
+                            names)

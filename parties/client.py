@@ -69,8 +69,10 @@ def upload_messages(
     arrays: list[Sent],
     n_columns: int,
     chunk_bytes: int,
+    dtype: str | None = None,
 ) -> Iterator[session_pb2.UploadMessage]:
-    """The upload stream: a header, the ids (as text or packed, whichever is smaller), then each array in chunks."""
+    """The upload stream: a header, the ids (as text or packed, whichever is smaller), then each array in chunks
+    (as ``dtype`` when given, else as computed)."""
     encoding, packed = pack_ids(ids)
     header = session_pb2.UploadHeader(
         session=session,
@@ -78,7 +80,7 @@ def upload_messages(
         method=method,
         params=params,
         n_ids=len(ids),
-        arrays=[array_spec(s.name, s.array, s.layout) for s in arrays],
+        arrays=[array_spec(s.name, s.array, s.layout, dtype) for s in arrays],
         n_columns=n_columns,
         id_encoding=encoding,
         packed_id_bytes=len(packed),
@@ -91,7 +93,7 @@ def upload_messages(
     for start in range(0, len(packed), chunk_bytes):
         yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
     for index, sent in enumerate(arrays):
-        for chunk in array_chunks(index, sent.array, chunk_bytes):
+        for chunk in array_chunks(index, sent.array, chunk_bytes, dtype):
             yield session_pb2.UploadMessage(chunk=chunk)
 
 

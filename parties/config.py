@@ -8,6 +8,9 @@ from typing import Any
 from parties.methods import method_class
 from parties.normalize import NORMALIZATIONS
 
+#: Values the ``dtype`` of a party may take: what its arrays travel as.
+DTYPES = ("float64", "float32")
+
 
 @dataclass(frozen=True)
 class PartyConfig:
@@ -26,6 +29,8 @@ class PartyConfig:
     method: str
     params: dict[str, Any] = field(default_factory=dict)
     normalize: str = "zscore"
+    #: What the party's arrays travel as: "float64", or "float32" for half the bytes (rounded to ~7 digits).
+    dtype: str = "float64"
     id_column: str | None = None
     label_column: str | None = None
     seed: int = 0
@@ -43,6 +48,8 @@ class PartyConfig:
             errors.append(f"column '{self.label_column}' is the label column and is never sent")
         if self.id_column and self.id_column in self.columns:
             errors.append(f"column '{self.id_column}' is the id column, not a data column")
+        if self.dtype not in DTYPES:
+            errors.append(f"'dtype' must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         if self.normalize not in NORMALIZATIONS:
             errors.append(f"'normalize' must be one of {', '.join(NORMALIZATIONS)}, got {self.normalize!r}")
         try:

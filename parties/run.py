@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 from dataclasses import dataclass
@@ -27,14 +28,21 @@ class Disguised:
     data: PartyData  # as loaded
     X: np.ndarray  # the method's input: normalised where the method normalises
     method: Disguise  # fitted: holds the party's private state
-    arrays: list[Sent]  # what goes over the wire
+    arrays: list[Sent]  # what goes over the wire, as computed
     timing: dict[str, float]
+    dtype: str = "float64"  # what the arrays travel as
+
+    def wire_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays exactly as the coordinator receives them (converted to ``dtype``)."""
+        return {s.name: s.array.astype(self.dtype, copy=False) if s.array.dtype.kind == "f" else s.array
+                for s in self.arrays}
 
     def upload(self, session: str, party: str, chunk_bytes: int):
         """The Upload stream that carries these arrays (see parties.client.upload_messages)."""
         return upload_messages(
             session, party, self.method.name, self.method.public_params(),
             self.data.ids, self.arrays, len(self.data.columns), min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
+            self.dtype,
         )
 
 
@@ -53,7 +61,7 @@ def disguise(cfg: PartyConfig) -> Disguised:
     except ValueError as exc:
         raise PartyError(f"method '{cfg.method}': {exc}") from None
     timing["disguise"] = time.perf_counter() - t
-    return Disguised(data, X, method, arrays, timing)
+    return Disguised(data, X, method, arrays, timing, cfg.dtype)
 
 
 def run_party(
@@ -111,13 +119,31 @@ def run_party(
         "method": cfg.method,
         "params": cfg.params,
         "normalize": cfg.normalize if method.normalizes else "none",
+        "dtype": cfg.dtype,
         "arrays": {s.name: list(s.array.shape) for s in arrays},
         "n_joined": header.n_joined,
         "timing": timing,
+        "peak_rss": peak_rss(),
     }
     if summary_out:
         summary_out.write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory so far, in bytes.
+
+    VmHWM, which starts afresh at exec: getrusage's ru_maxrss would instead
+    carry over the launcher's peak from before the fork.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
 def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray) -> None:

@@ -69,8 +69,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     out = Path(args.out) if args.out else Path("runs") / scenario.name
     log = io.StringIO() if args.quiet else sys.stderr
-    report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings)
-    written = "report.json, labels.csv, sent/<party>.npz"
+    report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
+                          keep_sent=not args.no_sent)
+    written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
     if args.html:
         write_atomic(out / "report.html", run_page(report, run_figures(report, out / "figures")).encode())
         written += ", report.html"
@@ -195,7 +196,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     sessions = []
     for scenario, folder in zip(scenarios, folders):
         tokens = load_token_digests(folder, scenario.name) if scenario.security.tokens else None
-        sessions.append(registry.create(scenario.session_spec(tokens)))
+        sessions.append(registry.create(scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)))
     server, port = start_server(args.listen, registry, security=security)
     several = len(scenarios) > 1
     if several:
@@ -226,7 +227,8 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     for scenario, session in zip(scenarios, sessions):
         report = build_report(scenario, session, {}, {})
         if args.out:
-            write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session)
+            write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
+                          sent=not args.no_sent)
         if session.error:
             failed.append(f"session '{scenario.name}' failed: {session.error}")
         else:
@@ -288,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--html", action="store_true", help="also write report.html (tables and figures, self-contained)")
         p.add_argument("--no-eval", action="store_true",
                        help="measure neither utility nor privacy: only the protocol's own work (for timing)")
+        p.add_argument("--no-sent", action="store_true",
+                       help="write no sent/; with --no-eval the coordinator then keeps only the sum of the parties' "
+                       "dissimilarities, not each party's (for large osbr runs)")
         p.add_argument("--quiet", action="store_true", help="print nothing but errors")
         add_measure_options(p)
 
@@ -353,6 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="scenario TOML file (parties expected, clustering); repeat to serve several sessions")
     coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done "
                        "(with several scenarios: into DIR/<session name>/)")
+    coord.add_argument("--no-sent", action="store_true",
+                       help="with --out, write no sent/ (without --out none is written, and the coordinator keeps "
+                       "only the sum of the parties' dissimilarities, not each party's)")
     coord.add_argument("--credentials", metavar="DIR", action="append",
                        help="folder from 'ppc credentials' (needed unless the scenario turns [security] tls and "
                        "tokens off); with several scenarios: once per --scenario in the same order, or once as a "

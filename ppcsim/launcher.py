@@ -84,11 +84,14 @@ def run_scenario(
     log=sys.stderr,
     listen: str = "127.0.0.1:0",
     settings: Settings | None = Settings(),
+    keep_sent: bool = True,
 ) -> dict:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
 
     With ``settings``, the launcher then measures utility and privacy as an
-    observer (ppcsim.evaluate.observer); None skips the measurements.
+    observer (ppcsim.evaluate.observer); None skips the measurements. With
+    neither ``settings`` nor ``keep_sent``, the coordinator keeps only the sum
+    of the dissimilarity uploads, not each party's, and writes no sent/.
 
     Raises RunError naming the party or the cause when the run fails; the
     report (with its error) is written all the same.
@@ -101,7 +104,7 @@ def run_scenario(
         credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
         registry = Registry()
         tokens = load_token_digests(credentials, scenario.name) if credentials else None
-        session = registry.create(scenario.session_spec(tokens))
+        session = registry.create(scenario.session_spec(tokens, keep_uploads=keep_sent or settings is not None))
         security = load_server_security(credentials, tls=scenario.security.tls, mutual=scenario.security.mutual)
         server, port = start_server(listen, registry, security=security)
         address = f"{listen.rsplit(':', 1)[0]}:{port}"
@@ -158,7 +161,7 @@ def run_scenario(
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     report["timing"].update(timing)
-    write_outputs(out, report, session)
+    write_outputs(out, report, session, sent=keep_sent)
     if failure:
         raise RunError(failure)
     print(summary_table(report), file=log, flush=True)

@@ -12,6 +12,7 @@ from typing import BinaryIO
 import numpy as np
 
 from coordinator.session import STATE_NAMES, Session
+from parties.run import peak_rss
 from ppcsim.scenario import Scenario
 
 
@@ -42,7 +43,8 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
     parties = []
     for cfg in scenario.parties:
         contribution = session.contributions.get(cfg.name)
-        shapes = {k: list(v.shape) for k, v in contribution.arrays.items()} if contribution else {}
+        upload = session.uploads.get(cfg.name)
+        shapes = {a.name: list(a.shape) for a in upload.header.arrays} if contribution else {}
         b = bytes_by_party[cfg.name]
         parties.append(
             {
@@ -59,6 +61,7 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
                 "arrays": shapes,
                 "bytes": {k: b[k] for k in ("predicted", "payload", "serialized")},
                 "timing": summaries.get(cfg.name, {}).get("timing", {}),
+                "peak_rss": summaries.get(cfg.name, {}).get("peak_rss"),
             }
         )
     totals = session.ledger.totals()
@@ -97,19 +100,23 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
             "ledger": session.ledger.as_dicts(),
         },
         "timing": {**timing, "coordinator": session.timing},
+        # measured when the session is over, before any evaluation: the process hosting the coordinator
+        "memory": {"coordinator_peak_rss": peak_rss()},
     }
     report["clustering"]["n_clusters_found"] = len(outcome.sizes) if outcome else None
     return report
 
 
-def write_outputs(out: Path, report: dict, session: Session) -> None:
-    """report.json, labels.csv (id,cluster of the joined records) and sent/<party>.npz."""
+def write_outputs(out: Path, report: dict, session: Session, sent: bool = True) -> None:
+    """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, sent/<party>.npz."""
     write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
     outcome = session.outcome
     if outcome is not None:
         lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(outcome.join.ids.tolist(), outcome.labels.tolist())]
         write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
     for party, c in session.contributions.items():
+        if not sent or not c.arrays:
+            continue  # the coordinator only summed this party's dissimilarities (keep_uploads off)
         write_atomic(out / "sent" / f"{party}.npz", lambda fh, c=c: np.savez(fh, ids=c.ids, **c.arrays))
 
 

@@ -16,7 +16,7 @@ from parties.data import BUILTIN, SYNTHETIC
 from parties.methods import METHODS
 from ppcsim.relay import Link
 
-PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize")
+PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize", "dtype")
 CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
 TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "network", "sweep")
 LINK_FIELDS = ("bandwidth_mbit", "latency_ms")
@@ -65,8 +65,9 @@ class Scenario:
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
 
-    def session_spec(self, tokens: dict[str, str] | None = None) -> SessionSpec:
-        """The coordinator's view; ``tokens`` are the parties' token digests when [security] uses tokens."""
+    def session_spec(self, tokens: dict[str, str] | None = None, keep_uploads: bool = True) -> SessionSpec:
+        """The coordinator's view; ``tokens`` are the parties' token digests when [security] uses tokens;
+        ``keep_uploads`` keeps each party's dissimilarities besides their sum (see SessionSpec)."""
         return SessionSpec(
             name=self.name,
             parties=tuple(p.name for p in self.parties),
@@ -74,6 +75,7 @@ class Scenario:
             deadline=self.deadline,
             tokens=tokens if self.security.tokens else None,
             mutual=self.security.mutual,
+            keep_uploads=keep_uploads,
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -203,6 +205,7 @@ def load_scenario(path: str | Path) -> Scenario:
             method=method,
             params={k: v for k, v in entry.items() if k not in PARTY_FIELDS},
             normalize=entry.get("normalize", "zscore"),
+            dtype=entry.get("dtype", "float64"),
             id_column=None if generated(src) else id_column,
             label_column=label_column if src == shared else None,
             seed=party_seed,

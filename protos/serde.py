@@ -35,16 +35,31 @@ def wire_dtype(arr: np.ndarray) -> np.dtype:
     return dt
 
 
-def array_spec(name: str, arr: np.ndarray, layout: int) -> array_pb2.ArraySpec:
-    """The ArraySpec announcing ``arr`` under ``name``."""
-    return array_pb2.ArraySpec(name=name, dtype=wire_dtype(arr).str, shape=list(arr.shape), layout=layout)
+def array_spec(name: str, arr: np.ndarray, layout: int, dtype: str | None = None) -> array_pb2.ArraySpec:
+    """The ArraySpec announcing ``arr`` under ``name``, sent as ``dtype`` (default: its own)."""
+    dt = wire_dtype(np.empty(0, dtype=dtype) if dtype else arr)
+    return array_pb2.ArraySpec(name=name, dtype=dt.str, shape=list(arr.shape), layout=layout)
 
 
-def array_chunks(index: int, arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES) -> Iterator[array_pb2.ArrayChunk]:
-    """Yield ``arr``'s bytes as ArrayChunks of at most ``chunk_bytes`` bytes each, in order."""
+def array_chunks(
+    index: int, arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | None = None
+) -> Iterator[array_pb2.ArrayChunk]:
+    """Yield ``arr``'s bytes as ArrayChunks of at most ``chunk_bytes`` bytes each, in order.
+
+    With ``dtype`` (e.g. float32 for a float64 array), each chunk's values are
+    converted as it is made, so the whole array is never held twice.
+    """
     if chunk_bytes <= 0:
         raise WireError(f"chunk_bytes must be positive, got {chunk_bytes}")
-    data = np.ascontiguousarray(arr, dtype=wire_dtype(arr))
+    dt = wire_dtype(np.empty(0, dtype=dtype) if dtype else arr)
+    if dt != arr.dtype:
+        flat = arr.reshape(-1)
+        step = max(chunk_bytes // dt.itemsize, 1)
+        for start in range(0, len(flat), step):
+            data = flat[start : start + step].astype(dt).tobytes()
+            yield array_pb2.ArrayChunk(array=index, offset=start * dt.itemsize, data=data)
+        return
+    data = np.ascontiguousarray(arr, dtype=dt)
     view = memoryview(data.reshape(-1).view(np.uint8))
     for offset in range(0, len(view), chunk_bytes):
         yield array_pb2.ArrayChunk(array=index, offset=offset, data=bytes(view[offset : offset + chunk_bytes]))
@@ -73,26 +88,30 @@ class ArrayAssembler:
 
     ``limit``, when given, is the largest array (in bytes) the assembler
     accepts: a spec announcing more is refused before anything is allocated.
-    The buffer is an anonymous memory map: zero-filled lazily by the
-    operating system, so memory is committed as bytes arrive, not when an
-    array is announced (and, unlike numpy's own allocation, which asks for
-    huge pages, each page costs little to commit).
+    The buffer is an anonymous memory map: zero-filled lazily by the operating
+    system, so memory is committed as bytes arrive, not when an array is
+    announced (and, unlike numpy's own allocation, which asks for huge pages,
+    each page costs little to commit). With ``keep=False`` nothing is stored:
+    each chunk is checked, counted and handed on, as whole elements, to ``sink``.
     """
 
-    def __init__(self, spec: array_pb2.ArraySpec, limit: int | None = None):
+    def __init__(self, spec: array_pb2.ArraySpec, limit: int | None = None, *, keep: bool = True, sink=None):
         self.spec = spec
         self.nbytes = spec_nbytes(spec)
         if limit is not None and self.nbytes > limit:
             raise WireError(f"array '{spec.name}': {self.nbytes} bytes announced, more than the limit of {limit} bytes")
         try:
-            memory = mmap.mmap(-1, self.nbytes) if self.nbytes else bytearray()
+            memory = mmap.mmap(-1, self.nbytes) if self.nbytes and keep else bytearray()
         except (OSError, OverflowError, MemoryError):
             raise WireError(f"array '{spec.name}': cannot allocate {self.nbytes} bytes") from None
-        self._buffer = np.frombuffer(memory, dtype=np.uint8)
+        self._buffer = np.frombuffer(memory, dtype=np.uint8) if keep else None
+        #: Called as ``sink(first, values)`` with each run of whole elements as it completes.
+        self.sink = sink
+        self._carry = b""  # the start of an element split across two chunks
         self.received = 0
 
     def add(self, chunk: array_pb2.ArrayChunk) -> int:
-        """Copy ``chunk`` into place; returns its payload size in bytes."""
+        """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes."""
         data = chunk.data
         size = len(data)
         if chunk.offset != self.received:
@@ -104,9 +123,27 @@ class ArrayAssembler:
             raise WireError(
                 f"array '{self.spec.name}': {self.received + size} bytes sent for an array of {self.nbytes} bytes"
             )
-        self._buffer[self.received : self.received + size] = np.frombuffer(data, dtype=np.uint8)
+        if self._buffer is not None:
+            self._buffer[self.received : self.received + size] = np.frombuffer(data, dtype=np.uint8)
+        if self.sink is not None:
+            self._pass_on(data)
         self.received += size
         return size
+
+    def _pass_on(self, data: bytes) -> None:
+        itemsize = np.dtype(self.spec.dtype).itemsize
+        first = (self.received - len(self._carry)) // itemsize
+        if self._carry:
+            data = self._carry + data
+        whole = len(data) // itemsize * itemsize
+        self._carry = bytes(data[whole:])
+        if whole:
+            self.sink(first, np.frombuffer(data, dtype=self.spec.dtype, count=whole // itemsize))
+
+    @property
+    def kept(self) -> bool:
+        """Whether the bytes are stored here (else only passed to the sink)."""
+        return self._buffer is not None
 
     @property
     def complete(self) -> bool:
@@ -114,11 +151,13 @@ class ArrayAssembler:
 
     def release(self) -> None:
         """Give the buffer back (an upload that failed); ``received`` keeps counting what came."""
-        self._buffer = np.zeros(0, dtype=np.uint8)
+        self._buffer = None
 
     def array(self) -> np.ndarray:
         """The assembled array in native byte order; raises WireError if bytes are missing."""
         if not self.complete:
             raise WireError(f"array '{self.spec.name}': {self.received} of {self.nbytes} bytes received")
+        if self._buffer is None:
+            raise WireError(f"array '{self.spec.name}': its bytes were passed on as they came, not kept")
         dt = np.dtype(self.spec.dtype)
         return self._buffer.view(dt).reshape(tuple(self.spec.shape)).astype(dt.newbyteorder("="), copy=False)

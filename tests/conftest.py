@@ -32,3 +32,14 @@ def read_report(out: Path) -> dict:
 @pytest.fixture
 def ppc():
     return run_ppc
+
+
+def first_seen(labels) -> list[int]:
+    """``labels`` renumbered in the order each cluster first appears (noise, -1, stays -1)."""
+    seen: dict[int, int] = {}
+    return [-1 if x == -1 else seen.setdefault(int(x), len(seen)) for x in labels]
+
+
+def assert_same_partition(labels, expected) -> None:
+    """The same clusters, whatever their numbers."""
+    assert first_seen(labels) == first_seen(expected)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
 from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
+from conftest import assert_same_partition, first_seen
 
 from coordinator.clustering import ClusteringSpec, cluster
 from coordinator.combine import Combined
@@ -83,7 +84,8 @@ def test_agglomerative_on_dissimilarity_equals_sklearn(blobs, linkage):
     spec = ClusteringSpec(algorithm="agglomerative", n_clusters=3, linkage=linkage)
     labels = cluster(spec, Combined(dissimilarity=d))
     expected = AgglomerativeClustering(n_clusters=3, metric="precomputed", linkage=linkage).fit_predict(squareform(d))
-    np.testing.assert_array_equal(labels, expected)
+    assert_same_partition(labels, expected)
+    assert labels.tolist() == first_seen(labels)  # numbered by each cluster's first record
     assert labels.dtype == np.int32
 
 
@@ -136,3 +138,13 @@ def test_n_clusters_equal_rows_is_allowed():
     X = np.arange(8.0).reshape(4, 2)
     labels = cluster(ClusteringSpec(n_clusters=4, n_init=1), Combined(features=X))
     assert sorted(labels.tolist()) == [0, 1, 2, 3]
+
+
+def test_dbscan_counts_duplicate_records_as_neighbours(blobs):
+    # zero distances must stay in the sparse graph: a record repeated min_samples times is a core point
+    X = np.vstack([blobs, np.repeat(blobs[:1] + 50.0, 4, axis=0)])
+    d = pdist(X)
+    labels = cluster(ClusteringSpec(algorithm="dbscan", eps=0.5, min_samples=4), Combined(dissimilarity=d))
+    expected = DBSCAN(eps=0.5, min_samples=4, metric="precomputed").fit_predict(squareform(d))
+    np.testing.assert_array_equal(labels, expected)
+    assert len(set(labels[-4:].tolist())) == 1 and labels[-1] != -1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from scipy.spatial.distance import pdist
 from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.datasets import load_wine
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import assert_same_partition, read_report, run_ppc, write_scenario
 
 WINE = load_wine()
 NAMES = list(WINE.feature_names)
@@ -199,7 +200,7 @@ def test_osbr_over_csv_parties_matches_centralised_clustering(tmp_path):
     expected = AgglomerativeClustering(n_clusters=3, linkage="average", metric="precomputed").fit_predict(
         np.sqrt(((joined[:, None] - joined[None]) ** 2).sum(-1))
     )
-    np.testing.assert_array_equal(labels, expected)
+    assert_same_partition(labels, expected)
     sent = np.load(out / "sent" / "a.npz")
     assert sent["sqdist"].shape == (m * (m - 1) // 2,)
     own = [ids.index(i) for i in sent["ids"]]
@@ -246,3 +247,17 @@ def test_50000_rows_four_parties_upload_in_chunks(tmp_path):
     chunks = [e for e in ledger if e["rpc"] == "Upload" and e["payload"] > 0]
     assert len(chunks) >= 4 * 5
     assert report["join"]["rows_joined"] == 50000
+
+
+def test_osbr_float32_transfer_halves_the_bytes_and_barely_moves_stress(tmp_path):
+    text = (Path(__file__).parents[1] / "scenarios" / "wine-osbr.toml").read_text().replace('method = "osbr"', 'method = "osbr"\ndtype = "float32"')
+    path = write_scenario(tmp_path, text)
+    proc = run_ppc("run", str(path), "--out", str(tmp_path / "out"), "--no-attacks")
+    assert proc.returncode == 0, proc.stderr
+    report = read_report(tmp_path / "out")
+    m = 178
+    for p in report["parties"]:
+        assert p["bytes"]["predicted"] == p["bytes"]["payload"] == m * (m - 1) // 2 * 4  # l = 4 bytes (004 §4.5)
+    assert np.load(tmp_path / "out" / "sent" / "lab.npz")["sqdist"].dtype == np.float32
+    assert 0 < report["utility"]["stress"] < 1e-6  # float32 keeps ~7 significant digits of each distance
+    assert report["utility"]["vs_original"]["ari"] == 1.0

@@ -181,3 +181,17 @@ def test_missing_tail():
 def test_nothing_received():
     with pytest.raises(WireError, match=r"array 'dist': 0 of 80 bytes received"):
         ArrayAssembler(spec()).array()
+
+
+@pytest.mark.parametrize("chunk_bytes", [4, 1000, 1 << 20])
+def test_float32_transfer_converts_chunk_by_chunk(chunk_bytes):
+    arr = np.random.default_rng(3).normal(size=(301, 7))
+    spec = array_spec("x", arr, Layout.ROWS, "float32")
+    assert spec.dtype == "<f4"
+    asm = ArrayAssembler(spec)
+    chunks = list(array_chunks(0, arr, chunk_bytes, "float32"))
+    assert all(len(c.data) <= max(chunk_bytes, 4) for c in chunks)
+    for c in chunks:
+        asm.add(c)
+    np.testing.assert_array_equal(asm.array(), arr.astype(np.float32))
+    assert asm.received == arr.size * 4

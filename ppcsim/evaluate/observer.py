@@ -59,8 +59,8 @@ def evaluate(
 
 def _check_replayed(cfg: PartyConfig, mine: Disguised, received: Contribution) -> None:
     """The observer's replay must reproduce exactly what the party sent, or its numbers mean nothing."""
-    for s in mine.arrays:
-        if not np.array_equal(s.array, received.arrays[s.name]):
+    for name, array in mine.wire_arrays().items():
+        if not np.array_equal(array, received.arrays[name]):
             raise RuntimeError(f"party '{cfg.name}': the observer's replay of array '{s.name}' differs from what was sent")
 
 
@@ -149,7 +149,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -
         X, m, d = mine.X, mine.X.shape[0], mine.X.shape[1]
         rng = np.random.default_rng([scenario.seed, 2, index])
         rows = np.sort(rng.choice(m, size=ATTACK_ROWS, replace=False)) if m > ATTACK_ROWS else np.arange(m)
-        sent = {s.name: s.array for s in mine.arrays}
+        sent = mine.wire_arrays()  # the attacker sees what crossed the wire
         attacks = {}
         if mine.arrays[0].layout == Layout.ROWS:
             Y = sent["data"]

@@ -16,6 +16,7 @@ from scipy.sparse.csgraph import connected_components
 
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
+from coordinator.linkage import UPDATES, merges_in_place
 
 ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
 LINKAGES = ("single", "average", "complete", "ward")
@@ -69,8 +70,11 @@ class ClusteringSpec:
         return DBSCAN(eps=self.eps, min_samples=self.min_samples, metric="precomputed" if precomputed else "euclidean")
 
 
-def cluster(spec: ClusteringSpec, combined: Combined) -> np.ndarray:
-    """Labels (int) of the joined records; -1 marks DBSCAN noise."""
+def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -> np.ndarray:
+    """Labels (int) of the joined records; -1 marks DBSCAN noise.
+
+    ``overwrite`` lets agglomerative clustering use up ``combined.dissimilarity``
+    rather than copy it."""
     precomputed = combined.features is None
     if precomputed and spec.algorithm == "kmeans":
         raise SessionError(
@@ -87,7 +91,7 @@ def cluster(spec: ClusteringSpec, combined: Combined) -> np.ndarray:
     if not precomputed:
         labels = spec.estimator(precomputed).fit_predict(combined.features)
     elif spec.algorithm == "agglomerative":
-        labels = tree_cut(combined.dissimilarity, n, spec.linkage, spec.n_clusters)
+        labels = tree_cut(combined.dissimilarity, n, spec.linkage, spec.n_clusters, overwrite)
     else:
         labels = spec.estimator(precomputed).fit_predict(within(combined.dissimilarity, n, spec.eps))
     return np.asarray(labels, dtype=np.int32)
@@ -98,21 +102,26 @@ def n_records(pairs: int) -> int:
     return int(round((1 + np.sqrt(1 + 8 * pairs)) / 2))
 
 
-def tree_cut(condensed: np.ndarray, n: int, linkage: str, n_clusters: int) -> np.ndarray:
-    """Agglomerative labels: scipy's linkage on the condensed matrix, cut where ``n_clusters`` remain.
+def tree_cut(condensed: np.ndarray, n: int, linkage: str, n_clusters: int, overwrite: bool = False) -> np.ndarray:
+    """Agglomerative labels: the linkage's merges, cut where ``n_clusters`` remain.
 
     The same merges as scikit-learn's AgglomerativeClustering(metric="precomputed")
-    (which condenses the square and calls the same scipy linkage); clusters are
+    (which condenses the square and calls scipy's linkage); clusters are
     numbered in the order of their first record. Single linkage reads the
-    matrix in place; average and complete work on scipy's own copy of it.
+    matrix in place. Average and complete work on scipy's copy of it, or,
+    with ``overwrite``, in the matrix itself (coordinator.linkage).
     """
     from scipy.cluster.hierarchy import linkage as scipy_linkage
 
-    merges = scipy_linkage(condensed, method=linkage)[: n - n_clusters, :2].astype(np.int64)
-    nodes = 2 * n - 1  # leaves 0..n-1, then merge i makes node n + i
-    step = np.arange(len(merges))
-    edges = coo_matrix((np.ones(2 * len(merges)), (np.concatenate([merges[:, 0], merges[:, 1]]),
-                                                  np.concatenate([n + step, n + step]))), shape=(nodes, nodes))
+    cut = n - n_clusters
+    if overwrite and linkage in UPDATES:
+        pairs = merges_in_place(condensed, n, linkage)[:cut, :2].astype(np.int64)  # records joined, one per merge
+        edges = coo_matrix((np.ones(cut), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    else:
+        merges = scipy_linkage(condensed, method=linkage)[:cut, :2].astype(np.int64)
+        node = n + np.arange(cut)  # leaves 0..n-1, then merge i makes node n + i
+        edges = coo_matrix((np.ones(2 * cut), (merges.T.reshape(-1), np.concatenate([node, node]))),
+                           shape=(2 * n - 1, 2 * n - 1))
     _, component = connected_components(edges, directed=False)
     _, first, labels = np.unique(component[:n], return_index=True, return_inverse=True)
     return np.argsort(np.argsort(first))[labels]

@@ -52,7 +52,8 @@ class SessionSpec:
     #: a header announcing more is refused before anything is allocated.
     max_upload_bytes: int = MAX_UPLOAD_BYTES
     #: Whether to keep each party's dissimilarity arrays as well as their running sums (for sent/ and the
-    #: observer); without, the coordinator holds one condensed matrix per summed quantity, whatever the parties.
+    #: observer); without, the coordinator holds one condensed matrix per summed quantity, whatever the
+    #: parties, and clusters it in place (coordinator.linkage).
     keep_uploads: bool = True
 
 
@@ -210,7 +211,9 @@ class Session:
                 combined = nmds(combined, ask, self.spec.clustering.seed)
             self.timing["join_seconds"] = time.monotonic() - t
             t = time.monotonic()
-            labels = cluster(self.spec.clustering, combined)
+            labels = cluster(self.spec.clustering, combined, overwrite=not self.spec.keep_uploads)
+            if not self.spec.keep_uploads:
+                combined.dissimilarity = None  # used up by the clustering; nothing else reads it
             self.timing["cluster_seconds"] = time.monotonic() - t
             by_party = {}
             for c in contributions:

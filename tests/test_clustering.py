@@ -148,3 +148,22 @@ def test_dbscan_counts_duplicate_records_as_neighbours(blobs):
     expected = DBSCAN(eps=0.5, min_samples=4, metric="precomputed").fit_predict(squareform(d))
     np.testing.assert_array_equal(labels, expected)
     assert len(set(labels[-4:].tolist())) == 1 and labels[-1] != -1
+
+
+@pytest.mark.parametrize("linkage", ["average", "complete"])
+@pytest.mark.parametrize("seed", range(6))
+def test_in_place_linkage_equals_scipy_also_on_ties(linkage, seed):
+    from scipy.cluster.hierarchy import linkage as scipy_linkage
+
+    from coordinator.linkage import merges_in_place
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 120))
+    X = rng.integers(0, 3, size=(n, 3)) if seed % 2 else rng.normal(size=(n, 4))  # odd seeds: many equal distances
+    d = pdist(X, "cityblock")
+    spec = ClusteringSpec(algorithm="agglomerative", n_clusters=int(rng.integers(2, 8)), linkage=linkage)
+    work = d.copy()
+    in_place = cluster(spec, Combined(dissimilarity=work), overwrite=True)
+    np.testing.assert_array_equal(in_place, cluster(spec, Combined(dissimilarity=d)))
+    assert not np.array_equal(work, d)  # the matrix was used up, not copied
+    np.testing.assert_array_equal(merges_in_place(d.copy(), n, linkage)[:, 2], scipy_linkage(d, linkage)[:, 2])

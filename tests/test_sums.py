@@ -66,8 +66,9 @@ def test_session_without_kept_uploads_clusters_the_same(chunk_bytes):
     kept, with_arrays = run_session(True, chunk_bytes)
     summed, without = run_session(False, chunk_bytes)
     expected = np.sqrt(sum(pdist(X, "sqeuclidean") for X in BLOCKS.values()))
-    np.testing.assert_allclose(without.combined.dissimilarity, expected, rtol=1e-14)
+    np.testing.assert_allclose(with_arrays.combined.dissimilarity, expected, rtol=1e-14)
     np.testing.assert_array_equal(without.labels, with_arrays.labels)
+    assert without.combined.dissimilarity is None  # clustered in place, then let go
     assert all(not c.arrays for c in summed.contributions.values())
     assert all(c.arrays["sqdist"].shape == (40 * 39 // 2,) for c in kept.contributions.values())
     assert summed.uploads["a"].received == 40 * 39 // 2 * 8
@@ -75,7 +76,7 @@ def test_session_without_kept_uploads_clusters_the_same(chunk_bytes):
 
 def test_session_parties_in_different_orders():
     order = {"a": IDS, "b": IDS[::-1], "c": IDS[RNG.permutation(40)]}
-    _, outcome = run_session(False, 1000, order)
+    _, outcome = run_session(True, 1000, order)
     rows = [int(i[1:]) for i in outcome.join.ids]
     expected = np.sqrt(sum(pdist(X[rows], "sqeuclidean") for X in BLOCKS.values()))
     np.testing.assert_allclose(squareform(outcome.combined.dissimilarity), squareform(expected), rtol=1e-14)

@@ -1,0 +1,38 @@
+"""What the benchmarks share: a synthetic scenario's text, and one `ppc run` of it, timed, with its report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def blobs_scenario(name: str, rows: int, parties: int, columns_each: int, party_table: str, clustering: str,
+                   clusters: int = 8, seed: int = 7) -> str:
+    """A scenario over ``synthetic:blobs``: ``parties`` parties of ``columns_each`` columns, each with
+    ``party_table`` (e.g. 'method = "drbt"\\nk = 10'), and the ``[clustering]`` lines ``clustering``."""
+    blocks = []
+    for j in range(parties):
+        cols = ", ".join(f'"x{c}"' for c in range(columns_each * j, columns_each * (j + 1)))
+        blocks.append(f'[[parties]]\nname = "p{j}"\ncolumns = [{cols}]\n{party_table}\n')
+    return (f'name = "{name}"\nseed = {seed}\ndeadline = 3600\n[data]\nsource = "synthetic:blobs"\nrows = {rows}\n'
+            f'columns = {parties * columns_each}\nclusters = {clusters}\n' + "\n".join(blocks)
+            + f"\n[clustering]\n{clustering}\n")
+
+
+def ppc_run(text: str, *options: str) -> tuple[float, dict, Path]:
+    """Run scenario ``text`` with `ppc run --quiet` and ``options``: wall seconds (command start to report
+    written), the report, and the output folder (valid until the next call)."""
+    tmp = Path(tempfile.mkdtemp(prefix="ppc-bench-"))
+    path = tmp / "bench.toml"
+    path.write_text(text)
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(tmp / "out"), "--quiet",
+                           *options], capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if proc.returncode:
+        raise SystemExit(f"ppc run failed:\n{proc.stderr}")
+    return seconds, json.loads((tmp / "out" / "report.json").read_text()), tmp / "out"

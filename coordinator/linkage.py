@@ -1,0 +1,68 @@
+"""Average and complete linkage worked out in the condensed matrix itself, for a coordinator short of memory.
+
+scipy's ``linkage`` runs the nearest-neighbour chain on its own copy of the
+m(m-1)/2 distances (twice the matrix at its peak); this runs the same
+algorithm, with the same ties broken the same way, in the caller's array,
+which it overwrites. Only single linkage needs neither: scipy reads it in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Lance-Williams updates: the distance from cluster i to x merged into y, from d(i, x), d(i, y) and the sizes.
+UPDATES = {
+    "average": lambda dx, dy, nx, ny: (nx * dx + ny * dy) / (nx + ny),
+    "complete": lambda dx, dy, nx, ny: np.maximum(dx, dy),
+}
+
+
+def merges_in_place(d: np.ndarray, n: int, method: str) -> np.ndarray:
+    """The nearest-neighbour chain's merges as (x, y, distance) rows, sorted by distance (stable), like scipy.
+
+    ``x`` and ``y`` are the lowest-numbered records of the two clusters merged
+    (scipy's slots, before it relabels them). ``d`` (condensed, float64) is
+    overwritten.
+    """
+    update = UPDATES[method]
+    size = np.ones(n, dtype=np.int64)
+    alive = np.arange(n)  # slots still holding a cluster, in increasing order
+    out = np.empty((n - 1, 3))
+    chain: list[int] = []
+
+    def row(x: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = np.minimum(alive, x), np.maximum(alive, x)
+        where = n * lo - lo * (lo + 1) // 2 + hi - lo - 1
+        where[alive == x] = 0
+        values = d[where]
+        values[alive == x] = np.inf
+        return where, values
+
+    for k in range(n - 1):
+        if not chain:
+            chain.append(int(alive[0]))
+        while True:
+            x = chain[-1]
+            where, values = row(x)
+            y = int(alive[np.argmin(values)])
+            if len(chain) > 1:
+                previous = chain[-2]
+                at = int(np.searchsorted(alive, previous))
+                if values[at] <= values[np.searchsorted(alive, y)]:  # the previous element wins ties
+                    y = previous
+                if y == previous:
+                    break
+            chain.append(y)
+        chain.pop()
+        chain.pop()
+        distance = values[np.searchsorted(alive, y)]
+        x, y = min(x, y), max(x, y)
+        _, dx = row(x)
+        where_y, dy = row(y)
+        nx, ny = size[x], size[y]
+        others = (alive != x) & (alive != y)
+        d[where_y[others]] = update(dx[others], dy[others], nx, ny)
+        out[k] = (x, y, distance)
+        size[y] += nx
+        alive = alive[alive != x]
+    return out[np.argsort(out[:, 2], kind="mergesort")]

@@ -23,16 +23,16 @@ def blobs_scenario(name: str, rows: int, parties: int, columns_each: int, party_
             + f"\n[clustering]\n{clustering}\n")
 
 
-def ppc_run(text: str, *options: str) -> tuple[float, dict, Path]:
+def ppc_run(text: str, *options: str) -> tuple[float, dict]:
     """Run scenario ``text`` with `ppc run --quiet` and ``options``: wall seconds (command start to report
-    written), the report, and the output folder (valid until the next call)."""
-    tmp = Path(tempfile.mkdtemp(prefix="ppc-bench-"))
-    path = tmp / "bench.toml"
-    path.write_text(text)
-    t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(tmp / "out"), "--quiet",
-                           *options], capture_output=True, text=True)
-    seconds = time.perf_counter() - t
-    if proc.returncode:
-        raise SystemExit(f"ppc run failed:\n{proc.stderr}")
-    return seconds, json.loads((tmp / "out" / "report.json").read_text()), tmp / "out"
+    written) and the report."""
+    with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
+        path = Path(tmp) / "bench.toml"
+        path.write_text(text)
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", f"{tmp}/out", "--quiet",
+                               *options], capture_output=True, text=True)
+        seconds = time.perf_counter() - t
+        if proc.returncode:
+            raise SystemExit(f"ppc run failed:\n{proc.stderr}")
+        return seconds, json.loads((Path(tmp) / "out" / "report.json").read_text())

@@ -44,7 +44,7 @@ def main() -> int:
     print(f"{'linkage':8}  {'seconds':>7}  {'coordinator MiB':>15}  {'/ matrix':>8}  {'largest party MiB':>17}  "
           f"{'/ (matrix + own data)':>21}")
     for linkage in args.linkage:
-        seconds, report, _ = ppc_run(osbr(m, linkage), "--no-eval", "--no-sent")
+        seconds, report = ppc_run(osbr(m, linkage), "--no-eval", "--no-sent")
         coordinator = report["memory"]["coordinator_peak_rss"]
         party = max(p["peak_rss"] for p in report["parties"])
         print(f"{linkage:8}  {seconds:7.1f}  {coordinator / MB:15,.0f}  {coordinator / matrix:8.2f}  "
@@ -55,7 +55,7 @@ def main() -> int:
     print(f"\nfloat32 transfer, rows {n:,} (utility measured by the observer)")
     print(f"{'dtype':8}  {'payload B per party':>19}  {'stress (eq. 6)':>14}  {'ARI vs original':>15}")
     for dtype in ("float64", "float32"):
-        _, report, _ = ppc_run(osbr(n, "average", dtype), "--no-attacks", "--no-sent")
+        _, report = ppc_run(osbr(n, "average", dtype), "--no-attacks", "--no-sent")
         u = report["utility"]
         print(f"{dtype:8}  {report['parties'][0]['bytes']['payload']:19,}  {u['stress']:14.3g}  "
               f"{u['vs_original']['ari']:15.4f}")

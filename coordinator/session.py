@@ -206,6 +206,7 @@ class Session:
             contributions = [self.contributions[p] for p in self.spec.parties]
             joined = join_ids({c.party: c.ids for c in contributions})
             combined = combine(contributions, joined, self.sums)
+            self.sums = PairSums()  # what combine did not take over (sums reordered to the join) can go
             ask = requested_embedding([c for c in contributions if c.is_dissimilarity])
             if ask:
                 combined = nmds(combined, ask, self.spec.clustering.seed)

@@ -24,16 +24,13 @@ from sklearn.cluster import KMeans
 
 from parties.data import load_blobs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import blobs_scenario  # noqa: E402
+
 
 def scenario(rows: int, n_init: int) -> str:
-    parties = "\n".join(
-        f'[[parties]]\nname = "p{j}"\ncolumns = [{", ".join(f"{chr(34)}x{c}{chr(34)}" for c in range(25 * j, 25 * j + 25))}]\n'
-        f'method = "drbt"\nk = 10\n'
-        for j in range(4)
-    )
-    return (f'name = "bench-e2e"\nseed = 7\ndeadline = 3600\n[data]\nsource = "synthetic:blobs"\nrows = {rows}\n'
-            f'columns = 100\nclusters = 8\n{parties}\n[clustering]\nalgorithm = "kmeans"\nn_clusters = 8\n'
-            f'n_init = {n_init}\n')
+    return blobs_scenario("bench-e2e", rows, 4, 25, 'method = "drbt"\nk = 10',
+                          f'algorithm = "kmeans"\nn_clusters = 8\nn_init = {n_init}')
 
 
 def timed(fn):

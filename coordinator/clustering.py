@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial.distance import num_obs_y
 
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
@@ -83,7 +84,10 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
         )
     if precomputed and spec.linkage == "ward" and spec.algorithm == "agglomerative":
         raise SessionError("ward linkage needs feature data; with osbr use single, average or complete")
-    n = combined.features.shape[0] if not precomputed else n_records(len(combined.dissimilarity))
+    if not precomputed:
+        n = combined.features.shape[0]
+    else:  # scipy cannot tell how many records an empty triangle has: one
+        n = num_obs_y(combined.dissimilarity) if len(combined.dissimilarity) else 1
     if spec.algorithm != "dbscan" and spec.n_clusters > n:
         raise SessionError(f"n_clusters = {spec.n_clusters} is more than the {n} joined records")
     if n < 2 and spec.algorithm == "agglomerative":
@@ -95,11 +99,6 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
     else:
         labels = spec.estimator(precomputed).fit_predict(within(combined.dissimilarity, n, spec.eps))
     return np.asarray(labels, dtype=np.int32)
-
-
-def n_records(pairs: int) -> int:
-    """m such that m(m-1)/2 == pairs."""
-    return int(round((1 + np.sqrt(1 + 8 * pairs)) / 2))
 
 
 def tree_cut(condensed: np.ndarray, n: int, linkage: str, n_clusters: int, overwrite: bool = False) -> np.ndarray:

@@ -67,6 +67,12 @@ def check_osbr_upload(party: str, params: dict[str, str], names: set[str]) -> No
             raise SessionError(f"party '{party}': osbr/gower without a denominator array needs 'attributes'") from None
 
 
+def condensed_index(m: int, a, b):
+    """Positions of the pairs (a, b), a != b, in the condensed triangle of an m x m matrix (scipy's order)."""
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    return m * lo - lo * (lo + 1) // 2 + hi - lo - 1
+
+
 def reorder_condensed(c: np.ndarray, m: int, index: np.ndarray) -> np.ndarray:
     """The condensed matrix of rows ``index`` (in that order) of the m x m matrix ``c``.
 
@@ -78,9 +84,7 @@ def reorder_condensed(c: np.ndarray, m: int, index: np.ndarray) -> np.ndarray:
     out = np.empty(n * (n - 1) // 2, dtype=c.dtype)
     start = 0
     for i in range(n - 1):
-        a, b = index[i], index[i + 1 :]
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        out[start : start + n - i - 1] = c[m * lo - lo * (lo + 1) // 2 + hi - lo - 1]
+        out[start : start + n - i - 1] = c[condensed_index(m, index[i], index[i + 1 :])]
         start += n - i - 1
     return out
 

@@ -18,6 +18,15 @@ class Join:
     dropped: dict[str, int]  # party -> rows not in the join
 
 
+def positions(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Where each of ``ids`` sits in ``reference`` (distinct ids); -1 for an id it lacks."""
+    if not len(reference):
+        return np.full(len(ids), -1)
+    order = np.argsort(reference, kind="stable")
+    at = order[np.searchsorted(reference, ids, sorter=order).clip(0, len(reference) - 1)]
+    return np.where(reference[at] == ids, at, -1)
+
+
 def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:
     """Inner join on id; ids may come in any order. SessionError if no id is common to all."""
     parties = list(ids_by_party)
@@ -33,8 +42,6 @@ def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:
         raise SessionError(f"no record id is common to all parties ({', '.join(parties)})")
     index = {}
     for party in parties:
-        ids = ids_by_party[party]
-        order = np.argsort(ids, kind="stable")
-        index[party] = order[np.searchsorted(ids, joined, sorter=order)]
+        index[party] = positions(ids_by_party[party], joined)  # every joined id is there
     dropped = {party: len(ids_by_party[party]) - len(joined) for party in parties}
     return Join(ids=joined, index=index, dropped=dropped)

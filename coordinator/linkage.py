@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from coordinator.combine import condensed_index
+
 #: Lance-Williams updates: the distance from cluster i to x merged into y, from d(i, x), d(i, y) and the sizes.
 UPDATES = {
     "average": lambda dx, dy, nx, ny: (nx * dx + ny * dy) / (nx + ny),
@@ -31,11 +33,12 @@ def merges_in_place(d: np.ndarray, n: int, method: str) -> np.ndarray:
     chain: list[int] = []
 
     def row(x: int) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = np.minimum(alive, x), np.maximum(alive, x)
-        where = n * lo - lo * (lo + 1) // 2 + hi - lo - 1
-        where[alive == x] = 0
+        """Positions in ``d`` of x's distances to the live clusters, and the distances (inf to itself)."""
+        itself = alive == x
+        where = condensed_index(n, alive, x)
+        where[itself] = 0
         values = d[where]
-        values[alive == x] = np.inf
+        values[itself] = np.inf
         return where, values
 
     for k in range(n - 1):
@@ -56,9 +59,9 @@ def merges_in_place(d: np.ndarray, n: int, method: str) -> np.ndarray:
         chain.pop()
         chain.pop()
         distance = values[np.searchsorted(alive, y)]
+        other = row(y)  # x's row is (where, values) already
+        (_, dx), (where_y, dy) = ((where, values), other) if x < y else (other, (where, values))
         x, y = min(x, y), max(x, y)
-        _, dx = row(x)
-        where_y, dy = row(y)
         nx, ny = size[x], size[y]
         others = (alive != x) & (alive != y)
         d[where_y[others]] = update(dx[others], dy[others], nx, ny)

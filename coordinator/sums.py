@@ -14,13 +14,8 @@ import threading
 
 import numpy as np
 
-from coordinator.combine import reorder_condensed
-
-
-def condensed_index(m: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Positions of the pairs (a, b), a != b, in the condensed triangle of an m x m matrix (scipy's order)."""
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    return m * lo - lo * (lo + 1) // 2 + hi - lo - 1
+from coordinator.combine import condensed_index, reorder_condensed
+from coordinator.join import positions
 
 
 class PairSums:
@@ -49,10 +44,7 @@ class PairSums:
             reference = self.ids
         if np.array_equal(ids, reference):
             return PartySums(self, None)
-        order = np.argsort(reference, kind="stable")
-        at = np.searchsorted(reference, ids, sorter=order).clip(0, max(len(reference) - 1, 0))
-        found = reference[order[at]] == ids if len(reference) else np.zeros(len(ids), dtype=bool)
-        return PartySums(self, np.where(found, order[at], -1))
+        return PartySums(self, positions(reference, ids))
 
     def _sum(self, name: str) -> np.ndarray:
         """The running sum for ``name``, in memory that the operating system commits as it is written."""
@@ -82,8 +74,7 @@ class PairSums:
         total = self._sum(name)
         if np.array_equal(ids, self.ids):
             return total
-        order = np.argsort(self.ids, kind="stable")
-        return reorder_condensed(total, self.m, order[np.searchsorted(self.ids, ids, sorter=order)])
+        return reorder_condensed(total, self.m, positions(self.ids, ids))
 
 
 class PartySums:
@@ -93,7 +84,8 @@ class PartySums:
         self.sums, self.mapping = sums, mapping
         n = len(mapping) if mapping is not None else 0
         rows = np.arange(n, dtype=np.int64)
-        self.starts = rows * n - rows * (rows + 1) // 2 if mapping is not None else None
+        # where each row of the party's triangle starts: its pair (i, i + 1)
+        self.starts = condensed_index(n, rows, rows + 1) if mapping is not None else None
 
     def add(self, name: str, start: int, values: np.ndarray) -> None:
         self.sums.add(name, start, values, self.mapping, self.starts)

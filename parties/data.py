@@ -39,12 +39,17 @@ def blob_labels(rows: int, clusters: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 0]).integers(0, clusters, size=rows)
 
 
-def load_blobs(options: dict, wanted: list[str]) -> np.ndarray:
+def load_blobs(options: dict, wanted: list[str], *, block: int = 16384) -> np.ndarray:
     """Columns ``x<j>`` of Gaussian blobs, generated column by column.
 
     The model of sklearn's ``make_blobs``: cluster centres uniform in
     [-10, 10], isotropic noise of ``cluster_std``. Column j depends only on
     (seed, j), so each party builds just its own columns, in any split.
+
+    Built ``block`` rows at a time: each column's noise stream is drawn in
+    pieces (the same numbers as one draw of all rows) into a small buffer,
+    then scaled and shifted into the C-ordered result, so there are no
+    full-size temporaries and no strided writes to the big array.
     """
     rows, columns, clusters = options["rows"], options["columns"], options["clusters"]
     seed, std = options["seed"], options.get("cluster_std", 1.0)
@@ -53,11 +58,20 @@ def load_blobs(options: dict, wanted: list[str]) -> np.ndarray:
     if missing:
         raise PartyError(f"synthetic:blobs: no column {', '.join(map(repr, missing))} (columns: x0 .. x{columns - 1})")
     labels = blob_labels(rows, clusters, seed)
-    out = np.empty((rows, len(wanted)))
+    gens, centres = [], np.empty((clusters, len(wanted)))  # centres[k, i]: cluster k in column i
     for i, name in enumerate(wanted):
         rng = np.random.default_rng([seed, 1, int(name[1:])])
-        centres = rng.uniform(-10.0, 10.0, size=clusters)
-        out[:, i] = centres[labels] + std * rng.standard_normal(rows)
+        centres[:, i] = rng.uniform(-10.0, 10.0, size=clusters)
+        gens.append(rng)  # continues with the column's standard_normal stream
+    out = np.empty((rows, len(wanted)))
+    noise = np.empty((len(wanted), min(block, rows)))  # one row per column: contiguous draws
+    for start in range(0, rows, block):
+        part = out[start:start + block]
+        n = len(part)
+        for i, rng in enumerate(gens):
+            rng.standard_normal(n, out=noise[i, :n])
+        np.multiply(noise[:, :n].T, std, out=part)  # std * z, then + centre: as centre + std * z
+        part += centres[labels[start:start + n]]
     return out
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from coordinator.errors import SessionError
+from protos.ids import as_text
 
 
 @dataclass
@@ -18,8 +19,16 @@ class Join:
     dropped: dict[str, int]  # party -> rows not in the join
 
 
+def comparable(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """Id arrays that compare as the ids they hold: all as text once integer and text ids meet."""
+    if len({a.dtype.kind in "iu" for a in arrays}) > 1:
+        return [as_text(a) for a in arrays]
+    return arrays
+
+
 def positions(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Where each of ``ids`` sits in ``reference`` (distinct ids); -1 for an id it lacks."""
+    reference, ids = comparable([reference, ids])
     if not len(reference):
         return np.full(len(ids), -1)
     order = np.argsort(reference, kind="stable")
@@ -30,6 +39,7 @@ def positions(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:
 def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:
     """Inner join on id; ids may come in any order. SessionError if no id is common to all."""
     parties = list(ids_by_party)
+    ids_by_party = dict(zip(parties, comparable(list(ids_by_party.values()))))
     first = ids_by_party[parties[0]]
     if all(np.array_equal(ids_by_party[p], first) for p in parties[1:]) and len(first):
         # every party holds the same ids in the same order (common when one table is split): no search

@@ -17,7 +17,8 @@ SYNTHETIC = ("blobs",)
 
 @dataclass
 class PartyData:
-    """The party's records: ``ids`` (m,) as text and ``X`` (m x d) as float64."""
+    """The party's records: ``ids`` (m,) as text, or int64 for generated data (the row numbers), and ``X``
+    (m x d) as float64."""
 
     ids: np.ndarray
     X: np.ndarray
@@ -147,7 +148,7 @@ def load_party_data(cfg: PartyConfig) -> PartyData:
     wanted = list(cfg.columns)
     if cfg.source == "synthetic:blobs":
         X = load_blobs(cfg.source_options, wanted)
-        return PartyData(ids=np.arange(len(X)).astype(str), X=X, columns=wanted)
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
     if cfg.source.startswith("sklearn:"):
         names, data, _ = load_builtin(cfg.source.split(":", 1)[1])
         missing = [c for c in wanted if c not in names]
@@ -156,8 +157,7 @@ def load_party_data(cfg: PartyConfig) -> PartyData:
                 f"{cfg.source}: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})"
             )
         X = data[:, [names.index(c) for c in wanted]]
-        ids = np.arange(len(X)).astype(str)
-        return PartyData(ids=ids, X=X, columns=wanted)
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
 
     path = Path(cfg.source)
     if not cfg.id_column:

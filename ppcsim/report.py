@@ -14,6 +14,7 @@ import numpy as np
 from coordinator.session import STATE_NAMES, Session
 from parties.run import peak_rss
 from ppcsim.scenario import Scenario
+from protos.ids import as_text
 
 
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
@@ -117,7 +118,7 @@ def write_outputs(out: Path, report: dict, session: Session, sent: bool = True) 
     for party, c in session.contributions.items():
         if not sent or not c.arrays:
             continue  # the coordinator only summed this party's dissimilarities (keep_uploads off)
-        write_atomic(out / "sent" / f"{party}.npz", lambda fh, c=c: np.savez(fh, ids=c.ids, **c.arrays))
+        write_atomic(out / "sent" / f"{party}.npz", lambda fh, c=c: np.savez(fh, ids=as_text(c.ids), **c.arrays))
 
 
 def _n(x) -> str:

@@ -10,6 +10,11 @@ A party packs them in one of three encodings (``UploadHeader.id_encoding``):
   int64 differences between consecutive ids, little-endian, zlib-compressed
   (a run of consecutive ids compresses to almost nothing).
 
+Integer ids (an int64 array, as a party builds for generated data) always go
+as int deltas, and int deltas decode to int64: a million ids then never become
+text on either side. An integer id equals the text of its canonical decimal
+form (``as_text``), which is how integer and text ids meet in a join.
+
 Decoding is bounded: a packed block that inflates past what ``n`` ids can
 need, or that does not hold exactly ``n`` ids, is refused.
 """
@@ -34,8 +39,16 @@ class IdError(ValueError):
     """Packed ids that do not decode to the announced number of ids."""
 
 
+def as_text(ids: np.ndarray) -> np.ndarray:
+    """``ids`` as text: integer ids in their canonical decimal form, text ids as they are."""
+    return ids.astype(str) if ids.dtype.kind in "iu" else ids
+
+
 def pack(ids: np.ndarray) -> tuple[int, bytes]:
-    """The smallest encoding of ``ids`` (text): ``(encoding, packed block)``; ID_TEXT packs to b""."""
+    """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
+    ID_TEXT packs to b""."""
+    if ids.dtype.kind == "i":
+        return INT_DELTAS, zlib.compress(np.diff(ids.astype("<i8"), prepend=0).tobytes(), 6)
     as_list = ids.tolist()
     best = (TEXT, b"", sum(len(i.encode()) + 2 for i in as_list))  # a string field costs its bytes and ~2
     if as_list and all(_INTEGER.fullmatch(i) for i in as_list):
@@ -49,7 +62,7 @@ def pack(ids: np.ndarray) -> tuple[int, bytes]:
 
 
 def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:
-    """The ``n`` ids a packed block holds, as text; IdError if it holds anything else."""
+    """The ``n`` ids a packed block holds: int64 for int deltas, else text; IdError if it holds anything else."""
     limit = n * 8 if encoding == INT_DELTAS else n * (MAX_ID_BYTES + 1)
     inflater = zlib.decompressobj()
     try:
@@ -61,7 +74,7 @@ def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:
     if encoding == INT_DELTAS:
         if len(raw) != n * 8:
             raise IdError(f"packed ids hold {len(raw) / 8:g} integers, not {n}")
-        return np.cumsum(np.frombuffer(raw, dtype="<i8")).astype(str)
+        return np.cumsum(np.frombuffer(raw, dtype="<i8"), dtype=np.int64)
     try:
         text = raw.decode()
     except UnicodeDecodeError:

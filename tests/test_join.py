@@ -92,3 +92,14 @@ def test_no_common_id_raises():
 def test_empty_upload_has_no_common_id():
     with pytest.raises(SessionError, match=r"no record id is common"):
         join_ids({"a": np.array(["1"]), "b": np.array([], dtype=str)})
+
+
+def test_integer_ids_join_text_ids_by_their_decimal_text():
+    ints = np.array([3, 1, 2, 10], dtype=np.int64)
+    text = np.array(["10", "2", "x", "3", "01"])
+    join = join_ids({"a": ints, "b": text})
+    np.testing.assert_array_equal(join.ids, ["3", "2", "10"])
+    np.testing.assert_array_equal(join.index["a"], [0, 2, 3])
+    np.testing.assert_array_equal(join.index["b"], [3, 1, 0])
+    same = join_ids({"a": ints, "b": ints.copy()})
+    assert same.ids.dtype == np.int64 and same.dropped == {"a": 0, "b": 0}

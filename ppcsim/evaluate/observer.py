@@ -29,6 +29,7 @@ from ppcsim.evaluate.privacy import column_privacy, summary, vd
 from ppcsim.evaluate.stress import stress
 from ppcsim.evaluate.settings import Settings
 from ppcsim.scenario import Scenario
+from protos.ids import as_text
 from protos.serde import Layout
 
 #: Records sampled (seeded) for stress, whose cost is quadratic in the records.
@@ -107,7 +108,7 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
         return blob_labels(options["rows"], options["clusters"], options["seed"])[ids.astype(int)]
     cells, _ = read_csv_columns(scenario.source, [scenario.id_column, scenario.label_column])
     by_id = dict(zip(cells[scenario.id_column], cells[scenario.label_column]))
-    return np.unique([by_id[i] for i in ids.tolist()], return_inverse=True)[1]
+    return np.unique([by_id[i] for i in as_text(ids).tolist()], return_inverse=True)[1]
 
 
 def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised]) -> dict:

@@ -15,16 +15,16 @@ from collections.abc import Callable, Iterator
 
 from coordinator.ledger import DOWN, UP, Ledger
 from coordinator.session import Session
+from coordinator.upload import Received
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_chunks
 
 
-def counted(messages: Iterator, ledger: Ledger, party: str, rpc: str) -> Iterator:
+def counted(messages: Iterator[Received], ledger: Ledger, party: str, rpc: str) -> Iterator[Received]:
     """Pass ``messages`` through, recording each one in ``ledger`` as it arrives."""
-    for message in messages:
-        payload = len(message.chunk.data) if message.WhichOneof("part") == "chunk" else 0
-        ledger.record(party, rpc, UP, message, payload)
-        yield message
+    for item in messages:
+        ledger.record(party, rpc, UP, item.message, 0 if item.data is None else len(item.data), item.size)
+        yield item
 
 
 def join(session: Session, request: session_pb2.JoinRequest) -> session_pb2.JoinReply:
@@ -37,15 +37,15 @@ def join(session: Session, request: session_pb2.JoinRequest) -> session_pb2.Join
 
 
 def upload(
-    session: Session, first: session_pb2.UploadMessage, rest: Iterator, cancel: Callable[[], None] | None = None
+    session: Session, first: Received, rest: Iterator[Received], cancel: Callable[[], None] | None = None
 ) -> session_pb2.UploadReply:
-    """``first`` is the upload's header message, ``rest`` the ids and chunks that follow it.
+    """``first`` is the upload's header message, ``rest`` the ids and chunks that follow it, each as received.
 
     ``cancel`` cuts the stream off should the session fail while it is read (see Session.receive).
     """
-    header = first.header
+    header = first.message.header
     if session.expects(header.party):
-        session.ledger.record(header.party, "Upload", UP, first)
+        session.ledger.record(header.party, "Upload", UP, first.message, size=first.size)
     payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"), cancel)
     reply = session_pb2.UploadReply(payload_bytes=payload)
     session.ledger.record(header.party, "Upload", DOWN, reply)

@@ -36,9 +36,12 @@ class Ledger:
         self._start = time.monotonic()
         self._entries: list[Entry] = []
 
-    def record(self, party: str, rpc: str, direction: str, message: Message, payload: int = 0) -> None:
-        """Count ``message`` once, by its serialised size, with ``payload`` array bytes in it."""
-        entry = Entry(party, rpc, direction, payload, message.ByteSize(), time.monotonic() - self._start)
+    def record(self, party: str, rpc: str, direction: str, message: Message, payload: int = 0,
+               size: int | None = None) -> None:
+        """Count ``message`` once, with ``payload`` array bytes in it, by ``size``, the bytes it arrived in, or
+        else its serialised size."""
+        size = message.ByteSize() if size is None else size
+        entry = Entry(party, rpc, direction, payload, size, time.monotonic() - self._start)
         with self._lock:
             self._entries.append(entry)
 

@@ -8,8 +8,7 @@ import grpc
 
 from coordinator.errors import SessionError
 from coordinator.security import ServerSecurity, is_loopback
-from coordinator.servicer import CoordinatorServicer, Registry
-from protos.ppcsim.v1 import session_pb2_grpc
+from coordinator.servicer import CoordinatorServicer, Registry, register
 
 
 def start_server(
@@ -27,7 +26,7 @@ def start_server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="coordinator"),
         options=[("grpc.so_reuseport", 0)],
     )
-    session_pb2_grpc.add_CoordinatorServicer_to_server(CoordinatorServicer(registry), server)
+    register(CoordinatorServicer(registry), server)
     try:
         port = server.add_secure_port(listen, security.credentials()) if security.tls else server.add_insecure_port(listen)
     except RuntimeError:

@@ -19,7 +19,7 @@ from coordinator.errors import SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.sums import PairSums
-from coordinator.upload import MAX_UPLOAD_BYTES, Upload, clip, shown
+from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload, clip, shown
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
@@ -130,10 +130,10 @@ class Session:
     def receive(
         self,
         header: session_pb2.UploadHeader,
-        messages: Iterable[session_pb2.UploadMessage],
+        messages: Iterable[Received],
         cancel: Callable[[], None] | None = None,
     ) -> int:
-        """Take one party's upload stream (after its header); returns the payload bytes received.
+        """Take one party's upload stream (after its header), as received; returns the payload bytes received.
 
         Once the header names a party that joined and may upload, any fault in
         the stream fails the session (the other parties are told). ``cancel``
@@ -169,10 +169,10 @@ class Session:
 
             self._on_fail.append(stop)
         try:
-            for message in messages:
+            for item in messages:
                 if self.state == FAILED:
                     raise SessionError(f"party '{party}': upload stopped, the session failed: {self.error}")
-                upload.add(message)
+                upload.add(item.message, item.data)
             contribution = upload.finish()
         except SessionError as exc:
             upload.release()

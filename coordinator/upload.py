@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
 import numpy as np
 
 from coordinator.combine import Contribution, check_osbr_upload
@@ -46,6 +49,31 @@ def size(n: int) -> str:
         if n >= 1 << shift:
             return f"{n / (1 << shift):.3g} {unit}"
     return f"{n} bytes"
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One UploadMessage as it arrived: the message, the bytes it took on the wire, and its chunk's bytes,
+    read out of the message once (each read of a protobuf bytes field copies it)."""
+
+    message: session_pb2.UploadMessage
+    size: int
+    data: bytes | None = None
+
+    @classmethod
+    def parse(cls, raw: bytes) -> "Received":
+        """gRPC's request deserializer for Upload: the message and its size as received, never re-serialised."""
+        message = session_pb2.UploadMessage.FromString(raw)
+        return cls(message, len(raw), message.chunk.data if message.WhichOneof("part") == "chunk" else None)
+
+    @classmethod
+    def made(cls, message: session_pb2.UploadMessage) -> "Received":
+        """A message made in this process (the in-process simulation, tests): sized by serialising it."""
+        return cls(message, message.ByteSize(), message.chunk.data if message.WhichOneof("part") == "chunk" else None)
+
+    @classmethod
+    def stream(cls, messages: Iterable[session_pb2.UploadMessage]) -> Iterator["Received"]:
+        return (cls.made(m) for m in messages)
 
 
 class BrokenStream(Exception):
@@ -136,7 +164,8 @@ class Upload:
         for a in self.assemblers:
             a.release()
 
-    def add(self, message: session_pb2.UploadMessage) -> None:
+    def add(self, message: session_pb2.UploadMessage, data: bytes | None = None) -> None:
+        """Take the next message of the stream (``data``: its chunk's bytes, when already read out)."""
         self.messages += 1
         if self.messages > self.max_messages:
             raise SessionError(
@@ -171,7 +200,7 @@ class Upload:
             if self.sums is not None and self.adder is None:
                 self._attach()
             try:
-                self.assemblers[chunk.array].add(chunk)
+                self.assemblers[chunk.array].add(chunk, data)
             except WireError as exc:
                 raise SessionError(f"party '{self.party}': {exc}") from None
         elif part == "header":

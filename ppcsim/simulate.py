@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from coordinator import handlers
 from coordinator.session import Session
+from coordinator.upload import Received
 from parties.run import Disguised, disguise
 from ppcsim.scenario import Scenario
 from protos.ppcsim.v1 import session_pb2
@@ -24,7 +25,7 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
     for cfg in scenario.parties:
         own[cfg.name] = disguise(cfg)
         reply = handlers.join(session, session_pb2.JoinRequest(session=scenario.name, party=cfg.name))
-        messages = own[cfg.name].upload(scenario.name, cfg.name, reply.chunk_bytes)
+        messages = Received.stream(own[cfg.name].upload(scenario.name, cfg.name, reply.chunk_bytes))
         handlers.upload(session, next(messages), messages)
     for cfg in scenario.parties:
         for _ in handlers.result(session, session_pb2.ResultRequest(session=scenario.name, party=cfg.name)):

@@ -110,9 +110,11 @@ class ArrayAssembler:
         self._carry = b""  # the start of an element split across two chunks
         self.received = 0
 
-    def add(self, chunk: array_pb2.ArrayChunk) -> int:
-        """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes."""
-        data = chunk.data
+    def add(self, chunk: array_pb2.ArrayChunk, data: bytes | None = None) -> int:
+        """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes.
+
+        ``data`` is ``chunk.data`` when the caller has read it already."""
+        data = chunk.data if data is None else data
         size = len(data)
         if chunk.offset != self.received:
             raise WireError(

@@ -5,15 +5,27 @@ forwards the TCP stream untouched (TLS, HTTP/2 frames and headers included),
 counts the bytes that really cross the connection in each direction, and can
 impose a link's bandwidth and one-way latency, so a run shows what a
 protocol's bytes cost on a slower network.
+
+Each direction of a connection is one thread. An unshaped link moves bytes
+with splice(2) through a pipe, inside the kernel, so relaying costs the
+coordinator's process (where the launcher runs the relays) almost no CPU and
+never its interpreter lock; a shaped link reads each chunk, holds it for its
+transmission time and latency, and writes it on.
 """
 
 from __future__ import annotations
 
-import asyncio
+import fcntl
+import os
+import queue
+import socket
 import threading
+import time
 from dataclasses import dataclass, field
 
 READ_BYTES = 1 << 18
+#: Chunks a shaped link holds in flight before it stops reading (back-pressure).
+IN_FLIGHT = 64
 
 
 @dataclass(frozen=True)
@@ -48,41 +60,84 @@ class Counts:
     connections: int = 0
 
 
-async def _pump(reader, writer, link: Link, count: Direction) -> None:
-    """Copy reader to writer; each chunk leaves after its transmission time at the link's rate, plus latency."""
-    rate = link.bandwidth_mbit * 1e6 / 8 if link.bandwidth_mbit else None
-    queue: asyncio.Queue = asyncio.Queue()
-    loop = asyncio.get_running_loop()
-
-    async def deliver():
-        while True:
-            due, data = await queue.get()
-            if data is None:
-                break
-            delay = due - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            writer.write(data)
-            await writer.drain()
-            count.bytes += len(data)
-        writer.close()
-
-    sender = asyncio.create_task(deliver())
-    line_free = loop.time()
+def _splice(src: socket.socket, dst: socket.socket, count: Direction) -> bool:
+    """Move src's bytes to dst inside the kernel until src ends; False if this system cannot splice sockets."""
     try:
-        while data := await reader.read(READ_BYTES):
-            now = loop.time()
-            if rate:
-                line_free = max(line_free, now) + len(data) / rate
-                await queue.put((line_free + link.latency_ms / 1000, data))
-            else:
-                await queue.put((now + link.latency_ms / 1000, data))
-            if rate and queue.qsize() > 64:  # back-pressure: do not read far ahead of the line
-                await asyncio.sleep(len(data) / rate)
-    except (ConnectionError, OSError):
+        r, w = os.pipe()
+    except (AttributeError, OSError):
+        return False
+    try:
+        try:
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 1 << 20)
+        except (AttributeError, OSError):
+            pass  # the default pipe size (64 KiB) works, in more calls
+        first = True
+        while True:
+            try:
+                n = os.splice(src.fileno(), w, 1 << 20)
+            except (AttributeError, OSError):
+                if first:
+                    return False
+                raise
+            first = False
+            if n == 0:
+                return True
+            while n:
+                moved = os.splice(r, dst.fileno(), n)
+                count.bytes += moved
+                n -= moved
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def _shaped(src: socket.socket, dst: socket.socket, link: Link, count: Direction) -> None:
+    """Copy src to dst; each chunk leaves after its transmission time at the link's rate, plus latency."""
+    rate = link.bandwidth_mbit * 1e6 / 8 if link.bandwidth_mbit else None
+    line: queue.Queue = queue.Queue(IN_FLIGHT)
+
+    def deliver():
+        broken = False
+        while (item := line.get())[1] is not None:
+            due, data = item
+            if broken:
+                continue  # drain, so that the reader never waits on a full line
+            if (delay := due - time.monotonic()) > 0:
+                time.sleep(delay)
+            try:
+                dst.sendall(data)
+                count.bytes += len(data)
+            except OSError:  # the receiving side went away: stop reading too
+                broken = True
+                try:
+                    src.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass
+
+    sender = threading.Thread(target=deliver, name="relay-line", daemon=True)
+    sender.start()
+    line_free = time.monotonic()
+    try:
+        while data := src.recv(READ_BYTES):
+            now = time.monotonic()
+            line_free = max(line_free, now) + len(data) / rate if rate else now
+            line.put((line_free + link.latency_ms / 1000, data))
+    finally:
+        line.put((0.0, None))
+        sender.join()
+
+
+def _pump(src: socket.socket, dst: socket.socket, link: Link, count: Direction) -> None:
+    """Relay one direction of a connection until it ends, then pass the end on."""
+    try:
+        if link.shaped or not _splice(src, dst, count):
+            _shaped(src, dst, link, count)
+    except OSError:
+        pass  # either side went away: the other is told below
+    try:
+        dst.shutdown(socket.SHUT_WR)
+    except OSError:
         pass
-    await queue.put((0.0, None))
-    await sender
 
 
 class Relay:
@@ -93,45 +148,55 @@ class Relay:
         self.target_port = int(port)
         self.link = link
         self.counts = Counts()
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="relay", daemon=True)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._sockets: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
+        self._thread = threading.Thread(target=self._accept, name="relay", daemon=True)
 
     def start(self) -> "Relay":
         self._thread.start()
-        self._ready.wait(10)
         return self
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
-        self.port = server.sockets[0].getsockname()[1]
-        self._ready.set()
-        self._loop.run_forever()
-        server.close()
-        pending = asyncio.all_tasks(self._loop)
-        for task in pending:
-            task.cancel()
-        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        self._loop.close()
-
-    async def _handle(self, reader, writer) -> None:
-        self.counts.connections += 1
-        try:
-            up_reader, up_writer = await asyncio.open_connection(self.target_host, self.target_port)
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(
-            _pump(reader, up_writer, self.link, self.counts.up),
-            _pump(up_reader, writer, self.link, self.counts.down),
-        )
+    def _accept(self) -> None:
+        while True:
+            try:
+                party, _ = self._listener.accept()
+            except OSError:
+                return  # stopped
+            self.counts.connections += 1
+            try:
+                coordinator = socket.create_connection((self.target_host, self.target_port))
+            except OSError:
+                party.close()
+                continue
+            for sock in (party, coordinator):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._sockets += [party, coordinator]
+            for src, dst, count in ((party, coordinator, self.counts.up), (coordinator, party, self.counts.down)):
+                thread = threading.Thread(target=_pump, args=(src, dst, self.link, count), name="relay-pump",
+                                          daemon=True)
+                thread.start()
+                self._threads.append(thread)
 
     def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        """Stop listening, end the connections still open, and wait for their counts to settle."""
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone would not)
+        except OSError:
+            pass
+        self._listener.close()
         self._thread.join(5)
+        for sock in self._sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in self._threads:
+            thread.join(5)
+        for sock in self._sockets:
+            sock.close()

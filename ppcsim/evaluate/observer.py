@@ -62,7 +62,7 @@ def _check_replayed(cfg: PartyConfig, mine: Disguised, received: Contribution) -
     """The observer's replay must reproduce exactly what the party sent, or its numbers mean nothing."""
     for name, array in mine.wire_arrays().items():
         if not np.array_equal(array, received.arrays[name]):
-            raise RuntimeError(f"party '{cfg.name}': the observer's replay of array '{s.name}' differs from what was sent")
+            raise RuntimeError(f"party '{cfg.name}': the observer's replay of array '{name}' differs from what was sent")
 
 
 # -- utility ---------------------------------------------------------------------------------

@@ -4,6 +4,9 @@ Features go to scikit-learn. Dissimilarities stay condensed (m(m-1)/2
 values): agglomerative clustering runs scipy's linkage on them, the same
 linkage scikit-learn runs on a square matrix, and DBSCAN gets the sparse graph
 of pairs within ``eps``, so the coordinator never builds the m x m square.
+
+scipy and scikit-learn are imported where they are used: every party process
+reads its scenario, and with it ClusteringSpec, and needs neither.
 """
 
 from __future__ import annotations
@@ -11,9 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
-from scipy.spatial.distance import num_obs_y
 
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
@@ -59,7 +59,6 @@ class ClusteringSpec:
 
     def estimator(self, precomputed: bool):
         """The scikit-learn estimator for these settings."""
-        # imported here: reading a scenario, as every party process does, needs no scikit-learn
         from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
 
         if self.algorithm == "kmeans":
@@ -76,6 +75,8 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
 
     ``overwrite`` lets agglomerative clustering use up ``combined.dissimilarity``
     rather than copy it."""
+    from scipy.spatial.distance import num_obs_y
+
     precomputed = combined.features is None
     if precomputed and spec.algorithm == "kmeans":
         raise SessionError(
@@ -111,6 +112,8 @@ def tree_cut(condensed: np.ndarray, n: int, linkage: str, n_clusters: int, overw
     with ``overwrite``, in the matrix itself (coordinator.linkage).
     """
     from scipy.cluster.hierarchy import linkage as scipy_linkage
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
     cut = n - n_clusters
     if overwrite and linkage in UPDATES:
@@ -128,6 +131,8 @@ def tree_cut(condensed: np.ndarray, n: int, linkage: str, n_clusters: int, overw
 
 def within(condensed: np.ndarray, n: int, eps: float):
     """The sparse n x n graph of the pairs at most ``eps`` apart (scikit-learn's sparse 'precomputed' input)."""
+    from scipy.sparse import coo_matrix
+
     rows, cols, values = [], [], []
     start = 0
     for i in range(n - 1):

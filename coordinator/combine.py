@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
 from coordinator.errors import SessionError
 from coordinator.join import Join
@@ -139,6 +138,8 @@ def _combine_dissimilarities(contributions: list[Contribution], join: Join, feat
 
     parties = ", ".join(c.party for c in contributions)
     if metric == "euclidean":
+        from scipy.spatial.distance import pdist  # only for feature blocks beside dissimilarities
+
         squared = total("sqdist")
         for c in features:
             squared += pdist(_block(c, join), "sqeuclidean")

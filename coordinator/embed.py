@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.spatial.distance import squareform
 
 from coordinator.combine import Combined, Contribution
 from coordinator.errors import SessionError
@@ -25,6 +24,7 @@ def requested_embedding(contributions: list[Contribution]) -> dict[str, str] | N
 
 def nmds(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
     """Non-metric MDS (Kruskal stress-1, 000 ch. 3) of the joined dissimilarities to ``dims`` features."""
+    from scipy.spatial.distance import squareform
     from sklearn.manifold import MDS  # only a coordinator that embeds needs it
 
     D = squareform(combined.dissimilarity)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from coordinator.errors import SessionError
 from parties.errors import PartyError
-from ppcsim import reproduce
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.scenario import ScenarioError, load_scenario
@@ -59,10 +58,14 @@ def settings_from(args: argparse.Namespace) -> Settings | None:
     return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction)
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ppcsim import reproduce  # scipy's distances: imported only for this command
+
+    return reproduce.run(args)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from ppcsim.html import run_page
     from ppcsim.launcher import run_scenario
-    from ppcsim.plots import run_figures
     from ppcsim.report import write_atomic
 
     scenario = load_scenario(args.scenario or demo_path())
@@ -72,7 +75,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
                           keep_sent=not args.no_sent)
     written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
-    if args.html:
+    if args.html:  # matplotlib is imported only for pages
+        from ppcsim.html import run_page
+        from ppcsim.plots import run_figures
+
         write_atomic(out / "report.html", run_page(report, run_figures(report, out / "figures")).encode())
         written += ", report.html"
     if not args.quiet:
@@ -388,8 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="recompute the paper's Table 1 / eq. 11, Table 2 and Figs 1-2",
                          description="Recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 over many seeds and "
                          "write reproduction.md and reproduction.json (the UCI files are not bundled).")
-    reproduce.add_arguments(rep)
-    rep.set_defaults(func=reproduce.run)
+    rep.add_argument("--mushroom", type=Path, metavar="CSV", help="UCI mushroom file (23 columns, header row)")
+    rep.add_argument("--chess", type=Path, metavar="CSV", help="UCI chess kr-vs-kp file (37 columns, no header)")
+    rep.add_argument("--out", type=Path, required=True, metavar="DIR",
+                     help="where to write reproduction.md and reproduction.json")
+    rep.add_argument("--seeds", type=int, default=50, metavar="N", help="use seeds 0..N-1 (default: 50)")
+    rep.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count, at most 4)")
+    rep.set_defaults(func=cmd_reproduce)
     return parser
 
 

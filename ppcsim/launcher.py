@@ -16,7 +16,7 @@ from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, Session
 from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
-from ppcsim.evaluate.observer import Settings, evaluate
+from ppcsim.evaluate.settings import Settings
 from ppcsim.relay import Relay
 from ppcsim.report import build_report, summary_table, write_outputs
 from ppcsim.scenario import Scenario
@@ -155,6 +155,8 @@ def run_scenario(
             "upload_seconds": party["timing"].get("upload"),  # measured by the party: Join and the Upload stream
         }
     if not failure and settings is not None:
+        from ppcsim.evaluate.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
+
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
         report.update(evaluate(scenario, session.outcome, session.contributions, settings))

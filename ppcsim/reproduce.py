@@ -451,16 +451,6 @@ def format_command(paths: dict[str, Path], out: Path, seeds: int) -> str:
 # --- command line ---------------------------------------------------------------------------
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``ppc reproduce``."""
-    parser.add_argument("--mushroom", type=Path, metavar="CSV", help="UCI mushroom file (23 columns, header row)")
-    parser.add_argument("--chess", type=Path, metavar="CSV", help="UCI chess kr-vs-kp file (37 columns, no header)")
-    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
-                        help="where to write reproduction.md and reproduction.json")
-    parser.add_argument("--seeds", type=int, default=50, metavar="N", help="use seeds 0..N-1 (default: 50)")
-    parser.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count, at most 4)")
-
-
 def run(args: argparse.Namespace) -> int:
     """Handler of ``ppc reproduce``: check the arguments, run, print progress on stderr."""
     for name in ("mushroom", "chess"):
@@ -483,15 +473,3 @@ def run(args: argparse.Namespace) -> int:
               progress=lambda line: print(line, file=sys.stderr, flush=True))
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="ppc reproduce",
-        description="Recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 over many seeds and write "
-        "reproduction.md and reproduction.json.")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -14,6 +14,7 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from parties.methods.drbt import DRBT
+from ppcsim import cli
 from ppcsim import reproduce as rp
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.scenario import party_seeds
@@ -148,13 +149,13 @@ def test_reproduce_without_uci_files(tmp_path):
 
 
 def test_cli_reports_missing_file(tmp_path, capsys):
-    assert rp.main(["--mushroom", str(tmp_path / "nope.csv"), "--out", str(tmp_path)]) == 2
+    assert cli.main(["reproduce", "--mushroom", str(tmp_path / "nope.csv"), "--out", str(tmp_path)]) == 2
     assert "--mushroom: no such file" in capsys.readouterr().err
 
 
 def test_cli_reports_malformed_file_before_running(tmp_path, capsys):
     bad = tmp_path / "chess.csv"
     bad.write_text("0,1,0\n1,0\n")
-    assert rp.main(["--chess", str(bad), "--out", str(tmp_path / "out")]) == 2
+    assert cli.main(["reproduce", "--chess", str(bad), "--out", str(tmp_path / "out")]) == 2
     assert "data row 2 has 2 fields, expected 3" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

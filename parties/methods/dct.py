@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.fft import dct
 
 from parties.methods.base import Param, Reduction, Sent, rows
 
@@ -35,4 +34,6 @@ class DCT(Reduction):
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         self.check_data(X, columns)
+        from scipy.fft import dct  # imported when used: a party process loads every method's module
+
         return [rows("data", dct(X, type=2, norm="ortho", axis=1)[:, : self.k])]

@@ -17,7 +17,6 @@ triangles of m(m-1)/2 values:
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import pdist
 
 from parties.methods.base import Disguise, Param, Sent, condensed
 
@@ -84,6 +83,8 @@ class OSBR(Disguise):
                 raise ValueError(f"'binary' columns must hold only 0 and 1: {', '.join(self.binary)}")
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
+        from scipy.spatial.distance import pdist  # imported when used: a party process loads every method's module
+
         self.check_data(X, columns)
         X = np.asarray(X, dtype=np.float64)
         if self.metric == "euclidean":
@@ -95,6 +96,8 @@ class OSBR(Disguise):
 
     def _gower(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         """Numerator (and denominator) of eq. 5 over this party's columns."""
+        from scipy.spatial.distance import pdist
+
         kinds = ["categorical" if c in self.categorical else "binary" if c in self.binary else "interval" for c in columns]
         pick = lambda kind: [i for i, k in enumerate(kinds) if k == kind]  # noqa: E731
         interval, nominal, binary = pick("interval"), pick("categorical"), pick("binary")

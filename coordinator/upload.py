@@ -286,7 +286,10 @@ class Upload:
         arrays = {a.spec.name: a.array() for a in self.assemblers if a.kept}
         checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
         for name, arr in checked.items():
-            bad = ~np.isfinite(arr)
+            with np.errstate(over="ignore", invalid="ignore"):
+                if np.isfinite(np.sum(arr)):  # one pass, no mask: a NaN or infinity makes the sum one too
+                    continue
+            bad = ~np.isfinite(arr)  # (or finite values overflowed the sum: then nothing is bad)
             if bad.any():
                 first = tuple(int(i) for i in np.unravel_index(np.argmax(bad), arr.shape))
                 raise SessionError(

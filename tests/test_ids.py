@@ -89,3 +89,4 @@ def test_repeated_integer_ids_are_refused_naming_the_party():
         upload.add(m)
     with pytest.raises(SessionError, match=r"party 'a': duplicate record ids in the upload \('1'"):
         upload.finish()
+

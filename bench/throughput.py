@@ -5,6 +5,10 @@ party's ROWS x COLS float64 block through the real Upload stream; a plain
 socket then sends the same number of bytes to a process that reads and
 discards them. Throughput is payload bytes over the time of the transfer.
 
+A third line shows what gRPC's Python binding carries on its own: the same
+serialised messages to a server that neither parses nor keeps them, so the
+gap between the socket and the Upload splits into gRPC's and ppc's shares.
+
     python bench/throughput.py [--rows 500000] [--cols 100]
 """
 
@@ -18,11 +22,29 @@ import tempfile
 import time
 from pathlib import Path
 
+import grpc
+import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 import numpy as np
 
 from parties.client import ClientSecurity, CoordinatorClient, upload_messages
 from parties.methods import Sent
 from protos.serde import CHUNK_BYTES, Layout
+
+GRPC_SINK = """
+import sys
+from concurrent import futures
+import grpc
+def up(messages, context):
+    n = sum(len(m) for m in messages)
+    return n.to_bytes(8, "little")
+server = grpc.server(futures.ThreadPoolExecutor(2))
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+    "sink.Sink", {"Up": grpc.stream_unary_rpc_method_handler(up)}),))
+port = server.add_insecure_port("127.0.0.1:0")
+server.start()
+print(port, flush=True)
+server.wait_for_termination()
+"""
 
 SINK = """
 import socket, sys
@@ -77,6 +99,22 @@ def grpc_upload(rows: int, cols: int, tls: bool) -> tuple[float, int]:
             proc.wait()
 
 
+def grpc_alone(messages: list[bytes]) -> float:
+    """Seconds to stream ``messages`` (serialised) to a gRPC server that only counts them."""
+    sink = subprocess.Popen([sys.executable, "-c", GRPC_SINK], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(sink.stdout.readline())
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            up = channel.stream_unary("/sink.Sink/Up")
+            up(iter(messages[:2]), wait_for_ready=True, timeout=60)  # connected before the clock starts
+            t = time.perf_counter()
+            up(iter(messages), timeout=600)
+            return time.perf_counter() - t
+    finally:
+        sink.kill()
+        sink.wait()
+
+
 def socket_send(nbytes: int) -> float:
     sink = subprocess.Popen([sys.executable, "-c", SINK, str(nbytes)], stdout=subprocess.PIPE, text=True)
     port = int(sink.stdout.readline())
@@ -97,12 +135,17 @@ def main() -> int:
     args = parser.parse_args()
     plain, nbytes = grpc_upload(args.rows, args.cols, tls=False)
     tls, _ = grpc_upload(args.rows, args.cols, tls=True)
+    block = np.random.default_rng(0).standard_normal((args.rows, args.cols))
+    alone = grpc_alone([m.SerializeToString() for m in upload_messages(
+        "tp", "a", "none", {}, np.arange(args.rows), [Sent("data", block, Layout.ROWS)], args.cols, CHUNK_BYTES)])
     raw = socket_send(nbytes)
     mb = nbytes / 1e6
     print(f"{mb:,.0f} MB of float64 ({args.rows:,} x {args.cols}) from one party")
     print(f"plain TCP socket      {raw:7.2f} s  {mb / raw:8.0f} MB/s")
     print(f"gRPC Upload           {plain:7.2f} s  {mb / plain:8.0f} MB/s   ratio {raw / plain:.2f}  (target >= 0.5)")
     print(f"gRPC Upload over TLS  {tls:7.2f} s  {mb / tls:8.0f} MB/s   ratio {raw / tls:.2f}")
+    print(f"gRPC alone (no parse) {alone:7.2f} s  {mb / alone:8.0f} MB/s   ratio {raw / alone:.2f}  "
+          "(the same messages, counted and dropped)")
     return 0
 
 

@@ -51,9 +51,9 @@ class SessionSpec:
     #: Most bytes one party's upload may announce and send (array bytes plus id characters);
     #: a header announcing more is refused before anything is allocated.
     max_upload_bytes: int = MAX_UPLOAD_BYTES
-    #: Whether to keep each party's dissimilarity arrays as well as their running sums (for sent/ and the
-    #: observer); without, the coordinator holds one condensed matrix per summed quantity, whatever the
-    #: parties, and clusters it in place (coordinator.linkage).
+    #: Whether to keep each party's arrays (for sent/ and the observer). Without, the coordinator holds
+    #: one condensed matrix per summed quantity of dissimilarities, whatever the parties, and clusters it
+    #: in place (coordinator.linkage), and lets go of feature uploads once they are joined.
     keep_uploads: bool = True
 
 
@@ -207,6 +207,10 @@ class Session:
             joined = join_ids({c.party: c.ids for c in contributions})
             combined = combine(contributions, joined, self.sums)
             self.sums = PairSums()  # what combine did not take over (sums reordered to the join) can go
+            if not self.spec.keep_uploads:  # combined holds what clustering reads; nothing else reads these
+                for c in contributions:
+                    c.arrays = {}
+                    self.uploads[c.party].release()
             ask = requested_embedding([c for c in contributions if c.is_dissimilarity])
             if ask:
                 combined = nmds(combined, ask, self.spec.clustering.seed)

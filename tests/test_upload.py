@@ -24,3 +24,27 @@ def test_finite_values_whose_sum_overflows_are_accepted_and_an_infinity_is_not()
         else:
             with pytest.raises(SessionError, match=rf"NaN or infinite values \(1 of 3, the first at index \{bad[:-1]}\)"):
                 upload.finish()
+
+
+def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
+    from coordinator.clustering import ClusteringSpec
+    from coordinator.session import Session, SessionSpec
+    from coordinator.upload import Received
+
+    rng = np.random.default_rng(3)
+    blocks = {"a": rng.standard_normal((60, 2)) + np.repeat([[0, 0], [6, 6], [0, 9]], 20, axis=0),
+              "b": rng.standard_normal((60, 3))}
+    outcomes = {}
+    for keep in (True, False):
+        session = Session(SessionSpec(name="s", parties=("a", "b"), keep_uploads=keep,
+                                      clustering=ClusteringSpec(n_clusters=3, seed=1)))
+        for party, X in blocks.items():
+            session.join(party)
+            messages = Received.stream(upload_messages("s", party, "none", {}, np.arange(60),
+                                                       [Sent("data", X, Layout.ROWS)], X.shape[1], 256))
+            session.receive(next(messages).message.header, messages)
+        outcomes[keep] = session.wait(timeout=30)
+        assert all(bool(c.arrays) == keep for c in session.contributions.values())
+        assert all(a.kept == keep for u in session.uploads.values() for a in u.assemblers)
+    np.testing.assert_array_equal(outcomes[False].labels, outcomes[True].labels)
+    np.testing.assert_array_equal(outcomes[False].combined.features, np.hstack(list(blocks.values())))

@@ -70,6 +70,13 @@ class ClusteringSpec:
         return DBSCAN(eps=self.eps, min_samples=self.min_samples, metric="precomputed" if precomputed else "euclidean")
 
 
+def preload() -> None:
+    """Import what clustering needs (scikit-learn takes most of a second, mostly on one core), so that a
+    session can do it beside the join rather than after it."""
+    import scipy.cluster.hierarchy  # noqa: F401
+    import sklearn.cluster  # noqa: F401
+
+
 def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -> np.ndarray:
     """Labels (int) of the joined records; -1 marks DBSCAN noise.
 

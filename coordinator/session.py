@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from coordinator.clustering import ClusteringSpec, cluster
+from coordinator.clustering import ClusteringSpec, cluster, preload
 from coordinator.combine import Combined, Contribution, combine
 from coordinator.embed import nmds, requested_embedding
 from coordinator.errors import SessionError
@@ -201,6 +201,8 @@ class Session:
 
     # -- clustering ------------------------------------------------------------------------
     def _finish(self) -> None:
+        # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
+        threading.Thread(target=preload, name="preload", daemon=True).start()
         try:
             t = time.monotonic()
             contributions = [self.contributions[p] for p in self.spec.parties]

@@ -61,15 +61,18 @@ class Received:
     data: bytes | None = None
 
     @classmethod
+    def of(cls, message: session_pb2.UploadMessage, size: int) -> "Received":
+        return cls(message, size, message.chunk.data if message.WhichOneof("part") == "chunk" else None)
+
+    @classmethod
     def parse(cls, raw: bytes) -> "Received":
         """gRPC's request deserializer for Upload: the message and its size as received, never re-serialised."""
-        message = session_pb2.UploadMessage.FromString(raw)
-        return cls(message, len(raw), message.chunk.data if message.WhichOneof("part") == "chunk" else None)
+        return cls.of(session_pb2.UploadMessage.FromString(raw), len(raw))
 
     @classmethod
     def made(cls, message: session_pb2.UploadMessage) -> "Received":
         """A message made in this process (the in-process simulation, tests): sized by serialising it."""
-        return cls(message, message.ByteSize(), message.chunk.data if message.WhichOneof("part") == "chunk" else None)
+        return cls.of(message, message.ByteSize())
 
     @classmethod
     def stream(cls, messages: Iterable[session_pb2.UploadMessage]) -> Iterator["Received"]:

@@ -228,7 +228,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         for session in sessions:
             session.fail("the coordinator was interrupted before the session ended")
     finally:
-        server.stop(grace=2.0)
+        # stop() returns at once; waiting lets the calls in flight (a party hearing why its session
+        # failed) finish, for up to the grace period, before this process exits under them
+        server.stop(grace=2.0).wait()
     failed = []
     for scenario, session in zip(scenarios, sessions):
         report = build_report(scenario, session, {}, {})

@@ -47,6 +47,12 @@ def test_counts_every_byte_once_each_way():
     assert relay.counts.up.bytes == 3_000_017 and relay.counts.down.bytes == 2 and relay.counts.connections == 1
 
 
+def test_counts_the_same_where_the_kernel_cannot_splice(monkeypatch):
+    monkeypatch.delattr("os.splice")  # the relay then copies each chunk itself
+    relay, _ = send_through(Link(), 3_000_017)
+    assert relay.counts.up.bytes == 3_000_017 and relay.counts.down.bytes == 2 and relay.counts.connections == 1
+
+
 def test_a_shaped_link_takes_at_least_its_transmission_time_and_latency():
     relay, elapsed = send_through(Link(bandwidth_mbit=80, latency_ms=30), 2_000_000)
     assert relay.counts.up.bytes == 2_000_000

@@ -13,7 +13,7 @@ from pathlib import Path
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
-from coordinator.session import DONE, FAILED, Session
+from coordinator.session import CLUSTERING, DONE, FAILED, Session
 from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
@@ -68,6 +68,11 @@ class Progress:
                     self.seen.add((p["party"], event))
                     size = f" ({p['payload_bytes']:,} bytes)" if event == "uploaded" else ""
                     self.say(f"party {p['party']} {event}{size}")
+        if self.session.state in (CLUSTERING, DONE) and ("", "clustering") not in self.seen:
+            self.seen.add(("", "clustering"))
+            c = self.session.spec.clustering
+            what = f"{c.n_clusters} clusters" if c.algorithm != "dbscan" else f"eps {c.eps:g}"
+            self.say(f"all uploads in; joining them and clustering ({c.algorithm}, {what})")
         now = time.monotonic()
         if now - self.last >= self.every:
             self.last = now

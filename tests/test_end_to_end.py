@@ -121,6 +121,10 @@ def test_summary_table_is_printed(wine_run):
     _, proc = wine_run
     assert "drbt/gaussian" in proc.stderr and "drbt/sparse" in proc.stderr
     assert "join: 178 records in common" in proc.stderr
+    lines = proc.stderr.splitlines()
+    uploads = [i for i, line in enumerate(lines) if " uploaded (" in line]
+    clustering = lines.index("ppc: all uploads in; joining them and clustering (kmeans, 3 clusters)")
+    assert len(uploads) == 3 and max(uploads) < clustering < lines.index("ppc: clustered 178 records; parties fetching results")
     assert "Traceback" not in proc.stderr
 
 

@@ -91,8 +91,9 @@ def _splice(src: socket.socket, dst: socket.socket, count: Direction) -> bool:
         os.close(w)
 
 
-def _shaped(src: socket.socket, dst: socket.socket, link: Link, count: Direction) -> None:
-    """Copy src to dst; each chunk leaves after its transmission time at the link's rate, plus latency."""
+def _copy(src: socket.socket, dst: socket.socket, link: Link, count: Direction) -> None:
+    """Copy src to dst through this process; on a shaped link each chunk leaves after its transmission time
+    at the link's rate, plus latency."""
     rate = link.bandwidth_mbit * 1e6 / 8 if link.bandwidth_mbit else None
     line: queue.Queue = queue.Queue(IN_FLIGHT)
 
@@ -131,7 +132,7 @@ def _pump(src: socket.socket, dst: socket.socket, link: Link, count: Direction) 
     """Relay one direction of a connection until it ends, then pass the end on."""
     try:
         if link.shaped or not _splice(src, dst, count):
-            _shaped(src, dst, link, count)
+            _copy(src, dst, link, count)
     except OSError:
         pass  # either side went away: the other is told below
     try:

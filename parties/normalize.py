@@ -7,20 +7,24 @@ import numpy as np
 NORMALIZATIONS = ("zscore", "minmax", "none")
 
 
-def normalize(X: np.ndarray, how: str) -> np.ndarray:
+def normalize(X: np.ndarray, how: str, *, out: np.ndarray | None = None) -> np.ndarray:
     """Return ``X`` (m x d) normalised column by column.
 
     ``zscore`` uses the sample standard deviation (ddof=1), which reproduces
     004 eq. 11 from Table 1; ``minmax`` maps each column to [0, 1]; ``none``
     returns a copy. A constant column becomes all zeros, never NaN.
 
-    Works in one new (m x d) array, the result: the centred values are
-    computed into it and scaled in place, so big inputs need no other
-    full-size temporaries. ``X`` itself is never modified.
+    Works in one (m x d) array, the result: the centred values are computed
+    into it and scaled in place, so big inputs need no other full-size
+    temporaries. That array is new, or ``out`` (float64, X's shape), which
+    may be ``X`` itself to normalise in place; otherwise ``X`` is not modified.
     """
     X = np.asarray(X, dtype=np.float64)
     if how == "none":
-        return X.copy()
+        if out is None:
+            return X.copy()
+        out[...] = X
+        return out
     if how == "zscore":
         center = X.mean(axis=0)
         if not X.shape[0]:
@@ -35,7 +39,7 @@ def normalize(X: np.ndarray, how: str) -> np.ndarray:
         constant = scale == 0  # the column's ptp, so min and max are read once
     else:
         raise ValueError(f"normalize must be one of {', '.join(NORMALIZATIONS)}, got '{how}'")
-    out = np.subtract(X, center)
+    out = np.subtract(X, center, out=out)  # every statistic but the std is read from X before this
     if how == "zscore":
         m = X.shape[0]
         if m > 1:

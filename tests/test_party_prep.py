@@ -104,3 +104,25 @@ def test_normalize_one_row_and_integer_columns(how):
     np.testing.assert_array_equal(normalize(np.array([[1.5, -2.0, 0.1]]), how), np.zeros((1, 3)))
     X = np.array([[0, 1, 5], [1, 1, 7], [0, 1, 9], [1, 1, 4]])  # 0/1 codes and a constant column
     np.testing.assert_allclose(normalize(X, how), normalize_reference(X, how), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("how", ["zscore", "minmax", "none"])
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_normalize_in_place_gives_the_same_bits(data, how, layout):
+    X = np.asarray(data, order=layout).copy(order=layout)
+    expected = normalize(X, how)
+    got = normalize(X, how, out=X)
+    assert got is X
+    np.testing.assert_array_equal(X, expected)
+
+
+def test_a_party_normalises_its_own_columns_in_place():
+    from parties.config import PartyConfig
+    from parties.run import disguise
+
+    cfg = PartyConfig(name="a", source="synthetic:blobs", columns=("x0", "x2"), method="drbt",
+                      params={"k": 1}, seed=1, source_options=OPTIONS)
+    done = disguise(cfg)
+    assert done.X is done.data.X
+    raw = load_blobs(OPTIONS, ["x0", "x2"])
+    np.testing.assert_array_equal(done.X, normalize(raw, "zscore"))

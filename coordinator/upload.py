@@ -79,6 +79,19 @@ class Received:
         return (cls.made(m) for m in messages)
 
 
+def nonfinite(values: np.ndarray) -> np.ndarray | None:
+    """Where ``values`` are NaN or infinite (a mask), or None if nowhere.
+
+    One sum first, with no mask: a NaN or an infinity makes the sum one too, so
+    the mask is built only then (or when finite values overflow the sum).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(values)):
+            return None
+    bad = ~np.isfinite(values)
+    return bad if bad.any() else None
+
+
 class BrokenStream(Exception):
     """The transport cut an upload short: the party cancelled, went away, or sent an undecodable message."""
 
@@ -232,8 +245,8 @@ class Upload:
             a.sink = lambda first, values, name=a.spec.name: self._add_values(name, first, values)
 
     def _add_values(self, name: str, first: int, values: np.ndarray) -> None:
-        bad = ~np.isfinite(values)
-        if bad.any():
+        bad = nonfinite(values)
+        if bad is not None:
             raise SessionError(f"party '{self.party}', array '{shown(name)}': NaN or infinite values "
                                f"(the first at index ({first + int(np.argmax(bad))},))")
         self.adder.add(name, first, values)
@@ -289,11 +302,8 @@ class Upload:
         arrays = {a.spec.name: a.array() for a in self.assemblers if a.kept}
         checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
         for name, arr in checked.items():
-            with np.errstate(over="ignore", invalid="ignore"):
-                if np.isfinite(np.sum(arr)):  # one pass, no mask: a NaN or infinity makes the sum one too
-                    continue
-            bad = ~np.isfinite(arr)  # (or finite values overflowed the sum: then nothing is bad)
-            if bad.any():
+            bad = nonfinite(arr)
+            if bad is not None:
                 first = tuple(int(i) for i in np.unravel_index(np.argmax(bad), arr.shape))
                 raise SessionError(
                     f"party '{self.party}', array '{shown(name)}': NaN or infinite values "

@@ -48,3 +48,12 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
         assert all(a.kept == keep for u in session.uploads.values() for a in u.assemblers)
     np.testing.assert_array_equal(outcomes[False].labels, outcomes[True].labels)
     np.testing.assert_array_equal(outcomes[False].combined.features, np.hstack(list(blocks.values())))
+
+
+def test_nonfinite_finds_nan_and_infinities_but_not_an_overflowing_sum():
+    from coordinator.upload import nonfinite
+
+    assert nonfinite(np.array([1e308, 1e308, -5.0])) is None
+    assert nonfinite(np.zeros(0)) is None
+    np.testing.assert_array_equal(nonfinite(np.array([1.0, np.nan, 2.0, -np.inf])), [False, True, False, True])
+    np.testing.assert_array_equal(nonfinite(np.array([np.inf, -np.inf])), [True, True])  # their sum is NaN

@@ -14,7 +14,7 @@ from parties.methods import Sent
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
-from protos.serde import ArrayAssembler, array_chunks, array_spec, labels_spec
+from protos.serde import ArrayAssembler, array_pieces, array_spec, labels_spec
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
 IDS_PER_CHUNK = 20_000
@@ -93,8 +93,10 @@ def upload_messages(
     for start in range(0, len(packed), chunk_bytes):
         yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
     for index, sent in enumerate(arrays):
-        for chunk in array_chunks(index, sent.array, chunk_bytes, dtype):
-            yield session_pb2.UploadMessage(chunk=chunk)
+        for offset, data in array_pieces(sent.array, chunk_bytes, dtype):
+            message = session_pb2.UploadMessage()  # filled in place: wrapping an ArrayChunk would copy it again
+            message.chunk.array, message.chunk.offset, message.chunk.data = index, offset, data
+            yield message
 
 
 class CoordinatorClient:

@@ -34,11 +34,14 @@ def merges_in_place(d: np.ndarray, n: int, method: str) -> np.ndarray:
 
     def row(x: int) -> tuple[np.ndarray, np.ndarray]:
         """Positions in ``d`` of x's distances to the live clusters, and the distances (inf to itself)."""
-        itself = alive == x
-        where = condensed_index(n, alive, x)
-        where[itself] = 0
+        at = int(np.searchsorted(alive, x))
+        lower, higher = alive[:at], alive[at + 1 :]
+        where = np.empty(len(alive), dtype=np.int64)
+        where[:at] = condensed_index(n, lower, x)  # a column of the triangle: one value per row above x
+        where[at] = 0
+        where[at + 1 :] = higher + (condensed_index(n, x, x + 1) - x - 1)  # x's own row, read in order
         values = d[where]
-        values[itself] = np.inf
+        values[at] = np.inf
         return where, values
 
     for k in range(n - 1):

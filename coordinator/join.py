@@ -26,6 +26,11 @@ def comparable(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
+def same_ids(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a`` and ``b`` hold the same ids in the same order (integer and text ids compare as text)."""
+    return np.array_equal(*comparable([a, b]))
+
+
 def positions(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Where each of ``ids`` sits in ``reference`` (distinct ids); -1 for an id it lacks."""
     reference, ids = comparable([reference, ids])

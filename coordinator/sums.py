@@ -15,7 +15,7 @@ import threading
 import numpy as np
 
 from coordinator.combine import condensed_index, reorder_condensed
-from coordinator.join import positions
+from coordinator.join import positions, same_ids
 
 
 class PairSums:
@@ -42,7 +42,7 @@ class PairSums:
             if self.ids is None:
                 self.ids = ids
             reference = self.ids
-        if np.array_equal(ids, reference):
+        if same_ids(ids, reference):
             return PartySums(self, None)
         return PartySums(self, positions(reference, ids))
 
@@ -72,7 +72,7 @@ class PairSums:
     def joined(self, name: str, ids: np.ndarray) -> np.ndarray:
         """The sum for ``name`` over ``ids`` (a subset of the reference ids), in that order."""
         total = self._sum(name)
-        if np.array_equal(ids, self.ids):
+        if same_ids(ids, self.ids):
             return total
         return reorder_condensed(total, self.m, positions(self.ids, ids))
 

@@ -93,3 +93,12 @@ def test_nan_in_a_summed_upload_names_party_array_and_index():
     header = next(messages).header
     with pytest.raises(SessionError, match=r"party 'a', array 'sqdist': NaN or infinite values \(the first at index \(700,\)\)"):
         session.receive(header, Received.stream(messages))
+
+
+def test_integer_and_text_ids_in_the_same_order_add_in_place():
+    sums = PairSums()
+    sums.attach(np.arange(5))
+    same = sums.attach(np.arange(5).astype(str))  # a CSV party whose ids are the same row numbers
+    assert same.mapping is None
+    same.add("sqdist", 0, np.ones(10))
+    assert sums.joined("sqdist", np.arange(5).astype(str)) is sums._sum("sqdist")  # no reordered copy

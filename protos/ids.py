@@ -44,16 +44,20 @@ def as_text(ids: np.ndarray) -> np.ndarray:
     return ids.astype(str) if ids.dtype.kind in "iu" else ids
 
 
+def _deltas(values: np.ndarray) -> bytes:
+    """The ID_INT_DELTAS_ZLIB block of integer ids: differences of consecutive ids, little-endian int64, deflated."""
+    return zlib.compress(np.diff(values.astype("<i8"), prepend=0).tobytes(), 6)
+
+
 def pack(ids: np.ndarray) -> tuple[int, bytes]:
     """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
     ID_TEXT packs to b""."""
     if ids.dtype.kind == "i":
-        return INT_DELTAS, zlib.compress(np.diff(ids.astype("<i8"), prepend=0).tobytes(), 6)
+        return INT_DELTAS, _deltas(ids)
     as_list = ids.tolist()
     best = (TEXT, b"", sum(len(i.encode()) + 2 for i in as_list))  # a string field costs its bytes and ~2
     if as_list and all(_INTEGER.fullmatch(i) for i in as_list):
-        values = np.array(as_list, dtype=np.int64)
-        packed = zlib.compress(np.diff(values, prepend=0).astype("<i8").tobytes(), 6)
+        packed = _deltas(np.array(as_list, dtype=np.int64))
         best = min(best, (INT_DELTAS, packed, len(packed)), key=lambda b: b[2])
     if not any("\n" in i for i in as_list):
         packed = zlib.compress("\n".join(as_list).encode(), 6)

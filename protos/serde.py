@@ -27,17 +27,18 @@ class WireError(ValueError):
     """A message does not describe or carry an array correctly."""
 
 
-def wire_dtype(arr: np.ndarray) -> np.dtype:
-    """The little-endian dtype ``arr`` travels as; raises WireError if unsupported."""
-    dt = arr.dtype.newbyteorder("<")
+def wire_dtype(arr: np.ndarray, dtype: str | None = None) -> np.dtype:
+    """The little-endian dtype ``arr`` travels as (as ``dtype`` when given); raises WireError if unsupported."""
+    wanted = np.dtype(dtype or arr.dtype)
+    dt = wanted.newbyteorder("<")
     if dt.str not in WIRE_DTYPES:
-        raise WireError(f"dtype {arr.dtype} cannot be sent; use one of {', '.join(WIRE_DTYPES)}")
+        raise WireError(f"dtype {wanted} cannot be sent; use one of {', '.join(WIRE_DTYPES)}")
     return dt
 
 
 def array_spec(name: str, arr: np.ndarray, layout: int, dtype: str | None = None) -> array_pb2.ArraySpec:
     """The ArraySpec announcing ``arr`` under ``name``, sent as ``dtype`` (default: its own)."""
-    dt = wire_dtype(np.empty(0, dtype=dtype) if dtype else arr)
+    dt = wire_dtype(arr, dtype)
     return array_pb2.ArraySpec(name=name, dtype=dt.str, shape=list(arr.shape), layout=layout)
 
 
@@ -50,7 +51,7 @@ def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | N
     """
     if chunk_bytes <= 0:
         raise WireError(f"chunk_bytes must be positive, got {chunk_bytes}")
-    dt = wire_dtype(np.empty(0, dtype=dtype) if dtype else arr)
+    dt = wire_dtype(arr, dtype)
     if dt != arr.dtype:
         flat = arr.reshape(-1)
         step = max(chunk_bytes // dt.itemsize, 1)

@@ -50,18 +50,19 @@ def merges_in_place(d: np.ndarray, n: int, method: str) -> np.ndarray:
         while True:
             x = chain[-1]
             where, values = row(x)
-            y = int(alive[np.argmin(values)])
+            nearest = int(np.argmin(values))
+            y = int(alive[nearest])
             if len(chain) > 1:
                 previous = chain[-2]
                 at = int(np.searchsorted(alive, previous))
-                if values[at] <= values[np.searchsorted(alive, y)]:  # the previous element wins ties
+                if values[at] <= values[nearest]:  # the previous element wins ties
                     y = previous
                 if y == previous:
                     break
             chain.append(y)
         chain.pop()
         chain.pop()
-        distance = values[np.searchsorted(alive, y)]
+        distance = values[at]  # the loop ends only on y == previous, at position ``at``
         other = row(y)  # x's row is (where, values) already
         (_, dx), (where_y, dy) = ((where, values), other) if x < y else (other, (where, values))
         x, y = min(x, y), max(x, y)

@@ -27,12 +27,49 @@ def counted(messages: Iterator[Received], ledger: Ledger, party: str, rpc: str) 
         yield item
 
 
-def join(session: Session, request: session_pb2.JoinRequest) -> session_pb2.JoinReply:
+def join(session: Session, request: session_pb2.JoinRequest, certificate: bytes = b"") -> session_pb2.JoinReply:
+    """``certificate``: the party's TLS client certificate (PEM) under mutual TLS, relayed with its key."""
     if session.expects(request.party):
         session.ledger.record(request.party, "Join", UP, request)
-    session.join(request.party)
-    reply = session_pb2.JoinReply(chunk_bytes=session.spec.chunk_bytes, seconds_left=session.seconds_left())
+    session.join(request.party, request.public_key, request.key_signature, certificate)
+    reply = session_pb2.JoinReply(
+        chunk_bytes=session.spec.chunk_bytes,
+        seconds_left=session.seconds_left(),
+        ids=session_pb2.IDS_PSEUDONYMOUS if session.spec.ids == "pseudonymous" else session_pb2.IDS_PLAIN,
+        parties=session.spec.parties,
+    )
     session.ledger.record(request.party, "Join", DOWN, reply)
+    return reply
+
+
+def peers(session: Session, request: session_pb2.PeersRequest) -> session_pb2.PeersReply:
+    """Every party's public key, once all have joined (waits until then, or the deadline)."""
+    if session.expects(request.party):
+        session.ledger.record(request.party, "GetPeers", UP, request)
+    keys = session.peers(request.party, timeout=session.seconds_left() + 1.0)
+    reply = session_pb2.PeersReply(peers=[
+        session_pb2.PeerKey(party=p, public_key=k.public_key, key_signature=k.signature, certificate=k.certificate)
+        for p, k in keys
+    ])
+    session.ledger.record(request.party, "GetPeers", DOWN, reply)
+    return reply
+
+
+def post_sealed(session: Session, request: session_pb2.SealedKeys) -> session_pb2.SealedKeysReply:
+    if session.expects(request.party):
+        session.ledger.record(request.party, "PostSealedKeys", UP, request)
+    session.post_sealed(request.party, list(request.keys))
+    reply = session_pb2.SealedKeysReply()
+    session.ledger.record(request.party, "PostSealedKeys", DOWN, reply)
+    return reply
+
+
+def sealed_key(session: Session, request: session_pb2.SealedKeyRequest) -> session_pb2.SealedKey:
+    """The pseudonym key sealed to the caller (waits for the key leader to post it)."""
+    if session.expects(request.party):
+        session.ledger.record(request.party, "GetSealedKey", UP, request)
+    reply = session.sealed_for(request.party, timeout=session.seconds_left() + 1.0)
+    session.ledger.record(request.party, "GetSealedKey", DOWN, reply)
     return reply
 
 
@@ -46,7 +83,7 @@ def upload(
     header = first.message.header
     if session.expects(header.party):
         session.ledger.record(header.party, "Upload", UP, first.message, size=first.size)
-    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"), cancel)
+    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"), cancel, first.size)
     reply = session_pb2.UploadReply(payload_bytes=payload)
     session.ledger.record(header.party, "Upload", DOWN, reply)
     return reply

@@ -17,8 +17,8 @@ import threading
 import grpc
 
 from coordinator import handlers
-from coordinator.errors import SessionError
-from coordinator.security import Refused, bearer_token, certificate_name, identify
+from coordinator.errors import InvalidArgument, PermissionDenied, SessionError
+from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
 from coordinator.upload import BrokenStream, Received, clip, shown
 from protos.ppcsim.v1 import session_pb2_grpc
@@ -65,6 +65,11 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         self.registry = registry
 
     def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION):
+        """Abort the call: INVALID_ARGUMENT or PERMISSION_DENIED for those errors, else ``code``."""
+        if isinstance(exc, InvalidArgument):
+            code = grpc.StatusCode.INVALID_ARGUMENT
+        elif isinstance(exc, PermissionDenied):
+            code = grpc.StatusCode.PERMISSION_DENIED
         details = clip(str(exc))
         log.warning("%s", details)
         context.abort(code, details)
@@ -90,7 +95,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
     def Join(self, request, context):
         session = self._session(request.session, context, request.party)
         try:
-            reply = handlers.join(session, request)
+            reply = handlers.join(session, request, peer_certificate(context) if session.spec.mutual else b"")
         except SessionError as exc:
             self._abort(context, exc)
         secure = context.auth_context().get("transport_security_type", [b""])[0] == b"ssl"
@@ -102,6 +107,27 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         }
         log.info("session %s: party %s joined", request.session, request.party)
         return reply
+
+    def GetPeers(self, request, context):
+        session = self._session(request.session, context, request.party)
+        try:
+            return handlers.peers(session, request)
+        except SessionError as exc:
+            self._abort(context, exc)
+
+    def PostSealedKeys(self, request, context):
+        session = self._session(request.session, context, request.party)
+        try:
+            return handlers.post_sealed(session, request)
+        except SessionError as exc:
+            self._abort(context, exc)
+
+    def GetSealedKey(self, request, context):
+        session = self._session(request.session, context, request.party)
+        try:
+            return handlers.sealed_key(session, request)
+        except SessionError as exc:
+            self._abort(context, exc)
 
     def Upload(self, request_iterator, context):
         """``request_iterator`` yields each message as Received (see register)."""

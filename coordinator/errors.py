@@ -11,3 +11,7 @@ class InvalidArgument(SessionError):
 
 class PermissionDenied(SessionError):
     """A party asking for what only another party may do (PERMISSION_DENIED)."""
+
+
+class FailedPrecondition(SessionError):
+    """A request that cannot go on because of the session's state, whatever the RPC (FAILED_PRECONDITION)."""

@@ -3,8 +3,8 @@
 Hostile or broken input gets a precise status and leaves the coordinator
 serving: a request that does not name a session and a party it may act as is
 refused before it reaches any session; a malformed upload from a party that
-joined fails that party's session (INVALID_ARGUMENT, naming the party and
-field) and the other parties are told. Messages gRPC cannot decode (not
+joined is refused (INVALID_ARGUMENT, naming the party and field) and
+discarded, and the party may upload again. Messages gRPC cannot decode (not
 protobuf, or a string field that is not UTF-8) are answered by gRPC itself
 with INTERNAL "Exception deserializing request!" before the servicer sees them.
 """
@@ -17,7 +17,7 @@ import threading
 import grpc
 
 from coordinator import handlers
-from coordinator.errors import InvalidArgument, PermissionDenied, SessionError
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
 from coordinator.upload import BrokenStream, Received, clip, shown
@@ -70,6 +70,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             code = grpc.StatusCode.INVALID_ARGUMENT
         elif isinstance(exc, PermissionDenied):
             code = grpc.StatusCode.PERMISSION_DENIED
+        elif isinstance(exc, FailedPrecondition):
+            code = grpc.StatusCode.FAILED_PRECONDITION
         details = clip(str(exc))
         log.warning("%s", details)
         context.abort(code, details)

@@ -15,7 +15,7 @@ import numpy as np
 from coordinator.clustering import ClusteringSpec, cluster, preload
 from coordinator.combine import Combined, Contribution, combine
 from coordinator.embed import nmds, requested_embedding
-from coordinator.errors import InvalidArgument, PermissionDenied, SessionError
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.sums import PairSums
@@ -56,7 +56,8 @@ class SessionSpec:
     #: in place (coordinator.linkage), and lets go of feature uploads once they are joined.
     keep_uploads: bool = True
     #: How record ids travel: "pseudonymous" (keyed-hash pseudonyms; the coordinator never sees a raw id) or "plain".
-    ids: str = "pseudonymous"
+    #: A scenario's [security] ids sets it, pseudonymous unless it says otherwise.
+    ids: str = "plain"
     #: Per party, the disguise method and the public parameters the session expects in its upload header
     #: (as the header carries them: text); a party absent here is not checked.
     expected: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
@@ -182,9 +183,11 @@ class Session:
                 raise SessionError(f"party '{party}' is uploading to session '{self.spec.name}' now; join again "
                                    "once that upload has ended")
             known = self.keys.get(party)
-            if known is not None and known.public_key != public_key:
+            if self.spec.ids == "pseudonymous" and known is not None and known.public_key != public_key:
                 raise SessionError(f"party '{party}' joined session '{self.spec.name}' before with another public "
-                                   "key; a party keeps its first key for the whole session")
+                                   "key; under pseudonymous ids a party keeps its first key for the whole session "
+                                   "(a party process started again joins with the same key when given the same "
+                                   "seed)")
             self.keys[party] = PeerKey(public_key, signature, certificate)
             self.joined.add(party)
             self.timing.setdefault("first_join", time.monotonic() - self._start)
@@ -207,7 +210,8 @@ class Session:
             return [(p, self.keys[p]) for p in self.spec.parties]
 
     def post_sealed(self, party: str, keys: list[session_pb2.SealedKey]) -> None:
-        """The key leader's pseudonym key, sealed to every other party, once."""
+        """The key leader's pseudonym key, sealed to every other party; the first post stands (a leader started
+        again posts again, and the others may have opened the first already)."""
         self._expected(party)
         if self.spec.ids != "pseudonymous":
             raise SessionError(f"session '{self.spec.name}' uses plain ids: there is no pseudonym key to post")
@@ -225,9 +229,8 @@ class Session:
                                       f"48 bytes of ciphertext, not {len(k.nonce)} and {len(k.ciphertext)}")
         with self._cond:
             self._open()
-            if self.sealed is not None:
-                raise SessionError(f"party '{party}' has posted the sealed keys of session '{self.spec.name}' "
-                                   "already")
+            if self.sealed is not None:  # the leader again, after a restart: the first post stands
+                return
             self.sealed = {k.to: session_pb2.SealedKey(to=k.to, nonce=k.nonce, ciphertext=k.ciphertext,
                                                        sender=party) for k in keys}
             self._cond.notify_all()
@@ -306,7 +309,7 @@ class Session:
             contribution = upload.finish()
         except _Ended as exc:
             upload.release()
-            raise SessionError(str(exc)) from None
+            raise FailedPrecondition(str(exc)) from None
         except Exception as exc:  # refused (SessionError), or the stream broke: the party went away mid-upload
             upload.release()
             why = str(exc) if isinstance(exc, SessionError) else (

@@ -153,9 +153,9 @@ class CoordinatorClient:
         return Result(header=header, labels=labels.array())
 
 
-def key_signature(security: ClientSecurity | None, session: str, party: str, pair: KeyPair) -> bytes:
-    """Our public key signed with our TLS client key, under mutual TLS (else b"")."""
-    if security is None or not security.key or not security.certificate:
+def key_signature(security: ClientSecurity | None, session: str, party: str, pair: KeyPair, mutual: bool) -> bytes:
+    """Our public key signed with our TLS client key, under ``mutual`` TLS (else b"")."""
+    if not mutual or security is None or not security.key or not security.certificate:
         return b""
     return sign_key(security.key, session, party, pair.public)
 
@@ -167,21 +167,23 @@ def agree_pseudonym_key(
     seed: int | None,
     security: ClientSecurity | None,
     timeout: float,
+    mutual: bool = False,
 ) -> bytes:
     """The session's pseudonym key, agreed through the coordinator without it learning the key.
 
     The key leader (the session's first party) draws the key (from ``seed``,
     else from this process's entropy) and seals it to each other party under
     their X25519 pair secret; every other party waits for its sealed key and
-    opens it. Under mutual TLS every relayed public key is checked against its
-    party's certificate first, so a coordinator that substituted keys is caught.
+    opens it. Under ``mutual`` TLS every relayed public key is checked against
+    its party's certificate first, so a coordinator that substituted keys is
+    caught (unless it also holds the CA's key).
     """
     session, me = client.session, client.party
     peers = {p.party: p for p in client.peers(timeout)}
     if set(peers) != set(reply.parties) or me not in peers or peers[me].public_key != pair.public:
         raise PartyError("the coordinator relayed a set of public keys that does not match the session's parties "
                          "or does not hold this party's own key")
-    if security is not None and security.key and security.certificate:
+    if mutual and security is not None:
         for name, peer in peers.items():
             if name != me:
                 verify_peer(security.ca, peer.certificate, peer.key_signature, session, name, peer.public_key)

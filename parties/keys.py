@@ -57,8 +57,12 @@ class KeyPair:
     private: X25519PrivateKey
 
     @classmethod
-    def generate(cls) -> "KeyPair":
-        return cls(X25519PrivateKey.generate())
+    def generate(cls, seed: int | None = None) -> "KeyPair":
+        """A new key pair: from this process's entropy, or derived from the party's own ``seed``, so that a
+        party process restarted with the same seed can join its session again with the same key."""
+        if seed is None:
+            return cls(X25519PrivateKey.generate())
+        return cls(X25519PrivateKey.from_private_bytes(_from_seed(seed, "x25519 key")))
 
     @property
     def public(self) -> bytes:
@@ -101,13 +105,16 @@ def unseal(pair: KeyPair, leader_public: bytes, nonce: bytes, ciphertext: bytes,
     return key
 
 
+def _from_seed(seed: int, label: str) -> bytes:
+    """32 bytes derived from a party's ``seed`` for one use (HKDF-SHA256; the seed is as secret as they are)."""
+    material = int(seed).to_bytes((int(seed).bit_length() + 8) // 8 or 1, "little", signed=False)
+    return HKDF(hashes.SHA256(), KEY_BYTES, salt=None, info=_context(label)).derive(material)
+
+
 def pseudonym_key(seed: int | None) -> bytes:
     """A new pseudonym key: from this process's entropy, or derived from the party's own ``seed`` (reproducible
-    runs; the seed is as secret as the key)."""
-    if seed is None:
-        return os.urandom(KEY_BYTES)
-    material = int(seed).to_bytes((int(seed).bit_length() + 8) // 8 or 1, "little", signed=False)
-    return HKDF(hashes.SHA256(), KEY_BYTES, salt=None, info=_context("pseudonym key")).derive(material)
+    runs)."""
+    return os.urandom(KEY_BYTES) if seed is None else _from_seed(seed, "pseudonym key")
 
 
 def pseudonyms(key: bytes, ids: np.ndarray) -> np.ndarray:

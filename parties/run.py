@@ -15,6 +15,7 @@ import numpy as np
 
 from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, key_signature, upload_messages
 from parties.keys import KeyPair, pseudonyms
+from protos.ids import pack as pack_ids
 from protos.ppcsim.v1 import session_pb2
 from parties.config import PartyConfig
 from parties.data import PartyData, load_party_data
@@ -84,6 +85,7 @@ def run_party(
     summary_out: Path | None = None,
     security: ClientSecurity | None = None,
     tls: bool = True,
+    mutual: bool = False,
     log=sys.stderr,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
@@ -109,8 +111,8 @@ def run_party(
         file=log,
         flush=True,
     )
-    pair = KeyPair.generate()
-    signature = key_signature(security, session, cfg.name, pair)
+    pair = KeyPair.generate(cfg.seed)
+    signature = key_signature(security, session, cfg.name, pair, mutual)
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     step = "joining"
 
@@ -135,7 +137,8 @@ def run_party(
         ids = None
         if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
             step = "agreeing the pseudonym key with the other parties"
-            key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left()))
+            key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
+                                                                         mutual))
             ids = pseudonyms(key, data.ids)
         step = "uploading"
 
@@ -180,12 +183,21 @@ def run_party(
         "dtype": cfg.dtype,
         "arrays": {s.name: list(s.array.shape) for s in arrays},
         "n_joined": header.n_joined,
+        # what the ids would have cost in the smallest plain encoding, beside the pseudonyms sent (the ledger's)
+        "plain_id_bytes": plain_id_bytes(data.ids),
         "timing": timing,
         "peak_rss": peak_rss(),
     }
     if summary_out:
         summary_out.write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def plain_id_bytes(ids: np.ndarray) -> int:
+    """Bytes of ``ids`` in the smallest plain encoding: the packed block, or each text id's bytes and ~2 of
+    framing."""
+    encoding, packed = pack_ids(ids)
+    return len(packed) if packed else sum(len(i.encode()) + 2 for i in ids.tolist())
 
 
 def peak_rss() -> int:

@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 import threading
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -104,7 +105,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_credentials(args: argparse.Namespace) -> int:
     from ppcsim.credentials import make_credentials, make_shared_credentials
 
-    scenarios = [load_scenario(path) for path in args.scenario]
+    scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
     out = Path(args.out)
     if len(scenarios) == 1:
         make_credentials(out, scenarios[0].name, [p.name for p in scenarios[0].parties], args.host)
@@ -186,10 +187,10 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     from coordinator.server import start_server
     from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
-    from ppcsim.report import build_report, summary_table, write_atomic, write_outputs
+    from ppcsim.report import NOT_MEASURED, build_report, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    scenarios = [load_scenario(path) for path in args.scenario]
+    scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
     seen: dict[str, Path] = {}
     for scenario in scenarios:
         if scenario.name in seen:
@@ -234,6 +235,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     failed = []
     for scenario, session in zip(scenarios, sessions):
         report = build_report(scenario, session, {}, {})
+        report["not_measured"] = NOT_MEASURED
         if args.out:
             write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
                           sent=not args.no_sent)
@@ -248,14 +250,34 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def party_seed_from(args: argparse.Namespace) -> int | None:
+    """The seed ``--seed`` or ``--seed-file`` gives (a file of one integer; ``-``: standard input), else None."""
+    if args.seed is not None and args.seed_file is not None:
+        raise PartyError("give --seed or --seed-file, not both")
+    if args.seed_file is None:
+        return args.seed
+    where = "standard input" if args.seed_file == "-" else args.seed_file
+    try:
+        text = sys.stdin.readline() if args.seed_file == "-" else Path(args.seed_file).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PartyError(f"--seed-file: cannot read {where}: {exc}") from None
+    try:
+        seed = int(text.strip())
+    except ValueError:
+        raise PartyError(f"--seed-file: {where} must hold one non-negative integer") from None
+    if seed < 0:
+        raise PartyError(f"--seed-file: {where} must hold one non-negative integer, got {seed}")
+    return seed
+
+
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
     from parties.client import ClientSecurity
     from parties.run import rpc_message, run_party
 
-    scenario = load_scenario(args.scenario)
-    cfg = scenario.party(args.party)
+    scenario = load_scenario(args.scenario, role="party", party=args.party)
+    cfg = replace(scenario.party(args.party), seed=party_seed_from(args))
     if scenario.security.needs_credentials and not args.credentials:
         raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "
                          "with this party's folder from 'ppc credentials'")
@@ -266,10 +288,12 @@ def cmd_party(args: argparse.Namespace) -> int:
             args.coordinator,
             args.session or scenario.name,
             timeout=args.timeout or scenario.deadline,
+            timeout_name="--timeout" if args.timeout else "scenario's deadline",
             labels_out=Path(args.labels_out) if args.labels_out else None,
             summary_out=Path(args.summary) if args.summary else None,
             security=security,
             tls=scenario.security.tls,
+            mutual=scenario.security.mutual,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None
@@ -382,7 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Load this party's own columns, disguise them, upload them to the "
                            "coordinator and wait for the shared clustering.")
     party.add_argument("--coordinator", required=True, metavar="HOST:PORT")
-    party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table")
+    party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table "
+                       "(other parties' tables, if any, are not read)")
     party.add_argument("--party", required=True, metavar="NAME", help="which party of the scenario to be")
     party.add_argument("--session", help="session name (default: the scenario's name)")
     party.add_argument("--credentials", metavar="DIR", help="this party's folder from 'ppc credentials' "
@@ -391,6 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
     party.add_argument("--summary", metavar="FILE", help="write this party's summary as JSON")
     party.add_argument("--timeout", type=float, help="seconds to wait for the whole exchange (default: the "
                        "scenario's deadline)")
+    party.add_argument("--seed", type=int, metavar="N",
+                       help="seed this party's disguise and pseudonym key with N, to repeat a run on purpose "
+                       "(default: a fresh seed from this machine's entropy, which nobody else can regenerate)")
+    party.add_argument("--seed-file", metavar="FILE",
+                       help="read the seed from FILE, one integer ('-': standard input; 'ppc run' hands each party "
+                       "its seed this way)")
     party.set_defaults(func=cmd_party)
 
     rep = sub.add_parser("reproduce", help="recompute the paper's Table 1 / eq. 11, Table 2 and Figs 1-2",

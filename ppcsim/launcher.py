@@ -18,7 +18,7 @@ from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.relay import Relay
-from ppcsim.report import build_report, summary_table, write_outputs
+from ppcsim.report import build_report, observer_section, summary_table, write_outputs
 from ppcsim.scenario import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit.
@@ -36,17 +36,35 @@ def last_line(path: Path) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def party_command(scenario: Scenario, name: str, address: str, summary: Path, credentials: Path | None) -> list[str]:
+def party_command(scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None) -> list[str]:
+    """``ppc party`` for party ``name``: its summary and labels go to ``private`` (the launcher's, as observer);
+    its seed comes on its standard input (see start_party)."""
     return [
         sys.executable, "-m", "ppcsim", "party",
         "--coordinator", address,
         "--scenario", str(scenario.path),
         "--party", name,
         "--session", scenario.name,
-        "--summary", str(summary),
+        "--summary", str(private / f"{name}.json"),
+        "--labels-out", str(private / f"{name}-labels.csv"),
         "--timeout", str(scenario.deadline),
+        "--seed-file", "-",
         *(["--credentials", str(credentials / "parties" / name)] if credentials else []),
     ]
+
+
+def start_party(command: list[str], seed: int, log: Path) -> subprocess.Popen:
+    """Start a party process and hand it its seed on its standard input, a pipe only that process reads (not its
+    command line, which every user of the machine can list)."""
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                                env={**os.environ, **PARTY_ENV})
+    try:
+        proc.stdin.write(f"{seed}\n".encode())
+        proc.stdin.close()
+    except OSError:  # it died at start; _watch reports why from its log
+        pass
+    return proc
 
 
 class Progress:
@@ -122,13 +140,8 @@ def run_scenario(
         relays = {cfg.name: Relay(address, scenario.link(cfg.name)).start() for cfg in scenario.parties}
         try:
             for cfg in scenario.parties:
-                with open(logs / f"{cfg.name}.log", "wb") as fh:
-                    procs[cfg.name] = subprocess.Popen(
-                        party_command(scenario, cfg.name, relays[cfg.name].address, Path(tmp) / f"{cfg.name}.json",
-                                      credentials),
-                        stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                        env={**os.environ, **PARTY_ENV},
-                    )
+                command = party_command(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials)
+                procs[cfg.name] = start_party(command, cfg.seed, logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
             failure = _watch(session, procs, logs, progress, scenario.deadline)
             if session.state == DONE:
@@ -148,7 +161,11 @@ def run_scenario(
             path = Path(tmp) / f"{name}.json"
             if path.exists():
                 summaries[name] = json.loads(path.read_text())
+        # labels by the records' own ids, as the first party mapped them back (the coordinator's may be pseudonyms)
+        first = Path(tmp) / f"{scenario.parties[0].name}-labels.csv"
+        labels = first.read_bytes() if first.exists() else None
     report = build_report(scenario, session, summaries, timing)
+    report["observer"] = observer_section(scenario)
     report["error"] = failure or report["error"]
     for party in report["parties"]:
         relay = relays[party["name"]]
@@ -168,7 +185,7 @@ def run_scenario(
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     report["timing"].update(timing)
-    write_outputs(out, report, session, sent=keep_sent)
+    write_outputs(out, report, session, sent=keep_sent, labels=labels)
     if failure:
         raise RunError(failure)
     print(summary_table(report), file=log, flush=True)

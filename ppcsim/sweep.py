@@ -34,7 +34,7 @@ from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.errors import RunError
 from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
-from ppcsim.report import build_report, write_atomic
+from ppcsim.report import build_report, observer_section, write_atomic
 from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate
 
@@ -195,6 +195,7 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     session, own = simulate(scenario)
     outcome = session.wait(0)
     report = build_report(scenario, session, {}, {})
+    report["observer"] = observer_section(scenario)
     report.update(evaluate(scenario, outcome, session.contributions, settings, own=own))
     report["timing"]["total"] = time.perf_counter() - t0
     return report

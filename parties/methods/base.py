@@ -97,6 +97,12 @@ class Disguise(ABC):
         """Parameters the coordinator needs to combine contributions; never secrets."""
         return {}
 
+    @classmethod
+    def declared_params(cls, params: dict[str, Any]) -> dict[str, str]:
+        """The public parameters a scenario's ``params`` fix before any data is seen: what the coordinator
+        expects in this method's upload header (a subset of ``public_params`` once fitted)."""
+        return {}
+
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:
         """Raise ValueError when the data do not suit the method (e.g. k > d)."""
 

@@ -127,7 +127,8 @@ class CoordinatorServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStatus(self, request, context):
-        """The session's state and its byte ledger, at any time.
+        """The session's state and its byte ledger, at any time, for any party of
+        the session (with its own credentials).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -3,34 +3,73 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from coordinator.clustering import FIELDS as CLUSTERING
 from coordinator.clustering import ClusteringSpec
 from coordinator.session import SessionSpec
-from parties.config import PartyConfig
+from parties.config import DTYPES, PartyConfig
+from parties.normalize import NORMALIZATIONS
+from protos.schema import Param, check_table, unknown
 from parties.data import BUILTIN, SYNTHETIC
 from parties.methods import METHODS, method_class
 from ppcsim.relay import Link
 
-PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize", "dtype")
-CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
-TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "network", "sweep")
-LINK_FIELDS = ("bandwidth_mbit", "latency_ms")
-SECURITY_FIELDS = ("tls", "mutual", "tokens", "ids")
+#: Names of sessions and parties: they appear in file names and on the wire.
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+_NAME_RULE = "letters, digits, '_', '.' or '-'"
+
+#: Top-level fields of a scenario file, then its tables (checked by their own schemas below).
+TOP = {
+    "name": Param(str, pattern=NAME_PATTERN, rule=_NAME_RULE, doc="the session's name (default: the file's stem)"),
+    "seed": Param(int, 0, minimum=0, rule="a non-negative integer"),
+    "deadline": Param(float, 600, above=0, rule="a positive number of seconds"),
+    "description": Param(str, ""),
+}
+TABLES = ("data", "parties", "clustering", "security", "network", "sweep")
+#: A party's own fields; its method's parameters come from the method's table (parties.methods).
+PARTY = {
+    "name": Param(str, required=True, pattern=NAME_PATTERN, rule=_NAME_RULE),
+    "data": Param(str, doc="this party's own CSV instead of a slice of [data]"),
+    "id_column": Param(str),
+    "columns": Param(list, required=True),
+    "method": Param(str, required=True, choices=tuple(METHODS)),
+    "normalize": Param(str, "zscore", choices=NORMALIZATIONS),
+    "dtype": Param(str, "float64", choices=DTYPES),
+}
+PARTY_FIELDS = tuple(PARTY)
+DATA = {
+    "source": Param(str),
+    "id_column": Param(str),
+    "label_column": Param(str),
+    "rows": Param(int, minimum=2, doc="synthetic:blobs"),
+    "columns": Param(int, minimum=1, doc="synthetic:blobs"),
+    "clusters": Param(int, minimum=1, doc="synthetic:blobs"),
+    "cluster_std": Param(float, 1.0, minimum=0, rule="a non-negative number", doc="synthetic:blobs"),
+}
+DATA_FIELDS = tuple(DATA)
+SECURITY = {
+    "tls": Param(bool, True),
+    "mutual": Param(bool, False),
+    "tokens": Param(bool, True),
+    "ids": Param(str, "pseudonymous", choices=("pseudonymous", "plain")),
+}
+LINK = {
+    "bandwidth_mbit": Param(float, above=0, rule="a positive number"),
+    "latency_ms": Param(float, 0, minimum=0, rule="a positive number"),
+}
+CLUSTERING_FIELDS = tuple(CLUSTERING)
+BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 #: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.
-ID_MODES = ("pseudonymous", "plain")
+ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
 #: session (party names, methods and public parameters, [clustering], [security]); a party reads [data] and its own
 #: [[parties]] table.
 ROLES = ("observer", "coordinator", "party")
-DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
-BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class ScenarioError(ValueError):
@@ -179,18 +218,11 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     errors: list[str] = []
     base = path.resolve().parent
 
-    errors += [f"unknown top-level field '{k}' (known: {', '.join(TOP_FIELDS)})" for k in raw if k not in TOP_FIELDS]
-    name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not NAME.match(name):
-        errors.append(f"'name' must be letters, digits, '_', '.' or '-', got {name!r}")
-    seed = raw.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        errors.append(f"'seed' must be a non-negative integer, got {seed!r}")
-        seed = 0
-    deadline = raw.get("deadline", 600)
-    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or deadline <= 0:
-        errors.append(f"'deadline' must be a positive number of seconds, got {deadline!r}")
-        deadline = 600
+    top = {**raw, "name": raw.get("name", path.stem)}  # the file's stem names a session that names none
+    found = check_table(top, TOP, extra=TABLES)
+    errors += [e.replace("unknown field", "unknown top-level field", 1) for e in found]
+    valid = {k: top[k] for k in TOP if k in top and not TOP[k].check(k, top[k])}
+    name, seed, deadline = valid.get("name", path.stem), valid.get("seed", 0), valid.get("deadline", 600)
 
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
@@ -255,7 +287,7 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
     """The ``[data]`` table: its source (resolved), a synthetic source's options, the label column. Its file and
     options are checked only when ``check`` (a role that reads the data)."""
     found: list[str] = []
-    found += [f"[data]: unknown field '{k}' (known: {', '.join(DATA_FIELDS)})" for k in data if k not in DATA_FIELDS]
+    found += [f"[data]: {unknown(k, DATA_FIELDS)}" for k in data if k not in DATA_FIELDS]
     source = data.get("source")
     if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
         found.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
@@ -282,14 +314,19 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
     if not isinstance(entry, dict):
         errors.append(f"{where} must be a table")
         return None
-    if not isinstance(pname, str) or not NAME.match(pname):
-        errors.append(f"{where}: 'name' must be letters, digits, '_', '.' or '-'")
+    if PARTY["name"].check("name", pname):
+        errors.append(f"{where}: 'name' must be {_NAME_RULE}")
     names.append(pname)
     method = entry.get("method")
     if not isinstance(method, str):
         errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
         return None
-    params = {k: v for k, v in entry.items() if k not in PARTY_FIELDS}
+    takes = tuple(method_class(method).params) if method in METHODS else ()
+    for key in entry:
+        if key not in PARTY and key not in takes and method in METHODS:
+            errors.append(f"{where}: " + unknown(key, (*PARTY, *takes)).replace(
+                " (known:", f" (known for a party with method '{method}':", 1))
+    params = {k: v for k, v in entry.items() if k not in PARTY_FIELDS and (k in takes or method not in METHODS)}
     columns = entry.get("columns")
     if role == "coordinator":  # the party's data and columns stay with the party
         try:
@@ -338,15 +375,8 @@ def _security(table, errors: list[str]) -> Security:
     if not isinstance(table, dict):
         errors.append("[security] must be a table")
         table = {}
-    errors += [f"[security]: unknown field '{k}' (known: {', '.join(SECURITY_FIELDS)})" for k in table
-               if k not in SECURITY_FIELDS]
-    flags = {k: v for k, v in table.items() if k in SECURITY_FIELDS and k != "ids"}
-    errors += [f"[security]: '{k}' must be true or false, got {v!r}" for k, v in flags.items() if not isinstance(v, bool)]
-    ids = table.get("ids", "pseudonymous")
-    if ids not in ID_MODES:
-        errors.append(f"[security]: 'ids' must be one of {', '.join(ID_MODES)}, got {ids!r}")
-        ids = "pseudonymous"
-    security = Security(**{k: v for k, v in flags.items() if isinstance(v, bool)}, ids=ids)
+    errors += check_table(table, SECURITY, "[security]: ")
+    security = Security(**{k: v for k, v in table.items() if k in SECURITY and not SECURITY[k].check(k, v)})
     if security.mutual and not security.tls:
         errors.append("[security]: 'mutual' needs 'tls = true'")
     return security
@@ -356,9 +386,7 @@ def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:
     if not isinstance(table, dict):
         errors.append("[clustering] must be a table")
         table = {}
-    errors += [
-        f"[clustering]: unknown field '{k}' (known: {', '.join(CLUSTERING_FIELDS)})" for k in table if k not in CLUSTERING_FIELDS
-    ]
+    errors += [f"[clustering]: {unknown(k, CLUSTERING_FIELDS)}" for k in table if k not in CLUSTERING_FIELDS]
     defaults = ClusteringSpec()
     clustering = ClusteringSpec(**{k: table.get(k, getattr(defaults, k)) for k in CLUSTERING_FIELDS},
                                 seed=clustering_seed(seed))
@@ -368,13 +396,13 @@ def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:
 
 def _link(table: dict, where: str, base: Link, errors: list[str]) -> Link:
     values = {"bandwidth_mbit": base.bandwidth_mbit, "latency_ms": base.latency_ms}
-    for key in LINK_FIELDS:
+    for key, param in LINK.items():
         if key in table:
-            v = table[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "bandwidth_mbit" and v == 0):
-                errors.append(f"{where}: '{key}' must be a positive number, got {v!r}")
+            problem = param.check(key, table[key])
+            if problem:
+                errors.append(f"{where}: {problem}")
             else:
-                values[key] = float(v)
+                values[key] = float(table[key])
     return Link(**values)
 
 
@@ -384,8 +412,8 @@ def _links(table, parties: list[str], errors: list[str]) -> dict[str, Link]:
         errors.append("[network] must be a table")
         return {}
     for key, value in table.items():
-        if key not in LINK_FIELDS and not (isinstance(value, dict) and key in parties):
-            errors.append(f"[network]: unknown field '{key}' (known: {', '.join(LINK_FIELDS)}, or a party's table)")
+        if key not in LINK and not (isinstance(value, dict) and key in parties):
+            errors.append(f"[network]: {unknown(key, (*LINK, 'or a party' + chr(39) + 's table'))}")
     shared = _link(table, "[network]", Link(), errors)
     return {p: _link(table.get(p, {}), f"[network.{p}]", shared, errors) if isinstance(table.get(p), dict) else shared
             for p in parties}

@@ -76,7 +76,7 @@ def test_status_and_ledger_after_two_party_processes(coordinator, tmp_path):
 
 def test_refusals_carry_the_right_status_and_name_the_party(coordinator):
     registry, stub, _ = coordinator
-    registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30))
+    registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30, ids="pseudonymous"))
     with pytest.raises(grpc.RpcError) as err:
         stub.Join(session_pb2.JoinRequest(session="nope", party="a"), timeout=5)
     assert err.value.code() == grpc.StatusCode.NOT_FOUND and "no session named 'nope'" in err.value.details()

@@ -72,7 +72,7 @@ def parse_local(address: str) -> int | None:
 
 
 @contextmanager
-def connect(address: str, *, log=sys.stderr) -> Iterator:
+def connect(address: str, *, log=None) -> Iterator:
     """A ``distributed.Client`` on the scheduler at ``address``, or on a new ``LocalCluster`` for ``local:N``.
 
     The LocalCluster's workers are processes with one thread each (Dask's nanny
@@ -82,6 +82,7 @@ def connect(address: str, *, log=sys.stderr) -> Iterator:
     distributed = _distributed()
     import dask
 
+    log = log or sys.stderr
     workers = parse_local(address)
     cluster = None
     try:
@@ -279,7 +280,7 @@ def run_point_task(task: PointTask, settings: Settings | None, in_process: bool)
 
 
 def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Settings | None = Settings(),
-                     in_process: bool = False, log=sys.stderr) -> tuple[list[dict], list[dict]]:
+                     in_process: bool = False, log=None) -> tuple[list[dict], list[dict]]:
     """Run every point of ``path``'s grid on the Dask cluster at ``scheduler``; write ``out`` as a local sweep.
 
     Returns the rows (point order) and the failed points (``point``, parameters,
@@ -288,6 +289,7 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
     from ppcsim.report import write_atomic
     from ppcsim.sweep import plan, write_csv
 
+    log = log or sys.stderr
     points = plan(path, out)
     tasks = [PointTask(p.index, p.path.stem, p.values, p.path.read_text(encoding="utf-8")) for p in points]
     rows: dict[int, dict] = {}
@@ -327,8 +329,8 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
         write_atomic(out / "failures.csv", buf.getvalue().encode())
     summary = f"ppc sweep: {len(ordered)} of {len(points)} points done, {len(failures)} failed"
     if retried:
-        summary += (f"; {len(retried)} point{'s' * (len(retried) != 1)} run again after a worker died "
-                    f"(point{'s' * (len(retried) != 1)} {', '.join(str(o.index) for o in retried)})")
+        summary += (f"; {len(retried)} point{'s' * (len(retried) != 1)} given to another worker after "
+                    f"theirs died (point{'s' * (len(retried) != 1)} {', '.join(str(o.index) for o in retried)})")
     print(summary, file=log, flush=True)
     for f in failures:
         print(f"ppc sweep: point {f['point']} failed: {f['error']}", file=log, flush=True)
@@ -378,7 +380,7 @@ class ClusterTasks:
 
 
 @contextmanager
-def cluster_tasks(address: str, *, log=sys.stderr) -> Iterator[ClusterTasks]:
+def cluster_tasks(address: str, *, log=None) -> Iterator[ClusterTasks]:
     """``ClusterTasks`` on the scheduler at ``address`` (or ``local:N``), for the length of the block."""
     with connect(address, log=log) as client:
         yield ClusterTasks(client)

@@ -87,7 +87,7 @@ def local_cluster(workers: int):
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
                           "distributed.nanny.pre-spawn-environ": environ}):
         return distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=40)
+                                        dashboard_address=":0", silence_logs=40)
 
 
 @contextmanager

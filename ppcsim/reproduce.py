@@ -435,7 +435,8 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
             times[f"figs 1-2, {name}"] = time.perf_counter() - t
     times["total"] = time.perf_counter() - started
     results["runtime_s"] = {key: round(v, 1) for key, v in times.items()}
-    results["cpu_s"] = round(cpu_seconds() - cpu_started, 1)
+    # a Dask cluster's workers are not this process's children: their CPU time is not known here
+    results["cpu_s"] = round(cpu_seconds() - cpu_started, 1) if isinstance(jobs, int) else None
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -307,6 +307,7 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
     from ppcsim.sweep import plan, write_csv
 
     log = log or sys.stderr
+    _distributed(), parse_local(scheduler)  # a missing Dask or a bad local:N is said before anything is written
     points = plan(path, out)
     tasks = [PointTask(p.index, p.path.stem, p.values, p.path.read_text(encoding="utf-8")) for p in points]
     rows: dict[int, dict] = {}

@@ -158,7 +158,8 @@ class Counts:
 def describe_error(exc: BaseException) -> str:
     """One line for a task's exception (a worker's death named as such)."""
     if type(exc).__name__ == "KilledWorker":
-        return f"its worker died {ALLOWED_FAILURES + 1} times or more while running it; given up"
+        return ("the workers running it died once more than the scheduler allows "
+                "(distributed.scheduler.allowed-failures); given up")
     if isinstance(exc, (RunError, SessionError, PartyError, ScenarioError)):
         return str(exc).replace("\n", "; ")
     return f"{type(exc).__name__}: {exc}".replace("\n", "; ")
@@ -287,7 +288,7 @@ def run_point_task(task: PointTask, settings: Settings | None, in_process: bool)
         path.parent.mkdir(parents=True)
         path.write_text(task.toml, encoding="utf-8")
         point = Point(task.index, task.values, path)
-        result: dict = {"host": socket.gethostname(), "thread": threading.current_thread().name}
+        result: dict = {"host": socket.gethostname()}
         try:
             result["row"] = row(point, run_point(point, Path(tmp), settings, in_process))
         except (RunError, SessionError, PartyError, ScenarioError, ValueError) as exc:

@@ -39,6 +39,7 @@ examples:
   ppc demo                              run the bundled demo (wine data, 3 parties)
   ppc run scenarios/wine-osbr.toml --out runs/wine --html
   ppc sweep scenarios/sweep-wine-k.toml --out runs/sweep --in-process
+  ppc sweep scenarios/sweep-wine-k.toml --out runs/sweep --in-process --scheduler local:2
   ppc reproduce --mushroom mushroom.csv --chess chess.csv --out docs/
   ppc credentials s.toml --out creds --host coord.example.org
   ppc coordinator --listen 0.0.0.0:50051 --scenario s.toml --credentials creds --out runs/s
@@ -94,11 +95,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ppcsim.sweep import sweep
 
     out = Path(args.out)
-    rows = sweep(Path(args.scenario), out, settings=settings_from(args), in_process=args.in_process)
+    failed = []
+    if args.scheduler:  # each point a task on a Dask cluster (ppcsim/cluster.py)
+        from ppcsim.cluster import sweep_on_cluster
+
+        rows, failed = sweep_on_cluster(Path(args.scenario), out, args.scheduler, settings=settings_from(args),
+                                        in_process=args.in_process)
+        if not rows:
+            raise RunError(f"every one of the {len(failed)} points failed (see {out}/failures.csv)")
+    else:
+        rows = sweep(Path(args.scenario), out, settings=settings_from(args), in_process=args.in_process)
     figures = sweep_figures(rows, out / "figures")
     write_atomic(out / "sweep.html", sweep_page(Path(args.scenario).stem, rows, figures).encode())
     print(f"ppc sweep: wrote {out}/: sweep.csv ({len(rows)} runs), sweep.html, figures/ "
           f"({', '.join(figures) or 'no figure: the grid varies no plotted axis'})", file=sys.stderr)
+    if failed:
+        raise RunError(f"{len(failed)} of {len(failed) + len(rows)} points failed (listed in {out}/failures.csv)")
     return 0
 
 
@@ -349,6 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--in-process", action="store_true",
                     help="run each point in this process through the same code, without gRPC or party "
                     "processes: the same numbers (but timings), much faster")
+    sw.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run each point as a task on a Dask cluster: a scheduler's address (tcp://host:8786) or "
+                    "local:N for N worker processes on this machine; needs pip install 'ppc-sim[dask]' (see "
+                    "docs/cluster.md). A failed point is reported and the others go on")
     add_measure_options(sw)
     sw.set_defaults(func=cmd_sweep)
 
@@ -433,6 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where to write reproduction.md and reproduction.json")
     rep.add_argument("--seeds", type=int, default=50, metavar="N", help="use seeds 0..N-1 (default: 50)")
     rep.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count, at most 4)")
+    rep.add_argument("--scheduler", metavar="ADDRESS",
+                     help="run the projections on a Dask cluster instead of --jobs processes: a scheduler's address "
+                     "(tcp://host:8786) or local:N; needs pip install 'ppc-sim[dask]' (see docs/cluster.md)")
     rep.set_defaults(func=cmd_reproduce)
     return parser
 

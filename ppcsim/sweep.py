@@ -234,10 +234,15 @@ def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process:
         print(f"ppc sweep: {len(rows)}/{len(points)} {point.values} stress={rows[-1]['stress']:.4f} "
               f"ari={rows[-1]['ari']:.3f} bytes={rows[-1]['bytes_payload']:,} (about {eta:.0f} s left)",
               file=log, flush=True)
+    write_csv(out, rows)
+    return rows
+
+
+def write_csv(out: Path, rows: list[dict]) -> None:
+    """``out/sweep.csv``: one line per run, every column any row has."""
     buf = io.StringIO()
     fields = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(out / "sweep.csv", buf.getvalue().encode())
-    return rows

@@ -12,6 +12,7 @@ from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.datasets import load_wine
 
 from conftest import assert_same_partition, read_report, run_ppc, write_scenario
+from ppcsim.scenario import party_seed
 
 WINE = load_wine()
 NAMES = list(WINE.feature_names)
@@ -75,6 +76,7 @@ def test_report_has_every_section(wine_run):
     # the party seeds are the observer's, derived by name; the coordinator's part holds none
     seeds = report["observer"]["party_seeds"]
     assert list(seeds) == ["lab", "winery", "shop"] and len(set(seeds.values())) == 3
+    assert seeds == {name: party_seed(7, name) for name in seeds}  # by name, so a run repeats from its report
     assert all("seed" not in p for p in report["parties"])
     assert report["security"]["ids"] == "pseudonymous"
 

@@ -123,14 +123,15 @@ def pseudonyms(key: bytes, ids: np.ndarray) -> np.ndarray:
     An id is hashed as its text (integer ids in canonical decimal form), so
     text id "7" and integer id 7 get the same pseudonym, and "007" another.
     """
-    text = ids.astype(str) if ids.dtype.kind in "iu" else ids
-    out = np.empty(len(text), dtype=f"S{PSEUDONYM_BYTES}")
+    text = ids.tolist() if ids.dtype.kind not in "iu" else map(str, ids.tolist())
     base = hmac.new(key, digestmod=hashlib.sha256)
-    for i, record in enumerate(text.tolist()):
-        h = base.copy()
+
+    def one(record: str) -> bytes:
+        h = base.copy()  # the keyed state, copied: the key is not processed again for every id
         h.update(record.encode())
-        out[i] = h.digest()[:PSEUDONYM_BYTES]
-    return out
+        return h.digest()[:PSEUDONYM_BYTES]
+
+    return np.frombuffer(b"".join(map(one, text)), dtype=f"S{PSEUDONYM_BYTES}")
 
 
 # -- binding a key to a certificate (mutual TLS) -------------------------------------------------

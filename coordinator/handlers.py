@@ -12,12 +12,15 @@ a party the session does not know is refused without touching the session
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from coordinator.ledger import DOWN, UP, Ledger
 from coordinator.session import Session
 from coordinator.upload import Received
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_chunks
+
+Message = TypeVar("Message")
 
 
 def counted(messages: Iterator[Received], ledger: Ledger, party: str, rpc: str) -> Iterator[Received]:
@@ -42,35 +45,39 @@ def join(session: Session, request: session_pb2.JoinRequest, certificate: bytes 
     return reply
 
 
+def _exchange(session: Session, party: str, rpc: str, request, respond: Callable[[], Message]) -> Message:
+    """Count ``request`` (from a party the session expects), make the reply with ``respond``, count it."""
+    if session.expects(party):
+        session.ledger.record(party, rpc, UP, request)
+    reply = respond()
+    session.ledger.record(party, rpc, DOWN, reply)
+    return reply
+
+
 def peers(session: Session, request: session_pb2.PeersRequest) -> session_pb2.PeersReply:
     """Every party's public key, once all have joined (waits until then, or the deadline)."""
-    if session.expects(request.party):
-        session.ledger.record(request.party, "GetPeers", UP, request)
-    keys = session.peers(request.party, timeout=session.seconds_left() + 1.0)
-    reply = session_pb2.PeersReply(peers=[
-        session_pb2.PeerKey(party=p, public_key=k.public_key, key_signature=k.signature, certificate=k.certificate)
-        for p, k in keys
-    ])
-    session.ledger.record(request.party, "GetPeers", DOWN, reply)
-    return reply
+    def respond() -> session_pb2.PeersReply:
+        keys = session.peers(request.party, timeout=session.seconds_left() + 1.0)
+        return session_pb2.PeersReply(peers=[
+            session_pb2.PeerKey(party=p, public_key=k.public_key, key_signature=k.signature, certificate=k.certificate)
+            for p, k in keys
+        ])
+
+    return _exchange(session, request.party, "GetPeers", request, respond)
 
 
 def post_sealed(session: Session, request: session_pb2.SealedKeys) -> session_pb2.SealedKeysReply:
-    if session.expects(request.party):
-        session.ledger.record(request.party, "PostSealedKeys", UP, request)
-    session.post_sealed(request.party, list(request.keys))
-    reply = session_pb2.SealedKeysReply()
-    session.ledger.record(request.party, "PostSealedKeys", DOWN, reply)
-    return reply
+    def respond() -> session_pb2.SealedKeysReply:
+        session.post_sealed(request.party, list(request.keys))
+        return session_pb2.SealedKeysReply()
+
+    return _exchange(session, request.party, "PostSealedKeys", request, respond)
 
 
 def sealed_key(session: Session, request: session_pb2.SealedKeyRequest) -> session_pb2.SealedKey:
     """The pseudonym key sealed to the caller (waits for the key leader to post it)."""
-    if session.expects(request.party):
-        session.ledger.record(request.party, "GetSealedKey", UP, request)
-    reply = session.sealed_for(request.party, timeout=session.seconds_left() + 1.0)
-    session.ledger.record(request.party, "GetSealedKey", DOWN, reply)
-    return reply
+    return _exchange(session, request.party, "GetSealedKey", request,
+                     lambda: session.sealed_for(request.party, timeout=session.seconds_left() + 1.0))
 
 
 def upload(

@@ -110,26 +110,22 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         log.info("session %s: party %s joined", request.session, request.party)
         return reply
 
-    def GetPeers(self, request, context):
+    def _unary(self, handler, request, context):
+        """A unary RPC of a party: its session, then ``handler(session, request)``; SessionError aborts."""
         session = self._session(request.session, context, request.party)
         try:
-            return handlers.peers(session, request)
+            return handler(session, request)
         except SessionError as exc:
             self._abort(context, exc)
+
+    def GetPeers(self, request, context):
+        return self._unary(handlers.peers, request, context)
 
     def PostSealedKeys(self, request, context):
-        session = self._session(request.session, context, request.party)
-        try:
-            return handlers.post_sealed(session, request)
-        except SessionError as exc:
-            self._abort(context, exc)
+        return self._unary(handlers.post_sealed, request, context)
 
     def GetSealedKey(self, request, context):
-        session = self._session(request.session, context, request.party)
-        try:
-            return handlers.sealed_key(session, request)
-        except SessionError as exc:
-            self._abort(context, exc)
+        return self._unary(handlers.sealed_key, request, context)
 
     def Upload(self, request_iterator, context):
         """``request_iterator`` yields each message as Received (see register)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 import signal
 import sys
@@ -74,8 +75,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     out = Path(args.out) if args.out else Path("runs") / scenario.name
     log = io.StringIO() if args.quiet else sys.stderr
-    report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                          keep_sent=not args.no_sent)
+    if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
+        from ppcsim.cluster import ClusterParties, connect, parse_local
+
+        with connect(args.scheduler, log=log) as client:
+            parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
+            report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
+                                  keep_sent=not args.no_sent, parties=parties)
+        report["cluster"] = {"scheduler": args.scheduler, "placed": parties.placed}
+        write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
+    else:
+        report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
+                              keep_sent=not args.no_sent)
     written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
     if args.html:  # matplotlib is imported only for pages
         from ppcsim.html import run_page
@@ -345,6 +356,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "this machine, wait for the clustering, print a per-party summary and write the outputs.")
     run.add_argument("scenario", nargs="?", help="scenario TOML file (default: the bundled demo)")
     add_run_options(run)
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="start each party on a worker of a Dask cluster (a scheduler's address, tcp://host:8786, or "
+                     "local:N for N worker processes here), round-robin or on its [[parties]] 'host'; the "
+                     "coordinator and its counting relays stay here (see docs/cluster.md)")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="run the bundled demo scenario (no files needed)",

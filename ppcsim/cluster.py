@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -403,3 +405,158 @@ def cluster_tasks(address: str, *, log=None) -> Iterator[ClusterTasks]:
     """``ClusterTasks`` on the scheduler at ``address`` (or ``local:N``), for the length of the block."""
     with connect(address, log=log) as client:
         yield ClusterTasks(client)
+
+
+# --- one scenario's parties on workers -------------------------------------------------------------
+
+#: On a worker: the party processes it runs for ``ppc run --scheduler``, by task token (to kill one).
+_PARTIES: dict[str, subprocess.Popen] = {}
+#: A party's credential files, as ``ppc credentials`` writes them into its folder.
+CREDENTIAL_FILES = ("ca.pem", "cert.pem", "key.pem", "token")
+
+
+def run_party_task(token: str, scenario: str, name: str, address: str, session: str, timeout: float, seed: int,
+                   credentials: dict[str, bytes] | None) -> dict:
+    """On a worker: run ``ppc party`` for party ``name`` and return its exit code, output, summary and labels.
+
+    The party's seed and credentials came with this task alone (Dask sends a
+    task's arguments to the worker that runs it); they are written into a
+    private temporary folder (mode 0700) and the seed goes to the party's
+    standard input, as ``ppc run`` does locally. The task leaves its worker
+    thread (``secede``) so that one worker can run several parties at once.
+    """
+    from distributed import secede
+
+    secede()
+    with tempfile.TemporaryDirectory(prefix="ppc-party-") as tmp:
+        folder = Path(tmp)
+        command = [sys.executable, "-m", "ppcsim", "party", "--coordinator", address, "--scenario", scenario,
+                   "--party", name, "--session", session, "--summary", str(folder / "summary.json"),
+                   "--labels-out", str(folder / "labels.csv"), "--timeout", str(timeout), "--seed-file", "-"]
+        if credentials is not None:
+            (folder / "credentials").mkdir(mode=0o700)
+            for file, data in credentials.items():
+                target = folder / "credentials" / file
+                target.write_bytes(data)
+                target.chmod(0o600)
+            command += ["--credentials", str(folder / "credentials")]
+        from ppcsim.launcher import PARTY_ENV
+
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env={**os.environ, **PARTY_ENV})
+        _PARTIES[token] = proc
+        try:
+            output, _ = proc.communicate(f"{seed}\n".encode())
+        finally:
+            _PARTIES.pop(token, None)
+        read = lambda f: (folder / f).read_bytes() if (folder / f).exists() else None  # noqa: E731
+        return {"code": proc.returncode, "log": output, "summary": read("summary.json"), "labels": read("labels.csv"),
+                "host": socket.gethostname()}
+
+
+def _kill_party(token: str) -> bool:
+    """On a worker: kill the party process of task ``token``, if it still runs."""
+    proc = _PARTIES.get(token)
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        return True
+    return False
+
+
+class RemoteParty:
+    """A party process on a Dask worker, seen as ``subprocess.Popen`` is by the launcher: poll, wait, kill.
+
+    When its task ends, its output becomes the launcher's log of the party,
+    and its summary and labels land in the launcher's private folder, where a
+    local party would have written them.
+    """
+
+    def __init__(self, client, future, token: str, worker: str, name: str, private: Path, log: Path):
+        self.client, self.future, self.token, self.worker = client, future, token, worker
+        self.name, self.private, self.log = name, private, log
+        self.returncode: int | None = None
+        self.host: str | None = None
+
+    def _settle(self) -> None:
+        if self.returncode is not None or not self.future.done():
+            return
+        try:
+            result = self.future.result()
+        except BaseException as exc:  # noqa: BLE001 - the worker died or the task failed: that is the exit
+            result = {"code": 1, "log": f"party {self.name}: its Dask task failed: {describe_error(exc)}\n".encode()}
+        self.log.write_bytes(result.get("log") or b"")
+        for key, file in (("summary", f"{self.name}.json"), ("labels", f"{self.name}-labels.csv")):
+            if result.get(key) is not None:
+                (self.private / file).write_bytes(result[key])
+        self.host = result.get("host")
+        self.returncode = result["code"]
+
+    def poll(self) -> int | None:
+        self._settle()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(self.name, timeout)
+            time.sleep(0.05)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        try:
+            self.client.run(_kill_party, self.token, workers=[self.worker], wait=True)
+        except Exception:  # noqa: BLE001 - best effort: the worker may be gone already
+            self.future.cancel()
+
+
+class ClusterParties:
+    """Starts each party of one scenario on a worker of a Dask cluster (``ppc run --scheduler``).
+
+    A party whose ``[[parties]]`` table has a ``host`` goes to a worker on that
+    host (its host name or address, or the worker's name or address); the
+    others go round-robin over the workers. The coordinator and the counting
+    relays stay with the client, so the bytes and times in the report are those
+    of the network between the hosts. The scenario file and each party's data
+    must be at the same paths on the workers' hosts.
+    """
+
+    def __init__(self, client, local: bool):
+        distributed = _distributed()
+        self.client = client
+        self.workers = client.scheduler_info()["workers"]
+        if not self.workers:
+            raise RunError("the Dask cluster has no workers to run the parties on")
+        #: Where the relays listen: an address the workers reach (loopback when they are on this machine).
+        self.host = "127.0.0.1" if local else distributed.utils.get_ip(client.scheduler.address.split("://")[-1]
+                                                                          .rsplit(":", 1)[0])
+        self._next = 0
+        self.placed: dict[str, str] = {}
+
+    def worker_for(self, name: str, host: str | None) -> str:
+        """The worker's address for party ``name``: on ``host`` when given, else the next in turn."""
+        addresses = sorted(self.workers)
+        if host is not None:
+            matching = [a for a in addresses if host in (self.workers[a].get("host"), self.workers[a].get("name"), a)]
+            if not matching:
+                hosts = sorted({str(self.workers[a].get("host")) for a in addresses})
+                raise RunError(f"party '{name}': no Dask worker on host '{host}' (workers' hosts: {', '.join(hosts)})")
+            return matching[0]
+        worker = addresses[self._next % len(addresses)]
+        self._next += 1
+        return worker
+
+    def start(self, scenario, name: str, address: str, private: Path, credentials: Path | None,
+              log: Path) -> RemoteParty:
+        cfg = scenario.party(name)
+        worker = self.worker_for(name, scenario.hosts.get(name))
+        creds = None
+        if credentials is not None:
+            folder = credentials / "parties" / name
+            creds = {f: (folder / f).read_bytes() for f in CREDENTIAL_FILES if (folder / f).exists()}
+        token = uuid.uuid4().hex
+        future = self.client.submit(run_party_task, token, str(scenario.path), name, address, scenario.name,
+                                    scenario.deadline, cfg.seed, creds, workers=[worker], allow_other_workers=False,
+                                    pure=False, key=f"ppc-party-{name}-{token}", retries=0)
+        self.placed[name] = worker
+        return RemoteParty(self.client, future, token, worker, name, private, log)

@@ -53,6 +53,19 @@ def party_command(scenario: Scenario, name: str, address: str, private: Path, cr
     ]
 
 
+class LocalParties:
+    """Starts each party as an OS process on this machine (``ppc run``'s default)."""
+
+    #: Where the relays listen: the parties dial them from this machine.
+    host = "127.0.0.1"
+
+    def start(self, scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None,
+              log: Path) -> subprocess.Popen:
+        """Party ``name`` dialling ``address``; its summary and labels go to ``private``, its output to ``log``."""
+        seed = scenario.party(name).seed
+        return start_party(party_command(scenario, name, address, private, credentials), seed, log)
+
+
 def start_party(command: list[str], seed: int, log: Path) -> subprocess.Popen:
     """Start a party process and hand it its seed on its standard input, a pipe only that process reads (not its
     command line, which every user of the machine can list)."""
@@ -108,8 +121,13 @@ def run_scenario(
     listen: str = "127.0.0.1:0",
     settings: Settings | None = Settings(),
     keep_sent: bool = True,
+    parties=None,
 ) -> dict:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
+
+    ``parties`` starts the party processes: ``LocalParties()`` (the default)
+    on this machine, or ``ppcsim.cluster.ClusterParties`` on the workers of a
+    Dask cluster, while the coordinator and its counting relays stay here.
 
     With ``settings``, the launcher then measures utility and privacy as an
     observer (ppcsim.evaluate.observer); None skips the measurements. With
@@ -120,8 +138,9 @@ def run_scenario(
     report (with its error) is written all the same.
     """
     t0 = time.perf_counter()
+    parties = parties or LocalParties()
     timing: dict[str, float] = {}
-    procs: dict[str, subprocess.Popen] = {}
+    procs: dict = {}
     failure = None
     with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
         credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
@@ -137,11 +156,11 @@ def run_scenario(
         logs = out / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         # each party reaches the coordinator through its own relay, which counts (and shapes) its bytes
-        relays = {cfg.name: Relay(address, scenario.link(cfg.name)).start() for cfg in scenario.parties}
+        relays = {cfg.name: Relay(address, scenario.link(cfg.name), parties.host).start() for cfg in scenario.parties}
         try:
             for cfg in scenario.parties:
-                command = party_command(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials)
-                procs[cfg.name] = start_party(command, cfg.seed, logs / f"{cfg.name}.log")
+                procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
+                                                logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
             failure = _watch(session, procs, logs, progress, scenario.deadline)
             if session.state == DONE:

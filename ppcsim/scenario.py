@@ -40,6 +40,7 @@ PARTY = {
     "method": Param(str, required=True, choices=tuple(METHODS)),
     "normalize": Param(str, "zscore", choices=NORMALIZATIONS),
     "dtype": Param(str, "float64", choices=DTYPES),
+    "host": Param(str, doc="ppc run --scheduler: the host (or Dask worker) that runs this party"),
 }
 PARTY_FIELDS = tuple(PARTY)
 DATA = {
@@ -108,6 +109,7 @@ class Scenario:
     description: str = ""
     security: Security = Security()
     links: dict[str, Link] = field(default_factory=dict)  # per party; absent: unshaped
+    hosts: dict[str, str] = field(default_factory=dict)  # per party: where ppc run --scheduler starts it
 
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
@@ -261,6 +263,14 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                     errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute "
                                   "sets are disjoint)")
 
+    hosts = {}
+    for entry in raw_parties:
+        if isinstance(entry, dict) and "host" in entry:
+            problem = PARTY["host"].check("host", entry["host"])
+            if problem:
+                errors.append(f"[[parties]] '{entry.get('name')}': {problem}")
+            else:
+                hosts[str(entry.get("name"))] = entry["host"]
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     clustering = _clustering(raw.get("clustering", {}), seed, errors) if role != "party" else ClusteringSpec()
@@ -280,6 +290,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         description=raw.get("description", ""),
         security=security,
         links=links,
+        hosts=hosts,
     )
 
 

@@ -208,3 +208,62 @@ def test_ctrl_c_cancels_the_sweep_and_leaves_no_process_behind(tmp_path):
     alive = [p for p in seen.values() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert alive == [], [p.cmdline() for p in alive]
     assert not (tmp_path / "o" / "sweep.csv").exists()
+
+
+THREE = """
+    name = "three"
+    seed = 8
+    [data]
+    source = "sklearn:wine"
+    label_column = "target"
+    [[parties]]
+    name = "lab"
+    columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash"]
+    method = "drbt"
+    k = 2
+    [[parties]]
+    name = "winery"
+    columns = ["magnesium", "total_phenols", "flavanoids", "hue"]
+    method = "rotation"
+    [[parties]]
+    name = "shop"
+    columns = ["proline", "color_intensity"]
+    method = "none"
+    [clustering]
+    n_clusters = 3
+"""
+
+
+def test_one_scenarios_parties_on_workers_give_the_local_runs_labels_and_payload(tmp_path, cluster):
+    """Three parties on a two-worker cluster (round-robin, so one worker runs two at once); the coordinator
+    and its relays stay here. Same labels, same arrays, same payload as a local run."""
+    from ppcsim.cluster import ClusterParties
+    from ppcsim.launcher import run_scenario
+    from ppcsim.scenario import load_scenario
+
+    scenario = load_scenario(write_scenario(tmp_path, THREE))
+    local = run_scenario(scenario, tmp_path / "local", log=open(os.devnull, "w"), settings=None)
+    with distributed.Client(cluster) as client:
+        parties = ClusterParties(client, local=True)
+        remote = run_scenario(scenario, tmp_path / "remote", log=open(os.devnull, "w"), settings=None,
+                              parties=parties)
+    assert set(parties.placed) == {"lab", "winery", "shop"} and len(set(parties.placed.values())) == 2
+    assert remote["state"] == "done"
+    assert (tmp_path / "remote" / "labels.csv").read_text() == (tmp_path / "local" / "labels.csv").read_text()
+    for name in ("lab", "winery", "shop"):
+        with np.load(tmp_path / "local" / "sent" / f"{name}.npz") as a, \
+                np.load(tmp_path / "remote" / "sent" / f"{name}.npz") as b:
+            assert np.array_equal(a["data"], b["data"]) and a["ids"].tolist() == b["ids"].tolist()
+    assert [p["bytes"]["payload"] for p in remote["parties"]] == [p["bytes"]["payload"] for p in local["parties"]]
+    assert all(p["bytes"]["wire"] > p["bytes"]["payload"] for p in remote["parties"])  # counted by our relays
+    assert (tmp_path / "remote" / "logs" / "lab.log").read_text().startswith("party lab: 178 rows")
+
+
+def test_a_party_pinned_to_a_host_no_worker_is_on_is_refused(tmp_path, cluster):
+    from ppcsim.cluster import ClusterParties
+
+    with distributed.Client(cluster) as client:
+        parties = ClusterParties(client, local=True)
+        with pytest.raises(RunError, match="party 'lab': no Dask worker on host 'elsewhere.example.org'"):
+            parties.worker_for("lab", "elsewhere.example.org")
+        assert parties.worker_for("lab", "127.0.0.1") in client.scheduler_info()["workers"]

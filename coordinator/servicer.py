@@ -21,7 +21,8 @@ from coordinator.clock import REAL, Clock
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
-from coordinator.upload import BrokenStream, Received, clip, shown
+from coordinator.text import clip, shown
+from coordinator.upload import BrokenStream, Received
 from protos.ppcsim.v1 import session_pb2_grpc
 
 log = logging.getLogger("ppcsim.coordinator")

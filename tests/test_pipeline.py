@@ -21,7 +21,7 @@ from coordinator.sums import PairSums
 from coordinator.types import Contribution
 from coordinator.upload import Received
 from parties.client import upload_messages
-from parties.methods.base import condensed, rows
+from parties.methods.base import rows
 
 ROOT = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(11)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coordinator.combine import Combined
+from coordinator.types import Combined
 from coordinator.errors import SessionError
 from coordinator.linkage import UPDATES, merges_in_place
 from protos.schema import Param, check_table

@@ -10,44 +10,18 @@ distances too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from coordinator.condensed import condensed_index, reorder_condensed
 from coordinator.errors import SessionError
 from coordinator.join import Join
+from coordinator.types import Combined, Contribution
+
+__all__ = ["OSBR_ARRAYS", "Combined", "Contribution", "check_osbr_upload", "combine", "condensed_index",
+           "reorder_condensed"]
 
 #: Arrays an osbr upload must carry, by metric ("denominator" may instead be the "attributes" parameter).
 OSBR_ARRAYS = {"euclidean": {"sqdist"}, "gower": {"numerator"}, "jaccard": {"q", "rs"}}
-
-
-@dataclass
-class Contribution:
-    """One party's upload as the coordinator holds it."""
-
-    party: str
-    method: str
-    params: dict[str, str]
-    ids: np.ndarray
-    arrays: dict[str, np.ndarray]
-    #: True when the arrays are condensed pairwise matrices, False when they are rows of features.
-    is_dissimilarity: bool = False
-    #: Names of the arrays sent (``arrays`` may hold none of them when the coordinator only summed them).
-    names: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        self.names = self.names or tuple(self.arrays)
-
-
-@dataclass
-class Combined:
-    """Either ``features`` (n x k) or a condensed ``dissimilarity`` over the joined records."""
-
-    features: np.ndarray | None = None
-    dissimilarity: np.ndarray | None = None
-    description: str = ""
-    #: Set when the coordinator embedded the dissimilarities (e.g. nmds): what it computed.
-    embedding: dict | None = None
 
 
 def check_osbr_upload(party: str, params: dict[str, str], names: set[str]) -> None:
@@ -64,28 +38,6 @@ def check_osbr_upload(party: str, params: dict[str, str], names: set[str]) -> No
             int(params.get("attributes", ""))
         except ValueError:
             raise SessionError(f"party '{party}': osbr/gower without a denominator array needs 'attributes'") from None
-
-
-def condensed_index(m: int, a, b):
-    """Positions of the pairs (a, b), a != b, in the condensed triangle of an m x m matrix (scipy's order)."""
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    return m * lo - lo * (lo + 1) // 2 + hi - lo - 1
-
-
-def reorder_condensed(c: np.ndarray, m: int, index: np.ndarray) -> np.ndarray:
-    """The condensed matrix of rows ``index`` (in that order) of the m x m matrix ``c``.
-
-    Works row by row, so memory stays at the size of the output.
-    """
-    n = len(index)
-    if n == m and np.array_equal(index, np.arange(m)):
-        return c
-    out = np.empty(n * (n - 1) // 2, dtype=c.dtype)
-    start = 0
-    for i in range(n - 1):
-        out[start : start + n - i - 1] = c[condensed_index(m, index[i], index[i + 1 :])]
-        start += n - i - 1
-    return out
 
 
 def _block(c: Contribution, join: Join) -> np.ndarray:

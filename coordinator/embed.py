@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from coordinator.combine import Combined, Contribution
+from coordinator.types import Combined, Contribution
 from coordinator.errors import SessionError
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from coordinator.combine import condensed_index
+from coordinator.condensed import condensed_index
 
 #: Lance-Williams updates: the distance from cluster i to x merged into y, from d(i, x), d(i, y) and the sizes.
 UPDATES = {

@@ -17,10 +17,12 @@ import threading
 import grpc
 
 from coordinator import handlers
+from coordinator.clock import REAL, Clock
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
-from coordinator.upload import BrokenStream, Received, clip, shown
+from coordinator.text import clip, shown
+from coordinator.upload import BrokenStream, Received
 from protos.ppcsim.v1 import session_pb2_grpc
 
 log = logging.getLogger("ppcsim.coordinator")
@@ -36,15 +38,17 @@ HEADER_SECONDS = 30.0
 class Registry:
     """The sessions one coordinator serves, by name."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
+        #: The clock of every session created here and of the servicer's header timeout (coordinator.clock).
+        self.clock: Clock = clock if clock is not None else REAL
 
     def create(self, spec: SessionSpec) -> Session:
         with self._lock:
             if spec.name in self._sessions:
                 raise SessionError(f"a session named '{spec.name}' exists already")
-            session = self._sessions[spec.name] = Session(spec)
+            session = self._sessions[spec.name] = Session(spec, self.clock)
             return session
 
     def get(self, name: str) -> Session:
@@ -149,9 +153,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             expired.set()
             context.cancel()
 
-        timer = threading.Timer(self.header_timeout, expire)
-        timer.daemon = True
-        timer.start()
+        timer = self.registry.clock.call_later(self.header_timeout, expire)
         try:
             first = next(request_iterator, None)
         except grpc.RpcError:

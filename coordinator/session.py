@@ -1,25 +1,29 @@
-"""A clustering session: the parties it expects, their uploads, the join, the result.
+"""A clustering session: the parties it expects, their uploads, its deadline, the result.
 
-The session is plain Python with no gRPC in it; the servicer adapts RPCs to it.
+The session is plain Python with no gRPC in it; the servicer adapts RPCs to
+it. It holds the state only: what it computes once every upload is in is
+``coordinator.pipeline``, and it reads time through a ``coordinator.clock``
+Clock (the real one unless given another), so deadlines can be tested
+without waiting.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from coordinator.clustering import ClusteringSpec, cluster, preload
-from coordinator.combine import Combined, Contribution, combine
-from coordinator.embed import nmds, requested_embedding
+from coordinator.clock import REAL, Clock, Scheduled
+from coordinator.clustering import ClusteringSpec, preload
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
-from coordinator.join import Join, join_ids
 from coordinator.ledger import Ledger, predicted_payload
+from coordinator.pipeline import pipeline
 from coordinator.sums import PairSums
-from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload, clip, shown
+from coordinator.text import clip, shown
+from coordinator.types import Contribution, Outcome
+from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
@@ -30,6 +34,9 @@ WAITING, CLUSTERING, DONE, FAILED = (
     session_pb2.FAILED,
 )
 STATE_NAMES = {WAITING: "waiting", CLUSTERING: "clustering", DONE: "done", FAILED: "failed"}
+
+__all__ = ["CLUSTERING", "DONE", "FAILED", "STATE_NAMES", "STOP_GRACE", "WAITING", "Contribution", "Outcome",
+           "PeerKey", "Refusal", "Session", "SessionSpec"]
 
 #: Seconds an upload still being read may go on after its session failed, so it hears why, before it is cut.
 STOP_GRACE = 2.0
@@ -92,25 +99,6 @@ class Refusal:
     payload: int
 
 
-@dataclass
-class Outcome:
-    """The shared result: joined ids, their labels, and each party's labels in its own row order."""
-
-    join: Join
-    combined: Combined
-    labels: np.ndarray
-    by_party: dict[str, np.ndarray]
-
-    @property
-    def sizes(self) -> list[int]:
-        n = int(self.labels.max()) + 1 if (self.labels >= 0).any() else 0
-        return np.bincount(self.labels[self.labels >= 0], minlength=n).tolist()
-
-    @property
-    def noise(self) -> int:
-        return int((self.labels == -1).sum())
-
-
 class _Ended(Exception):
     """The session ended while an upload was being read (not the upload's fault)."""
 
@@ -118,8 +106,10 @@ class _Ended(Exception):
 class Session:
     """One session's state, guarded by a condition variable; all methods are thread-safe."""
 
-    def __init__(self, spec: SessionSpec):
+    def __init__(self, spec: SessionSpec, clock: Clock | None = None):
         self.spec = spec
+        #: Where the session reads the time and schedules its deadline (coordinator.clock).
+        self.clock: Clock = clock if clock is not None else REAL
         self.ledger = Ledger()
         self.state = WAITING
         self.error = ""
@@ -135,12 +125,10 @@ class Session:
         self.keys: dict[str, PeerKey] = {}  # per party: its key-agreement public key, fixed at its first Join
         self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
-        self._start = time.monotonic()
+        self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
-        self._timer = threading.Timer(spec.deadline, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        self._timer = self.clock.call_later(spec.deadline, self._expire)
 
     # -- parties ---------------------------------------------------------------------------
     def expects(self, party: str) -> bool:
@@ -160,7 +148,10 @@ class Session:
             raise SessionError(f"session '{self.spec.name}' takes no more uploads")
 
     def seconds_left(self) -> float:
-        return max(self.spec.deadline - (time.monotonic() - self._start), 0.0)
+        return max(self.spec.deadline - self._elapsed(), 0.0)
+
+    def _elapsed(self) -> float:
+        return self.clock.now() - self._start
 
     def join(self, party: str, public_key: bytes = b"", signature: bytes = b"", certificate: bytes = b"") -> None:
         """Take a party's Join (again, after a refused upload, is fine while the session waits).
@@ -190,7 +181,7 @@ class Session:
                                    "seed)")
             self.keys[party] = PeerKey(public_key, signature, certificate)
             self.joined.add(party)
-            self.timing.setdefault("first_join", time.monotonic() - self._start)
+            self.timing.setdefault("first_join", self._elapsed())
             self._cond.notify_all()
 
     # -- keys ------------------------------------------------------------------------------
@@ -290,13 +281,11 @@ class Session:
                 self._refuse(party, why, 1, header_size, 0)
                 raise InvalidArgument(why) from None
             self.uploads[party] = upload
-            stopper: list[threading.Timer] = []
+            stopper: list[Scheduled] = []
 
             def stop() -> None:
                 if cancel is not None:
-                    stopper.append(threading.Timer(STOP_GRACE, cancel))
-                    stopper[-1].daemon = True
-                    stopper[-1].start()
+                    stopper.append(self.clock.call_later(STOP_GRACE, cancel))
 
             self._on_fail.append(stop)
         count, serialized = 1, header_size
@@ -334,7 +323,7 @@ class Session:
             self.contributions[party] = contribution
             if len(self.contributions) == len(self.spec.parties):
                 self.state = CLUSTERING
-                self.timing["uploaded"] = time.monotonic() - self._start
+                self.timing["uploaded"] = self._elapsed()
                 threading.Thread(target=self._finish, name=f"cluster-{self.spec.name}", daemon=True).start()
             self._cond.notify_all()
         return upload.received
@@ -367,34 +356,13 @@ class Session:
 
     # -- clustering ------------------------------------------------------------------------
     def _finish(self) -> None:
+        """Run the pipeline on every contribution, then record its outcome, or fail the session with its error."""
         # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
         threading.Thread(target=preload, name="preload", daemon=True).start()
-        try:
-            t = time.monotonic()
-            contributions = [self.contributions[p] for p in self.spec.parties]
-            joined = join_ids({c.party: c.ids for c in contributions})
-            combined = combine(contributions, joined, self.sums)
-            if self.sums is not None:
-                self.sums = PairSums()  # what combine did not take over (sums reordered to the join) can go
-            if not self.spec.keep_uploads:  # combined holds what clustering reads; nothing else reads these
-                for c in contributions:
-                    c.arrays = {}
-                    self.uploads[c.party].release()
-            ask = requested_embedding([c for c in contributions if c.is_dissimilarity])
-            if ask:
-                combined = nmds(combined, ask, self.spec.clustering.seed)
-            self.timing["join_seconds"] = time.monotonic() - t
-            t = time.monotonic()
-            labels = cluster(self.spec.clustering, combined, overwrite=not self.spec.keep_uploads)
-            if not self.spec.keep_uploads:
-                combined.dissimilarity = None  # used up by the clustering; nothing else reads it
-            self.timing["cluster_seconds"] = time.monotonic() - t
-            by_party = {}
-            for c in contributions:
-                own = np.full(len(c.ids), -2, dtype=np.int32)
-                own[joined.index[c.party]] = labels
-                by_party[c.party] = own
-            outcome = Outcome(joined, combined, labels, by_party)
+        contributions = [self.contributions[p] for p in self.spec.parties]
+        try:  # without keep_uploads, the pipeline uses the uploads and the running sums up (see there)
+            outcome = pipeline(contributions, self.spec.clustering, self.sums, keep=self.spec.keep_uploads,
+                               clock=self.clock.now)
         except SessionError as exc:
             self.fail(str(exc))
             return
@@ -405,7 +373,8 @@ class Session:
             if self.state == CLUSTERING:
                 self.outcome = outcome
                 self.state = DONE
-                self.timing["done"] = time.monotonic() - self._start
+                self.timing.update(outcome.seconds)
+                self.timing["done"] = self._elapsed()
                 self._timer.cancel()
             self._cond.notify_all()
 

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from coordinator.combine import condensed_index, reorder_condensed
+from coordinator.condensed import condensed_index, reorder_condensed
 from coordinator.join import positions, same_ids
 
 
@@ -68,6 +68,11 @@ class PairSums:
         where = condensed_index(self.m, a[keep], b[keep])
         with self._lock:
             self._sum(name)[where] += values[keep]  # one party's pairs land on distinct positions
+
+    def release(self) -> None:
+        """Let go of every running sum (once combined: what the combination still needs, it holds itself)."""
+        with self._lock:
+            self._sums = {}
 
     def joined(self, name: str, ids: np.ndarray) -> np.ndarray:
         """The sum for ``name`` over ``ids`` (a subset of the reference ids), in that order."""

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coordinator.combine import Contribution, check_osbr_upload
+from coordinator.combine import check_osbr_upload
 from coordinator.errors import SessionError
 from coordinator.sums import PairSums, PartySums
+from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
+from coordinator.types import Contribution
 from protos.ppcsim.v1 import session_pb2
 from protos.ids import ENCODINGS as ID_ENCODINGS
 from protos.ids import TEXT as ID_TEXT
@@ -23,34 +25,6 @@ MAX_UPLOAD_BYTES = 16 << 30
 MESSAGE_SLACK = 64
 #: An upload's messages must carry this many bytes (array bytes and ids) on average, past MESSAGE_SLACK.
 MESSAGE_BYTES = 1024
-#: Longest client-supplied name quoted in an error message.
-SHOWN_CHARS = 80
-#: Most UTF-8 bytes of an error kept and sent back (gRPC refuses trailers over 16 KiB, percent-encoded).
-ERROR_BYTES = 1024
-
-
-def shown(name: str, limit: int = SHOWN_CHARS) -> str:
-    """``name`` as quoted in an error: control characters escaped, at most ``limit`` characters of it."""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name[:limit])
-    return text if len(name) <= limit else f"{text}... ({len(name)} characters)"
-
-
-def clip(text: str, limit: int = ERROR_BYTES) -> str:
-    """``text`` cut to at most ``limit`` UTF-8 bytes, saying so."""
-    data = text.encode()
-    if len(data) <= limit:
-        return text
-    return data[:limit].decode(errors="ignore") + f"... ({len(text)} characters)"
-
-
-def size(n: int) -> str:
-    """``n`` bytes for a person: "16 GiB", "1.5 MiB", "12 bytes"."""
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.3g} {unit}"
-    return f"{n} bytes"
-
-
 @dataclass(frozen=True, slots=True)
 class Received:
     """One UploadMessage as it arrived: the message, the bytes it took on the wire, and its chunk's bytes,
@@ -311,4 +285,4 @@ class Upload:
                 )
         names = tuple(a.spec.name for a in self.assemblers)
         return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays, self.dissimilarity,
-                            names)
+                            names, release=self.release)

@@ -295,7 +295,7 @@ def wait_for_port(path: Path, coordinator: subprocess.Popen, seconds: float = 60
 
 def test_party_that_never_joins_fails_both_roles_at_the_deadline(tmp_path):
     # plaintext on loopback, as asked for; the roles-by-hand tests run over TLS with tokens
-    scenario = make_scenario(tmp_path, deadline=10, top="[security]\ntls = false\ntokens = false")
+    scenario = make_scenario(tmp_path, deadline=7, top="[security]\ntls = false\ntokens = false")
     port_file, out = tmp_path / "port", tmp_path / "out"
     coordinator = subprocess.Popen(
         [sys.executable, "-m", "ppcsim", "coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
@@ -314,7 +314,7 @@ def test_party_that_never_joins_fails_both_roles_at_the_deadline(tmp_path):
             coordinator.kill()
             coordinator.communicate()
 
-    failed = "session 't' failed: deadline of 10 s passed (never joined: b; upload not finished: a)"
+    failed = "session 't' failed: deadline of 7 s passed (never joined: b; upload not finished: a)"
     # the party: it joined and waited for b to agree the pseudonym key, then learnt that the session failed
     assert party.returncode == 1, party.stderr
     assert "Traceback" not in party.stderr
@@ -328,7 +328,7 @@ def test_party_that_never_joins_fails_both_roles_at_the_deadline(tmp_path):
     assert coordinator_err.strip().splitlines()[-1] == f"ppc coordinator: error: {failed}"
     report = read_report(out)
     assert report["state"] == "failed"
-    assert report["error"] == "deadline of 10 s passed (never joined: b; upload not finished: a)"
+    assert report["error"] == "deadline of 7 s passed (never joined: b; upload not finished: a)"
     assert [p["rows"] for p in report["parties"]] == [None, None]  # a waited for b before uploading
 
 

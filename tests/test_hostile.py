@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coordinator.clock import ManualClock
 from coordinator.clustering import ClusteringSpec
 from coordinator.server import start_server
 from coordinator.servicer import CoordinatorServicer, Registry
@@ -55,7 +56,16 @@ IDS = [f"r{i}" for i in range(M)]
 @pytest.fixture(scope="module")
 def coordinator():
     """One in-process coordinator on loopback for the whole file, as a long-running one would be."""
-    registry = Registry()
+    yield from serve(Registry())
+
+
+@pytest.fixture(scope="module")
+def manual():
+    """A coordinator whose sessions read a ManualClock (``.clock``): deadlines pass when a test says so."""
+    yield from serve(Registry(ManualClock()))
+
+
+def serve(registry):
     server, port = start_server("127.0.0.1:0", registry)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     raw = lambda method, kind: getattr(channel, kind)(  # noqa: E731 - bytes in, bytes out
@@ -63,6 +73,7 @@ def coordinator():
     )
     yield SimpleNamespace(
         registry=registry,
+        clock=registry.clock,
         stub=session_pb2_grpc.CoordinatorStub(channel),
         raw={
             "Join": raw("Join", "unary_unary"),
@@ -341,20 +352,27 @@ def test_a_session_completes_after_a_refused_upload_and_counts_its_bytes(coordin
     assert waste["serialized"] == sum(m.ByteSize() for m in [header(name), ids(*IDS), chunk(bad.tobytes())])
 
 
-def test_a_stalled_upload_is_cut_off_when_the_session_deadline_passes(coordinator):
-    c = coordinator
+def test_a_stalled_upload_is_cut_off_when_the_session_deadline_passes(manual):
+    c = manual
     session = fresh(c, deadline=1.0)
     release = threading.Event()
-    start = time.monotonic()
+    call = c.stub.Upload.future(held([header(session.spec.name)], release), timeout=30)
     try:
-        code, _ = refused(lambda: c.stub.Upload(held([header(session.spec.name)], release), timeout=30))
+        eventually(lambda: "a" in session.uploads)
+        c.clock.advance(0.75)  # binary fractions: the sums are exact
+        assert session.state == WAITING and session.seconds_left() == 0.25
+        c.clock.advance(0.25)  # the deadline: the session fails, the stalled upload has STOP_GRACE to hear it
+        assert session.state == FAILED
+        assert session.error == "deadline of 1 s passed (never joined: b; upload not finished: a)"
+        c.clock.advance(STOP_GRACE - 0.25)
+        assert not call.done()
+        c.clock.advance(0.25)  # then it is cut off, though the party never sends again
+        with pytest.raises(grpc.RpcError) as err:
+            call.result(timeout=TIMEOUT)
     finally:
         release.set()
-    elapsed = time.monotonic() - start
-    assert code == grpc.StatusCode.CANCELLED
-    assert elapsed < 1.0 + STOP_GRACE + 2.0
-    assert session.state == FAILED
-    assert session.error == "deadline of 1 s passed (never joined: b; upload not finished: a)"
+    assert err.value.code() == grpc.StatusCode.CANCELLED
+    assert c.clock.pending == 0
 
 
 def test_an_upload_in_progress_hears_that_the_session_failed(coordinator):
@@ -377,16 +395,21 @@ def test_an_upload_in_progress_hears_that_the_session_failed(coordinator):
     assert err.value.details() == "party 'b': upload stopped, the session failed: stopped by the test"
 
 
-def test_an_upload_without_a_header_is_cut_off(coordinator, monkeypatch):
-    c = coordinator
-    monkeypatch.setattr(CoordinatorServicer, "header_timeout", 0.5)
+def test_an_upload_without_a_header_is_cut_off(manual):
+    c = manual
     release = threading.Event()
-    start = time.monotonic()
+    before = c.clock.pending
+    call = c.stub.Upload.future(held([], release), timeout=30)
     try:
-        code, _ = refused(lambda: c.stub.Upload(held([], release), timeout=30))
+        eventually(lambda: c.clock.pending == before + 1)  # the header timer is set
+        c.clock.advance(CoordinatorServicer.header_timeout - 0.25)
+        assert not call.done()
+        c.clock.advance(0.25)
+        with pytest.raises(grpc.RpcError) as err:
+            call.result(timeout=TIMEOUT)
     finally:
         release.set()
-    assert code == grpc.StatusCode.CANCELLED and time.monotonic() - start < 3
+    assert err.value.code() == grpc.StatusCode.CANCELLED
     # an upload that does not start with its header
     code, details = refused(lambda: c.stub.Upload(iter([]), timeout=TIMEOUT))
     assert (code, details) == (INVALID, "an upload starts with its header; the stream ended without any message")

@@ -110,11 +110,25 @@ def test_osbr_euclidean_reproduces_eq11():
     assert method.public_params() == {"metric": "euclidean"}
 
 
-def test_osbr_eq11_needs_sample_std():
-    # population std (ddof=0) gives distances sqrt(4/5) times too large: the vector pins ddof=1
-    Z0 = (TABLE1 - TABLE1.mean(0)) / TABLE1.std(0)
-    D0 = squareform(pdist(Z0))
-    assert np.abs(D0 - eq11_square()).max() > 0.1
+@pytest.mark.parametrize("layout", ["C", "F", "in place", "one column at a time"])
+def test_osbr_eq11_needs_sample_std(layout):
+    """004 eq. 11 pins the sample std (ddof=1): the party's zscore, on every path normalize takes, gives each
+    column a sample std of 1, and OSBR over it reproduces eq. 11; the population std would scale every
+    distance by sqrt(5/4) on Table 1's 5 records, off eq. 11 by more than its rounding."""
+    X = np.array(TABLE1, dtype=np.float64, order="F" if layout == "F" else "C")
+    if layout == "in place":
+        Z = normalize(X, "zscore", out=X)
+        assert Z is X
+    elif layout == "one column at a time":
+        Z = np.hstack([normalize(X[:, [j]], "zscore") for j in range(X.shape[1])])
+    else:
+        Z = normalize(X, "zscore")
+    np.testing.assert_allclose(Z.std(axis=0, ddof=1), 1.0, rtol=1e-13)
+    np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=1e-13)
+    D = squareform(np.sqrt(sent_dict(OSBR(), Z, TABLE1_COLUMNS)["sqdist"]))
+    np.testing.assert_allclose(D, eq11_square(), rtol=0, atol=5e-5)
+    # the vector tells the two apart: the population std's distances miss it by far more than its rounding
+    assert np.abs(D * np.sqrt(5 / 4) - eq11_square()).max() > 0.1
 
 
 SPLITS = {

@@ -33,6 +33,8 @@ class Disguise(ABC):
     params: ClassVar[dict[str, Param]] = {}
     #: Whether the party's ``normalize`` setting applies before this method.
     normalizes: ClassVar[bool] = True
+    #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
+    randomised: ClassVar[bool] = False
 
     def __init__(self, *, random_state: int | None = None, **params: Any):
         self.random_state = random_state

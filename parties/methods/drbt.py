@@ -28,6 +28,7 @@ class DRBT(Reduction):
     """
 
     name = "drbt"
+    randomised = True
     params = {
         "k": Param(int, required=True, minimum=1, doc="the number of output dimensions"),
         "projection": Param(str, default="gaussian", choices=("gaussian", "sparse")),

@@ -39,6 +39,7 @@ class Geometric(Disguise):
     """
 
     name = "geometric"
+    randomised = True
     params = {"sigma": Param(float, default=0.1, minimum=0, doc="noise standard deviation")}
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -30,6 +30,7 @@ class Noise(Disguise):
     """
 
     name = "noise"
+    randomised = True
     params = {
         "distribution": Param(str, default="gaussian", choices=("gaussian", "uniform")),
         "sigma": Param(float, default=0.1, minimum=0, doc="noise standard deviation"),

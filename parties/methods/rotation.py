@@ -39,6 +39,7 @@ class Rotation(Disguise):
     """
 
     name = "rotation"
+    randomised = True
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         rng = np.random.default_rng(self.random_state)

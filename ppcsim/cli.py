@@ -72,14 +72,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     out = Path(args.out) if args.out else Path("runs") / scenario.name
     log = io.StringIO() if args.quiet else sys.stderr
+    details = {} if args.html else None  # the arrays behind the page's pictures
     report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                          keep_sent=not args.no_sent)
+                          keep_sent=not args.no_sent, details=details)
     written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
     if args.html:  # matplotlib is imported only for pages
         from ppcsim.html import run_page
         from ppcsim.plots import run_figures
 
-        write_atomic(out / "report.html", run_page(report, run_figures(report, out / "figures")).encode())
+        page = run_page(report, run_figures(report, out / "figures", details), details)
+        write_atomic(out / "report.html", page.encode())
         written += ", report.html"
     if not args.quiet:
         print(f"ppc: wrote {out}/: {written}", file=sys.stderr)

@@ -108,18 +108,24 @@ def methods_figure(rows: list[dict], out: Path) -> Path:
     return _save(fig, out, "methods")
 
 
-def run_figures(report: dict, out: Path) -> dict[str, Path]:
-    """A run's figures: bytes per party (three layers next to the prediction), and column privacy."""
+def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[str, Path]:
+    """A run's figures: bytes per party (its layers next to the prediction), and column privacy; with the
+    observer's ``details`` (ppcsim.evaluate.observer.evaluate) also the clusters and each party's
+    attacks' reconstructions against the truth."""
     figures = {}
     parties = report["parties"]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(7, 3.5), layout="constrained")
     x = np.arange(len(parties))
-    for i, key in enumerate(("predicted", "payload", "serialized")):
-        ax.bar(x + (i - 1) * 0.27, [p["bytes"][key] or 0 for p in parties], width=0.27, label=key)
+    layers = [k for k in ("predicted", "payload", "serialized", "wire") if any(p["bytes"].get(k) is not None for p in parties)]
+    width = 0.8 / len(layers)
+    for i, key in enumerate(layers):
+        ax.bar(x + (i - (len(layers) - 1) / 2) * width, [p["bytes"].get(key) or 0 for p in parties], width=width,
+               label={"predicted": "predicted by the paper", "payload": "arrays received",
+                      "serialized": "protobuf messages", "wire": "on the wire (TLS, HTTP/2)"}[key])
     ax.set_xticks(x, [p["name"] for p in parties])
     ax.set(ylabel="bytes uploaded", title="Bytes per party")
-    ax.legend(fontsize=8)
-    figures["bytes"] = _save(fig, out, "bytes")
+    fig.legend(loc="outside right center", fontsize=8, frameon=False)
+    figures["bytes"] = _save_outside(fig, out, "bytes")
     privacy = report.get("privacy", {})
     bars = [(f"{party}.{col}", attack, value)
             for party, entry in privacy.items() if isinstance(entry, dict)
@@ -128,13 +134,123 @@ def run_figures(report: dict, out: Path) -> dict[str, Path]:
     if bars:
         attacks = sorted({a for _, a, _ in bars})
         labels = list(dict.fromkeys(c for c, _, _ in bars))
-        fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(labels)), 4))
+        fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(labels)), 4), layout="constrained")
         width = 0.8 / len(attacks)
         for i, attack in enumerate(attacks):
             values = {c: v for c, a, v in bars if a == attack}
-            ax.bar(np.arange(len(labels)) + i * width, [values.get(c, np.nan) for c in labels], width=width, label=attack)
+            xs = np.arange(len(labels)) + i * width
+            ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=attack, color=f"C{i}")
+            for x_, c in zip(xs, labels):  # a zero bar is invisible: mark it, so that it is not read as missing
+                if c in values and abs(values[c]) < 1e-9:
+                    ax.plot([x_], [0], marker="v", color="#b00", markersize=7)
+                    ax.annotate("0", (x_, 0), textcoords="offset points", xytext=(0, 6), ha="center",
+                                fontsize=7, color="#b00")
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=60, ha="right", fontsize=7)
         ax.set(ylabel="column privacy (higher: safer)", title="Privacy per original column")
-        ax.legend(fontsize=8)
-        figures["privacy"] = _save(fig, out, "privacy")
+        fig.legend(loc="outside right center", fontsize=8, frameon=False)
+        figures["privacy"] = _save_outside(fig, out, "privacy")
+    details = details or {}
+    outcome = details.get("outcome")
+    if outcome is not None and details.get("joined") is not None:
+        figures["clusters"] = clusters_figure(details["joined"], outcome.labels, details["original_labels"], out,
+                                              seed=report["seed"])
+    for party, attacks in details.get("attacks", {}).items():
+        figures[f"attacks_{party}"] = attack_figure(party, attacks, out)
     return figures
+
+
+def _pca2(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records' coordinates on the first two principal components, and the share of variance of each."""
+    centred = X - X.mean(axis=0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    coords = centred @ vt[:2].T
+    if coords.shape[1] < 2:  # a single column: plot it against zero
+        coords = np.column_stack([coords, np.zeros(len(coords))])
+    share = s**2 / max(float(np.sum(s**2)), 1e-300)
+    return coords, np.pad(share[:2], (0, 2 - len(share[:2])))
+
+
+#: Records drawn at most in a cluster picture (a seeded sample beyond), to keep the page light.
+PICTURE_ROWS = 3000
+
+
+def clusters_figure(joined: np.ndarray, private: np.ndarray, plain: np.ndarray, out: Path, seed: int = 0) -> Path:
+    """The original joined data on its first two principal components, side by side: coloured by the
+    clustering the coordinator computed on the disguised data, and by the same clustering of the
+    original data (matched so that agreeing clusters share a colour)."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows = np.arange(len(joined))
+    if len(rows) > PICTURE_ROWS:
+        rows = np.sort(np.random.default_rng(seed).choice(len(rows), PICTURE_ROWS, replace=False))
+    coords, share = _pca2(joined[rows])
+    private, plain = np.asarray(private)[rows], np.asarray(plain)[rows]
+    # recolour the private clusters after the plain cluster each overlaps most (best one-to-one matching)
+    a, b = np.unique(private), np.unique(plain)
+    overlap = np.array([[np.sum((private == i) & (plain == j)) for j in b] for i in a])
+    r, c = linear_sum_assignment(-overlap)
+    colour = {a[i]: b[j] for i, j in zip(r, c)}
+    spare = iter(range(int(max(b.max(initial=0), a.max(initial=0))) + 1, 10**6))
+    private_shown = np.array([colour[x] if x in colour else colour.setdefault(x, next(spare)) for x in private])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharex=True, sharey=True, layout="constrained")
+    cmap = plt.get_cmap("tab10")
+    for ax, labels, title in ((axes[0], private_shown, "clustered privately (what the coordinator found)"),
+                              (axes[1], plain, "clustered in the clear (same algorithm, original data)")):
+        for value in np.unique(labels):
+            mask = labels == value
+            ax.scatter(coords[mask, 0], coords[mask, 1], s=12, alpha=0.8,
+                       color="#999999" if value < 0 else cmap(int(value) % 10),
+                       label="noise" if value < 0 else f"cluster {value}")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"first principal component ({share[0]:.0%} of the variance)")
+    axes[0].set_ylabel(f"second principal component ({share[1]:.0%})")
+    disagree = private_shown != plain
+    if disagree.any():
+        axes[0].scatter(coords[disagree, 0], coords[disagree, 1], s=40, facecolors="none", edgecolors="black",
+                        linewidths=0.8, label="differs from the clear")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", fontsize=8, frameon=False)
+    fig.suptitle(f"{len(rows):,} records of the original joined data (normalised), on its first two principal components",
+                 fontsize=10)
+    return _save_outside(fig, out, "clusters")
+
+
+def _save_outside(fig, out: Path, name: str) -> Path:
+    """Save a figure whose legend sits outside its axes (bbox_inches keeps it in the picture)."""
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / f"{name}.png", dpi=100, bbox_inches="tight")
+    fig.savefig(out / f"{name}.svg", bbox_inches="tight")
+    plt.close(fig)
+    return out / f"{name}.png"
+
+
+ATTACK_NAMES = {"known_io": "known input-output", "ica": "ICA", "multilateration": "multilateration"}
+
+
+def attack_figure(party: str, attacks: dict[str, dict], out: Path, limit: int = 500) -> Path:
+    """Each attack's reconstruction of each of ``party``'s original columns against the true values:
+    one panel per column, a point per record; points on the diagonal were recovered exactly."""
+    columns = next(iter(attacks.values()))["columns"]
+    n = len(columns)
+    per_row = min(n, 5)
+    fig, axes = plt.subplots((n + per_row - 1) // per_row, per_row, figsize=(2.6 * per_row, 2.6 * ((n + per_row - 1) // per_row)),
+                             squeeze=False, layout="constrained")
+    for j, column in enumerate(columns):
+        ax = axes.flat[j]
+        low, high = np.inf, -np.inf
+        for i, (attack, kept) in enumerate(attacks.items()):
+            truth, estimate = kept["original"][:limit, j], kept["estimate"][:limit, j]
+            ax.scatter(truth, estimate, s=6, alpha=0.6, color=f"C{i}", label=ATTACK_NAMES.get(attack, attack))
+            low, high = min(low, truth.min()), max(high, truth.max())
+        ax.plot([low, high], [low, high], color="black", linewidth=0.8, label="exact recovery")
+        ax.set_title(column, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if j % per_row == 0:
+            ax.set_ylabel("attacker's estimate", fontsize=8)
+        ax.set_xlabel("true value (normalised)", fontsize=8)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8, frameon=False)
+    fig.suptitle(f"What an attacker recovers of {party}'s columns", fontsize=10)
+    return _save_outside(fig, out, f"attacks_{party}")

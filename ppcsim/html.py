@@ -10,8 +10,8 @@ STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-.wide{overflow-x:auto;max-width:100%}
+th{background:#f3f3f3}td:first-child,th:first-child,td.t{text-align:left}
+.wide{overflow-x:auto;max-width:100%}.wide td{white-space:nowrap}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
 .note{color:#555;font-size:.9em}
@@ -59,7 +59,8 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
 
 def table(header: list[str], rows: list[list]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td{' class=t' if isinstance(v, (str, Raw)) else ''}>{_cell(v)}</td>" for v in r)
+                   + "</tr>" for r in rows)
     return f"<div class='wide'><table><tr>{head}</tr>{body}</table></div>"
 
 
@@ -301,8 +302,9 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
         for name, path in figures.items():
             if name.startswith("attacks_"):
                 s.append(image(path, name, f"Each attack's estimate of {html.escape(name[8:])}'s original columns "
-                               "against their true values (normalised), for up to 500 records the attacker did "
-                               "not know; on the diagonal: recovered exactly."))
+                               "against their true values (normalised), for up to 500 records (for known "
+                               "input-output, records the attacker did not know); on the diagonal: recovered "
+                               "exactly."))
     elif p:
         s.append(f"<h2>Privacy</h2><p>{NOT_MEASURED}: the attacks were skipped ({html.escape(p['skipped'])}).</p>")
     sec = report["security"]
@@ -335,9 +337,28 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
     return page(f"ppc-sim run: {report['scenario']}", s)
 
 
-def sweep_page(title: str, rows: list[dict], figures: dict[str, Path]) -> str:
-    """A sweep: the figures, then one table row per run."""
-    s = [image(path, name) for name, path in figures.items()]
+def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dict | None = None,
+               notes: list[str] = ()) -> str:
+    """A sweep: what was swept, the figures (each saying which methods it leaves out), then one table row
+    per run (scrollable when wide)."""
+    from ppcsim.plots import left_out
+
+    s = []
+    if grid:
+        runs = 1
+        for values in grid.values():
+            runs *= len(values)
+        s.append("<h2>What was swept</h2><p>Every combination of these values is one run "
+                 f"({runs} runs):</p>" + table(["parameter", "values"],
+                                                [[k, ", ".join(map(str, v))] for k, v in grid.items()]))
+    s += [f"<p class='note'>{html.escape(n)}</p>" for n in notes]
+    for name, path in figures.items():
+        missing = left_out(name, rows)
+        caption = ("Left out: " + "; ".join(f"{html.escape(m)} ({html.escape(why)})" for m, why in missing.items())
+                   + "." if missing else "Every run of the sweep is drawn.")
+        s.append(image(path, name, caption))
     header = list(dict.fromkeys(k for r in rows for k in r))
-    s.append("<h2>Runs</h2>" + table(header, [[r.get(k) for k in header] for r in rows]))
+    s.append("<h2>Runs</h2><p class='note'>One row per run, as in sweep.csv; "
+             f"{NOT_MEASURED} where a run has no such value.</p>"
+             + table(header, [[r.get(k) for k in header] for r in rows]))
     return page(f"ppc-sim sweep: {title}", s)

@@ -22,15 +22,6 @@ def _varies(rows: list[dict], key: str) -> bool:
     return len({r.get(key) for r in rows if r.get(key) is not None}) > 1
 
 
-def _save(fig, out: Path, name: str) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out / f"{name}.png", dpi=110)
-    fig.savefig(out / f"{name}.svg")
-    plt.close(fig)
-    return out / f"{name}.png"
-
-
 def _mean_band(ax, rows: list[dict], x: str, y: str, exclude: set[str]) -> None:
     """One line per series: the mean of y over seeds at each x, with a min-max band."""
     series = defaultdict(lambda: defaultdict(list))
@@ -44,34 +35,80 @@ def _mean_band(ax, rows: list[dict], x: str, y: str, exclude: set[str]) -> None:
         ax.fill_between(xs, [v.min() for v in values], [v.max() for v in values], alpha=0.2)
 
 
+#: What each sweep figure plots (its x and y columns of sweep.csv): a run without one of them is left out.
+FIGURE_NEEDS = {
+    "stress_vs_dims": ("output_dims", "stress"),
+    "utility_vs_privacy": ("<privacy>", "ari"),
+    "methods": ("privacy_worst_mean", "ari"),
+    "bytes_vs_rows": ("rows", "bytes_payload"),
+}
+#: Why a run lacks a figure's column, for the page's caption.
+MISSING_WHY = {
+    "output_dims": "they send dissimilarities, not dimensions",
+    "privacy_worst_mean": "no attack was measured on them",
+    "privacy_known_io_mean": "the known input-output attack does not apply to what they send",
+    "privacy_multilateration_mean": "multilateration does not apply to what they send",
+    "privacy_ica_mean": "the ICA attack does not apply to what they send",
+    "ari": "no utility was measured",
+}
+
+
+def privacy_column(rows: list[dict]) -> str | None:
+    """The column of sweep.csv the utility-vs-privacy figure draws: the first attack measured on any run."""
+    return next((f"privacy_{a}_mean" for a in ("known_io", "multilateration", "ica")
+                 if any(r.get(f"privacy_{a}_mean") is not None for r in rows)), None)
+
+
+def swept(rows: list[dict]) -> list[str]:
+    """The swept parameters (without ``param_``) whose values vary, the seed last."""
+    keys = [k[6:] for k in dict.fromkeys(k for r in rows for k in r) if k.startswith("param_") and _varies(rows, k)]
+    return sorted(keys, key=lambda k: k == "seed")
+
+
+def _legend_outside(fig, ax) -> None:
+    """The legend to the right of the axes, never over the data."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+
+
+def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None) -> None:
+    """One point per run at (x, y), coloured by the swept parameter ``key``: a colour scale for numbers,
+    one colour per value otherwise."""
+    rows = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
+    values = [r.get(f"param_{key}") for r in rows] if key else [None] * len(rows)
+    if key and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        points = ax.scatter([r[x] for r in rows], [r[y] for r in rows], c=values, cmap="viridis", s=22)
+        fig.colorbar(points, ax=ax, label=f"swept: {key}")
+        return
+    for i, value in enumerate(dict.fromkeys(values)):
+        members = [r for r, v in zip(rows, values) if v == value]
+        ax.scatter([m[x] for m in members], [m[y] for m in members], s=22, color=f"C{i % 10}",
+                   label=f"{key} = {value}" if key else None)
+    _legend_outside(fig, ax)
+
+
 def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
     """The sweep's figures that its grid supports: stress vs output dims, utility vs privacy, bytes vs rows."""
     figures = {}
     if _varies(rows, "output_dims"):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         _mean_band(ax, rows, "output_dims", "stress", {"k", "seed", "parties"})
         ax.set(xlabel="output dimensions sent (sum over parties)", ylabel="stress (004 eq. 6)",
                title="Distance distortion vs output dimension")
-        ax.legend(fontsize=8)
-        figures["stress_vs_dims"] = _save(fig, out, "stress_vs_dims")
-    privacy = next((f"privacy_{a}_mean" for a in ("known_io", "multilateration", "ica")
-                    if any(r.get(f"privacy_{a}_mean") is not None for r in rows)), None)
+        _legend_outside(fig, ax)
+        figures["stress_vs_dims"] = _save_outside(fig, out, "stress_vs_dims")
+    privacy = privacy_column(rows)
     if privacy and len(rows) > 1:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        groups = defaultdict(list)
-        for r in rows:
-            if r.get(privacy) is not None:
-                groups[_series_key(r, {"seed", "k", "rows"})].append(r)
-        for label, members in sorted(groups.items()):
-            ax.scatter([m[privacy] for m in members], [m["ari"] for m in members], label=label, s=18)
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+        keys = [k for k in swept(rows) if k != "seed"]
+        _colour_by(fig, ax, rows, privacy, "ari", keys[0] if keys else None)
         ax.set(xlabel=f"mean column privacy against {privacy[8:-5]} (higher: safer)",
                ylabel="ARI vs clustering of the original data", title="Utility vs privacy")
-        ax.legend(fontsize=8)
-        figures["utility_vs_privacy"] = _save(fig, out, "utility_vs_privacy")
+        figures["utility_vs_privacy"] = _save_outside(fig, out, "utility_vs_privacy")
     if _varies(rows, "methods") and any(r.get("privacy_worst_mean") is not None for r in rows):
         figures["methods"] = methods_figure(rows, out)
     if _varies(rows, "rows"):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         by_method = defaultdict(list)
         for r in rows:
             by_method[r["methods"]].append(r)
@@ -81,17 +118,32 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
             line = ax.plot(xs, [m["bytes_predicted"] for m in members], label=f"{method}: predicted")[0]
             ax.scatter(xs, [m["bytes_payload"] for m in members], color=line.get_color(), marker="o",
                        label=f"{method}: measured payload")
+            wire = [m.get("bytes_wire") for m in members]
+            if None not in wire:
+                ax.scatter(xs, wire, color=line.get_color(), marker="x", label=f"{method}: on the wire")
         ax.set(xscale="log", yscale="log", xlabel="records", ylabel="bytes uploaded (all parties)",
                title="Communication: DRBT linear, OSBR quadratic")
-        ax.legend(fontsize=8)
-        figures["bytes_vs_rows"] = _save(fig, out, "bytes_vs_rows")
+        _legend_outside(fig, ax)
+        figures["bytes_vs_rows"] = _save_outside(fig, out, "bytes_vs_rows")
     return figures
+
+
+def left_out(name: str, rows: list[dict]) -> dict[str, str]:
+    """The methods a sweep figure leaves out (every run of theirs lacks one of its columns), and why."""
+    needs = [privacy_column(rows) if n == "<privacy>" else n for n in FIGURE_NEEDS.get(name, ())]
+    missing = {}
+    for r in rows:
+        for need in needs:
+            if r.get(need) is None:
+                missing.setdefault(r["methods"], MISSING_WHY.get(need, f"they have no {need}"))
+    shown = {r["methods"] for r in rows if all(r.get(need) is not None for need in needs)}
+    return {m: why for m, why in missing.items() if m not in shown}
 
 
 def methods_figure(rows: list[dict], out: Path) -> Path:
     """Every method in one picture: agreement with the original clustering against the privacy left
     by the strongest attack that applies, the marker's area growing with the bytes sent."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
     groups = defaultdict(list)
     for r in rows:
         if r.get("privacy_worst_mean") is not None:
@@ -104,8 +156,8 @@ def methods_figure(rows: list[dict], out: Path) -> Path:
         ax.scatter(x, y, s=area, alpha=0.6, label=f"{method} ({np.mean([m['bytes_payload'] for m in members]):,.0f} B)")
     ax.set(xlabel="mean column privacy against the strongest attack that applies (higher: safer)",
            ylabel="ARI vs clustering of the original data", title="Disguises compared (marker area: bytes sent)")
-    ax.legend(fontsize=7, loc="best")
-    return _save(fig, out, "methods")
+    _legend_outside(fig, ax)
+    return _save_outside(fig, out, "methods")
 
 
 def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[str, Path]:
@@ -139,7 +191,8 @@ def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[st
         for i, attack in enumerate(attacks):
             values = {c: v for c, a, v in bars if a == attack}
             xs = np.arange(len(labels)) + i * width
-            ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=attack, color=f"C{i}")
+            ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=ATTACK_NAMES.get(attack, attack),
+                   color=f"C{i}")
             for x_, c in zip(xs, labels):  # a zero bar is invisible: mark it, so that it is not read as missing
                 if c in values and abs(values[c]) < 1e-9:
                     ax.plot([x_], [0], marker="v", color="#b00", markersize=7)

@@ -348,9 +348,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="run the bundled demo scenario (no files needed)",
-                          description="Run the bundled demo: the wine data split over 3 parties using drbt and none.")
+                          description="Run the bundled demo: the wine data split over 3 parties using drbt and none. "
+                          "It also writes report.html (--no-html: not).")
     add_run_options(demo)
-    demo.set_defaults(func=cmd_run, scenario=None)
+    demo.add_argument("--no-html", dest="html", action="store_false", help="write no report.html")
+    demo.set_defaults(func=cmd_run, scenario=None, html=True)
 
     sw = sub.add_parser("sweep", help="run a scenario over the grid in its [sweep] table",
                         description="Run every combination of the values in the scenario's [sweep] table (k, "

@@ -165,7 +165,7 @@ def what_sent(p: dict) -> str:
     if p["sends"] == "dissimilarities":
         m = p["rows"] or 0
         n = len(p["arrays"])
-        each = f"one value per pair of its {m:,} records (m(m-1)/2 = {p['output_dims']:,})"
+        each = f"one per pair of its {m:,} records (m(m-1)/2 = {p['output_dims']:,})"
         return (f"{n} arrays of {p['output_dims']:,} values: {', '.join(p['arrays'])}, each " if n > 1
                 else f"{p['output_dims']:,} values: ") + each
     return f"{p['output_dims']} number{'s' if p['output_dims'] != 1 else ''} per record"

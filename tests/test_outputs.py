@@ -1,0 +1,183 @@
+"""Output folders: one command at a time, no older run's files, one file mode; the run page's content."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import run_ppc, write_scenario
+from ppcsim.outdir import LOCK, OutputError, claim
+
+SMALL = """
+    name = "small"
+    seed = 3
+    [data]
+    source = "sklearn:iris"
+    label_column = "target"
+    [[parties]]
+    name = "a"
+    columns = ["sepal length (cm)", "sepal width (cm)"]
+    method = "drbt"
+    projection = "sparse"
+    k = 1
+    [[parties]]
+    name = "b"
+    columns = ["petal length (cm)", "petal width (cm)"]
+    method = "osbr"
+    [clustering]
+    algorithm = "agglomerative"
+    linkage = "average"
+    n_clusters = 3
+"""
+
+
+def test_a_folder_is_claimed_by_one_command_at_a_time(tmp_path):
+    out = tmp_path / "out"
+    with claim(out):
+        assert (out / LOCK).read_text().strip() == str(os.getpid())
+        with pytest.raises(OutputError, match=rf"another ppc command \(process {os.getpid()}\) is writing into"):
+            claim(out)
+    assert not (out / LOCK).exists()  # released and removed
+    with claim(out):  # free again
+        pass
+
+
+def test_a_claim_held_by_another_process_is_refused_and_freed_when_it_dies(tmp_path):
+    out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom ppcsim.outdir import claim\n"
+         f"c = claim({str(out)!r})\nprint('held', flush=True)\ntime.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(OutputError, match="is writing into this folder"):
+            claim(out)
+    finally:
+        holder.kill()
+        holder.wait()
+    # killed without releasing: the lock died with it, and the stale file does not count as a file
+    with claim(out):
+        pass
+
+
+def test_a_folder_with_files_is_refused_and_replace_empties_only_ppc_outputs(tmp_path):
+    out = tmp_path / "out"
+    (out / "sent").mkdir(parents=True)
+    (out / "report.json").write_text("{}")
+    (out / "sent" / "ghost.npz").write_bytes(b"x")
+    with pytest.raises(OutputError, match=r"already holds files \(report.json, sent\).*--replace"):
+        claim(out)
+    with claim(out, replace=True):
+        assert os.listdir(out) == [LOCK]
+    other = tmp_path / "thesis"
+    other.mkdir()
+    (other / "chapter1.tex").write_text("keep me")
+    with pytest.raises(OutputError, match="holds files that are not a ppc run's outputs"):
+        claim(other, replace=True)
+    assert (other / "chapter1.tex").read_text() == "keep me"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OutputError, match="exists and is not a folder"):
+        claim(tmp_path / "file")
+
+
+def test_ppc_run_twice_into_one_folder(tmp_path):
+    """The second run is refused before it starts; --replace gives a folder holding only the new run."""
+    path = write_scenario(tmp_path, SMALL)
+    out = tmp_path / "out"
+    first = run_ppc("run", path, "--out", out, "--quiet", "--no-attacks")
+    assert first.returncode == 0, first.stderr
+    (out / "sent" / "p5.npz").write_bytes(b"an older, five-party run's file")
+    again = run_ppc("run", path, "--out", out, "--quiet", "--no-attacks")
+    assert again.returncode == 2
+    assert again.stderr.startswith(f"ppc run: error: {out}: already holds files (labels.csv, logs, report.json, sent)")
+    replaced = run_ppc("run", path, "--out", out, "--quiet", "--no-attacks", "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    assert sorted(os.listdir(out / "sent")) == ["a.npz", "b.npz"] and sorted(os.listdir(out / "logs")) == ["a.log", "b.log"]
+
+
+def test_two_runs_at_once_into_one_folder(tmp_path):
+    """One runs, the other is refused at once (it used to run too, mixing the two runs' logs)."""
+    path = write_scenario(tmp_path, SMALL)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet", "--no-attacks"]
+    first = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 30
+        while not (out / LOCK).exists() and time.monotonic() < end:
+            time.sleep(0.02)
+        second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    finally:
+        assert first.wait(timeout=120) == 0, first.stderr.read()
+    assert second.returncode == 2 and "another ppc command (process" in second.stderr
+    assert not (out / LOCK).exists()
+
+
+def test_without_out_a_second_run_keeps_the_first(tmp_path):
+    path = write_scenario(tmp_path, SMALL)
+    for _ in range(2):
+        proc = run_ppc("run", path, "--quiet", "--no-eval", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(tmp_path / "runs")) == ["small", "small-2"]
+
+
+def test_every_output_file_has_the_users_mode(tmp_path):
+    """report, labels and sent/ were 0600 (from the temporary file), logs and figures 0644."""
+    path = write_scenario(tmp_path, SMALL)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet",
+                           "--no-attacks", "--html"], capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: os.umask(0o027))
+    assert proc.returncode == 0, proc.stderr
+    modes = {str(f.relative_to(out)): stat.S_IMODE(f.stat().st_mode) for f in out.rglob("*") if f.is_file()}
+    assert {"report.json", "labels.csv", "report.html", "sent/a.npz", "logs/a.log", "figures/bytes.png"} <= set(modes)
+    assert set(modes.values()) == {0o640}, modes
+
+
+def test_run_page_says_what_was_sent_and_marks_zero_and_not_measured(tmp_path):
+    path = write_scenario(tmp_path, SMALL)
+    out = tmp_path / "out"
+    proc = run_ppc("run", path, "--out", out, "--quiet", "--html")
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "report.html").read_text()
+    # osbr's condensed triangle, in words: 150 * 149 / 2 pairs
+    assert "11,175 values: one per pair of its 150 records (m(m-1)/2 = 11,175)" in page
+    assert "1 number per record" in page
+    for heading in ("What each party sent, beside its original", "Join and clustering", "Security", "Network",
+                    "Timings", "Glossary", "Sources"):
+        assert f"<h2>{heading}</h2>" in page
+    for term in ("stress", "ARI", "NMI", "VI", "F-measure", "column privacy", "VD", "known input-output attack",
+                 "ICA attack", "multilateration"):
+        assert f">{term}" in page, term
+    # wire bytes of each party, as in report.json
+    import json
+
+    report = json.loads((out / "report.json").read_text())
+    for party in report["parties"]:
+        assert f"<td>{party['bytes']['wire']:,}</td>" in page
+    # the sparse projection of 2 columns to 1 may keep a column; whatever it does, every privacy cell is a
+    # number, a marked zero or 'not measured', and the figures are the five expected
+    assert page.count("data:image/png;base64,") == 5  # bytes, clusters, privacy, attacks of a and of b
+    assert "random projection" in page and "sparse" in page and "004 eq. 9 (RP2)" in page
+
+
+def test_zero_and_not_measured_look_different():
+    from ppcsim.html import NOT_MEASURED, _cell, score
+
+    assert _cell(None) == NOT_MEASURED and "not measured" in NOT_MEASURED
+    assert "class='zero'" in score(0.0).html and ">0<" in score(0.0).html
+    assert "(1.43e-16, floating-point rounding)" in score(1.435e-16).html
+    assert score(0.25).html == "0.25"
+    assert score(None).html == NOT_MEASURED
+
+
+def test_a_party_starts_without_unix_only_modules():
+    """On Windows there is no 'resource' module; a party used to fail on importing parties.run."""
+    code = ("import sys\nsys.modules['resource'] = None\nimport parties.run as r\n"
+            "r.open = lambda *a, **k: (_ for _ in ()).throw(OSError())\nprint(r.peak_rss())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "None", proc.stderr

@@ -43,23 +43,23 @@ def _cell(value) -> str:
 class Raw:
     """A table cell that is already HTML."""
 
-    def __init__(self, text: str):
-        self.html = text
+    def __init__(self, text: str, left: bool = True):
+        self.html, self.left = text, left
 
 
 def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
     """A privacy or stress value; an exact (or rounding-level) zero is marked, and never looks like a gap."""
     if value is None:
-        return Raw(NOT_MEASURED)
+        return Raw(NOT_MEASURED, left=False)
     if abs(value) < ROUNDING:
         shown = "0" if value == 0 else f"0 <span class='note'>({value:.3g}, floating-point rounding)</span>"
-        return Raw(f"<span class='zero' title='{html.escape(zero_means)}'>{shown}</span>")
-    return Raw(f"{value:.4g}")
+        return Raw(f"<span class='zero' title='{html.escape(zero_means)}'>{shown}</span>", left=False)
+    return Raw(f"{value:.4g}", left=False)
 
 
 def table(header: list[str], rows: list[list]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td{' class=t' if isinstance(v, (str, Raw)) else ''}>{_cell(v)}</td>" for v in r)
+    body = "".join("<tr>" + "".join(f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>" for v in r)
                    + "</tr>" for r in rows)
     return f"<div class='wide'><table><tr>{head}</tr>{body}</table></div>"
 
@@ -337,6 +337,11 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
     return page(f"ppc-sim run: {report['scenario']}", s)
 
 
+def _is_score(key: str, value) -> bool:
+    """Stress and privacy columns: a zero there means 'kept exactly' or 'recovered exactly', and is marked."""
+    return (key == "stress" or key.startswith("privacy_")) and (value is None or isinstance(value, float))
+
+
 def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dict | None = None,
                notes: list[str] = ()) -> str:
     """A sweep: what was swept, the figures (each saying which methods it leaves out), then one table row
@@ -360,5 +365,5 @@ def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dic
     header = list(dict.fromkeys(k for r in rows for k in r))
     s.append("<h2>Runs</h2><p class='note'>One row per run, as in sweep.csv; "
              f"{NOT_MEASURED} where a run has no such value.</p>"
-             + table(header, [[r.get(k) for k in header] for r in rows]))
+             + table(header, [[score(r.get(k)) if _is_score(k, r.get(k)) else r.get(k) for k in header] for r in rows]))
     return page(f"ppc-sim sweep: {title}", s)

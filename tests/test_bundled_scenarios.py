@@ -22,10 +22,10 @@ def test_bundled_scenario_is_valid(path, tmp_path):
         assert scenario.parties and scenario.name
 
 
-def test_demo_runs_with_no_files(tmp_path):
-    proc = run_ppc("demo", "--out", tmp_path / "demo", cwd=tmp_path)
+def test_demo_runs_with_no_files(demo_run):
+    out, proc = demo_run
     assert proc.returncode == 0, proc.stderr
-    report = read_report(tmp_path / "demo")
+    report = read_report(out)
     assert report["scenario"] == "wine-3-parties" and report["state"] == "done"
     assert report["join"]["rows_joined"] == 178
     assert [p["method"] for p in report["parties"]] == ["drbt", "drbt", "none"]
@@ -37,7 +37,7 @@ def test_demo_runs_with_no_files(tmp_path):
         cells = line.split()
         b = party["bytes"]
         assert [int(c.replace(",", "")) for c in cells[-4:-1]] == [b["predicted"], b["payload"], b["serialized"]], line
-    assert (tmp_path / "demo" / "report.html").exists()  # the demo writes its page by itself
+    assert (out / "report.html").exists()  # the demo writes its page by itself
 
 
 def test_readme_sample_errors_are_what_ppc_prints(tmp_path):

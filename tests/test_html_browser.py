@@ -15,8 +15,6 @@ import subprocess
 
 import pytest
 
-from conftest import run_ppc
-
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 
 #: Put first in <head>: records every script or loading error, then, once the page has loaded, writes what it
@@ -63,10 +61,9 @@ def probe(chromium: str, page, tmp) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
-def test_demo_report_renders_in_chromium(tmp_path):
+def test_demo_report_renders_in_chromium(demo_run, tmp_path):
     chromium = browser()
-    out = tmp_path / "demo"
-    proc = run_ppc("demo", "--out", out, "--quiet")  # the demo writes report.html by itself
+    out, proc = demo_run  # the demo writes report.html by itself
     assert proc.returncode == 0, proc.stderr
     seen = probe(chromium, out / "report.html", tmp_path)
     assert seen["errors"] == []

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pytest
 
@@ -86,63 +87,65 @@ def test_a_folder_with_files_is_refused_and_replace_empties_only_ppc_outputs(tmp
 
 
 def test_ppc_run_twice_into_one_folder(tmp_path):
-    """The second run is refused before it starts; --replace gives a folder holding only the new run."""
+    """One real run writes the page and every file with the user's mode; a second run into the same folder is
+    refused before it starts; --replace leaves only the new run's files (a stale sent/ file goes)."""
     path = write_scenario(tmp_path, SMALL)
     out = tmp_path / "out"
-    first = run_ppc("run", path, "--out", out, "--quiet", "--no-attacks")
-    assert first.returncode == 0, first.stderr
-    (out / "sent" / "p5.npz").write_bytes(b"an older, five-party run's file")
-    again = run_ppc("run", path, "--out", out, "--quiet", "--no-attacks")
-    assert again.returncode == 2
-    assert again.stderr.startswith(f"ppc run: error: {out}: already holds files (labels.csv, logs, report.json, sent)")
-    replaced = run_ppc("run", path, "--out", out, "--quiet", "--no-attacks", "--replace")
-    assert replaced.returncode == 0, replaced.stderr
-    assert sorted(os.listdir(out / "sent")) == ["a.npz", "b.npz"] and sorted(os.listdir(out / "logs")) == ["a.log", "b.log"]
-
-
-def test_two_runs_at_once_into_one_folder(tmp_path):
-    """One runs, the other is refused at once (it used to run too, mixing the two runs' logs)."""
-    path = write_scenario(tmp_path, SMALL)
-    out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet", "--no-attacks"]
-    first = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-    try:
-        end = time.monotonic() + 30
-        while not (out / LOCK).exists() and time.monotonic() < end:
-            time.sleep(0.02)
-        second = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    finally:
-        assert first.wait(timeout=120) == 0, first.stderr.read()
-    assert second.returncode == 2 and "another ppc command (process" in second.stderr
-    assert not (out / LOCK).exists()
-
-
-def test_without_out_a_second_run_keeps_the_first(tmp_path):
-    path = write_scenario(tmp_path, SMALL)
-    for _ in range(2):
-        proc = run_ppc("run", path, "--quiet", "--no-eval", cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr
-    assert sorted(os.listdir(tmp_path / "runs")) == ["small", "small-2"]
-
-
-def test_every_output_file_has_the_users_mode(tmp_path):
-    """report, labels and sent/ were 0600 (from the temporary file), logs and figures 0644."""
-    path = write_scenario(tmp_path, SMALL)
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet",
-                           "--no-attacks", "--html"], capture_output=True, text=True, timeout=120,
-                          preexec_fn=lambda: os.umask(0o027))
+    proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet", "--html"],
+                          capture_output=True, text=True, timeout=180, preexec_fn=lambda: os.umask(0o027))
     assert proc.returncode == 0, proc.stderr
+    # report, labels and sent/ were 0600 (from the temporary file), logs and figures 0644
     modes = {str(f.relative_to(out)): stat.S_IMODE(f.stat().st_mode) for f in out.rglob("*") if f.is_file()}
     assert {"report.json", "labels.csv", "report.html", "sent/a.npz", "logs/a.log", "figures/bytes.png"} <= set(modes)
     assert set(modes.values()) == {0o640}, modes
+    check_run_page(out)
+
+    (out / "sent" / "p5.npz").write_bytes(b"an older, five-party run's file")
+    again = run_ppc("run", path, "--out", out, "--quiet", "--no-eval")
+    assert again.returncode == 2
+    assert again.stderr.startswith(f"ppc run: error: {out}: already holds files (figures, labels.csv, logs, report.html")
+    replaced = run_ppc("run", path, "--out", out, "--quiet", "--no-eval", "--replace")
+    assert replaced.returncode == 0, replaced.stderr
+    assert sorted(os.listdir(out)) == ["labels.csv", "logs", "report.json", "sent"]
+    assert sorted(os.listdir(out / "sent")) == ["a.npz", "b.npz"] and sorted(os.listdir(out / "logs")) == ["a.log", "b.log"]
 
 
-def test_run_page_says_what_was_sent_and_marks_zero_and_not_measured(tmp_path):
+def test_a_run_into_a_busy_folder_is_refused_at_once(tmp_path):
+    """Two commands with one --out used to both run, mixing their logs; the second is now refused."""
     path = write_scenario(tmp_path, SMALL)
     out = tmp_path / "out"
-    proc = run_ppc("run", path, "--out", out, "--quiet", "--html")
-    assert proc.returncode == 0, proc.stderr
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time\nfrom ppcsim.outdir import claim\n"
+         f"c = claim({str(out)!r})\nprint('held', flush=True)\ntime.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        second = run_ppc("run", path, "--out", out, "--quiet", "--no-eval", timeout=60)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert second.returncode == 2
+    assert second.stderr == (f"ppc run: error: {out}: another ppc command (process {holder.pid}) is writing into "
+                             "this folder; wait for it to end, or give another --out\n")
+    assert os.listdir(out) == [LOCK]
+
+
+def test_without_out_a_second_run_goes_to_a_new_folder(tmp_path, monkeypatch):
+    from ppcsim.cli import default_out
+
+    monkeypatch.chdir(tmp_path)
+    assert default_out("small") == Path("runs/small")
+    Path("runs/small").mkdir(parents=True)
+    assert default_out("small") == Path("runs/small")  # empty: still usable
+    Path("runs/small/report.json").write_text("{}")
+    assert default_out("small") == Path("runs/small-2")
+    Path("runs/small-2").mkdir()
+    Path("runs/small-2/report.json").write_text("{}")
+    assert default_out("small") == Path("runs/small-3")
+
+
+def check_run_page(out: Path) -> None:
+    """The page of the SMALL scenario: what was sent, in words; every section; the glossary; wire bytes."""
     page = (out / "report.html").read_text()
     # osbr's condensed triangle, in words: 150 * 149 / 2 pairs
     assert "11,175 values: one per pair of its 150 records (m(m-1)/2 = 11,175)" in page
@@ -153,16 +156,13 @@ def test_run_page_says_what_was_sent_and_marks_zero_and_not_measured(tmp_path):
     for term in ("stress", "ARI", "NMI", "VI", "F-measure", "column privacy", "VD", "known input-output attack",
                  "ICA attack", "multilateration"):
         assert f">{term}" in page, term
-    # wire bytes of each party, as in report.json
-    import json
-
     report = json.loads((out / "report.json").read_text())
     for party in report["parties"]:
         assert f"<td>{party['bytes']['wire']:,}</td>" in page
-    # the sparse projection of 2 columns to 1 may keep a column; whatever it does, every privacy cell is a
-    # number, a marked zero or 'not measured', and the figures are the five expected
     assert page.count("data:image/png;base64,") == 5  # bytes, clusters, privacy, attacks of a and of b
     assert "random projection" in page and "sparse" in page and "004 eq. 9 (RP2)" in page
+    # multilateration recovers b's columns exactly: a marked zero, not a blank
+    assert "<span class='zero'" in page
 
 
 def test_zero_and_not_measured_look_different():

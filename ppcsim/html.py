@@ -337,6 +337,21 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
     return page(f"ppc-sim run: {report['scenario']}", s)
 
 
+#: What each sweep figure shows, before the list of what it leaves out.
+SWEEP_CAPTIONS = {
+    "stress_vs_dims": "Distance distortion (stress, 004 eq. 6) against the output dimensions sent: a line per "
+                      "value of the other swept parameters, at the mean over seeds, with the range over seeds "
+                      "shaded. ",
+    "utility_vs_privacy": "One point per run: agreement with the clustering of the original data (ARI) against "
+                          "the column privacy left by the attack named on the axis; colour (and shape) give the "
+                          "swept values. ",
+    "methods": "One point per run: agreement (ARI) against the privacy left by the strongest attack that "
+               "applies; the marker's area grows with the bytes sent. ",
+    "bytes_vs_rows": "Bytes uploaded by all parties against the records: the paper's prediction (line), the "
+                     "arrays received (dots) and, where the points ran as processes, the wire (crosses). ",
+}
+
+
 def _is_score(key: str, value) -> bool:
     """Stress and privacy columns: a zero there means 'kept exactly' or 'recovered exactly', and is marked."""
     return (key == "stress" or key.startswith("privacy_")) and (value is None or isinstance(value, float))
@@ -359,8 +374,9 @@ def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dic
     s += [f"<p class='note'>{html.escape(n)}</p>" for n in notes]
     for name, path in figures.items():
         missing = left_out(name, rows)
-        caption = ("Left out: " + "; ".join(f"{html.escape(m)} ({html.escape(why)})" for m, why in missing.items())
-                   + "." if missing else "Every run of the sweep is drawn.")
+        caption = SWEEP_CAPTIONS.get(name, "") + (
+            "Left out: " + "; ".join(f"{html.escape(m)} ({html.escape(why)})" for m, why in missing.items())
+            + "." if missing else "Every run of the sweep is drawn.")
         s.append(image(path, name, caption))
     header = list(dict.fromkeys(k for r in rows for k in r))
     s.append("<h2>Runs</h2><p class='note'>One row per run, as in sweep.csv; "

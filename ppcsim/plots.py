@@ -71,20 +71,39 @@ def _legend_outside(fig, ax) -> None:
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
 
 
-def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None) -> None:
-    """One point per run at (x, y), coloured by the swept parameter ``key``: a colour scale for numbers,
-    one colour per value otherwise."""
+MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
+
+
+def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape: str | None = None) -> None:
+    """One point per run at (x, y), coloured by the swept parameter ``key`` (a colour scale for numbers, one
+    colour per value otherwise) and, with ``shape``, shaped by a second swept parameter."""
     rows = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
+    shapes = list(dict.fromkeys(r.get(f"param_{shape}") for r in rows)) if shape else [None]
     values = [r.get(f"param_{key}") for r in rows] if key else [None] * len(rows)
-    if key and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        points = ax.scatter([r[x] for r in rows], [r[y] for r in rows], c=values, cmap="viridis", s=22)
+    numeric = key and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    colours = list(dict.fromkeys(values))
+    points = None
+    for j, form in enumerate(shapes):
+        marker = MARKERS[j % len(MARKERS)]
+        members = [(r, v) for r, v in zip(rows, values) if not shape or r.get(f"param_{shape}") == form]
+        if numeric:
+            points = ax.scatter([r[x] for r, _ in members], [r[y] for r, _ in members], c=[v for _, v in members],
+                                cmap="viridis", vmin=min(values), vmax=max(values), s=24, marker=marker)
+            if shape:
+                ax.scatter([], [], marker=marker, color="grey", label=f"{shape} = {form}")
+            continue
+        for i, value in enumerate(colours):
+            chosen = [r for r, v in members if v == value]
+            if chosen:
+                label = ", ".join(f"{k} = {v}" for k, v in ((key, value), (shape, form)) if k)
+                ax.scatter([r[x] for r in chosen], [r[y] for r in chosen], s=24, marker=marker,
+                           color=f"C{i % 10}", label=label or None)
+    if numeric:
         fig.colorbar(points, ax=ax, label=f"swept: {key}")
-        return
-    for i, value in enumerate(dict.fromkeys(values)):
-        members = [r for r, v in zip(rows, values) if v == value]
-        ax.scatter([m[x] for m in members], [m[y] for m in members], s=22, color=f"C{i % 10}",
-                   label=f"{key} = {value}" if key else None)
-    _legend_outside(fig, ax)
+        if shape:  # the colour bar holds the right: the shapes' legend goes below the axes
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=len(shapes), frameon=False)
+    else:
+        _legend_outside(fig, ax)
 
 
 def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
@@ -101,7 +120,7 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
     if privacy and len(rows) > 1:
         fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         keys = [k for k in swept(rows) if k != "seed"]
-        _colour_by(fig, ax, rows, privacy, "ari", keys[0] if keys else None)
+        _colour_by(fig, ax, rows, privacy, "ari", keys[0] if keys else None, keys[1] if len(keys) > 1 else None)
         ax.set(xlabel=f"mean column privacy against {privacy[8:-5]} (higher: safer)",
                ylabel="ARI vs clustering of the original data", title="Utility vs privacy")
         figures["utility_vs_privacy"] = _save_outside(fig, out, "utility_vs_privacy")

@@ -140,9 +140,16 @@ def test_run_html_report_is_self_contained(tmp_path):
 def test_a_sweep_over_methods_draws_them_in_one_figure(tmp_path):
     from ppcsim.plots import sweep_figures
 
-    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nmethod = ["none", "drbt", "rotation"]\n')
+    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nmethod = ["none", "drbt", "rotation", "osbr"]\n')
     rows = sweep(path, tmp_path / "out", in_process=True)
-    assert [r["methods"] for r in rows] == ["none", "drbt", "rotation"]
+    assert [r["methods"] for r in rows] == ["none", "drbt", "rotation", "osbr"]
+    # what each figure leaves out, said on the page: osbr sends no dimensions and no known input-output applies
+    from ppcsim.plots import left_out
+
+    assert left_out("stress_vs_dims", rows) == {"osbr": "they send dissimilarities, not dimensions"}
+    assert left_out("utility_vs_privacy", rows) == {
+        "osbr": "the known input-output attack does not apply to what they send"}
+    assert left_out("methods", rows) == {}  # multilateration measures osbr
     # known input-output recovers 'none' and 'rotation' exactly; a projection below d only partly
     assert rows[0]["privacy_worst_mean"] < 1e-9 and rows[2]["privacy_worst_mean"] < 1e-9
     assert rows[1]["privacy_worst_mean"] > 0.01

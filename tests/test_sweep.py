@@ -140,16 +140,9 @@ def test_run_html_report_is_self_contained(tmp_path):
 def test_a_sweep_over_methods_draws_them_in_one_figure(tmp_path):
     from ppcsim.plots import sweep_figures
 
-    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nmethod = ["none", "drbt", "rotation", "osbr"]\n')
+    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nmethod = ["none", "drbt", "rotation"]\n')
     rows = sweep(path, tmp_path / "out", in_process=True)
-    assert [r["methods"] for r in rows] == ["none", "drbt", "rotation", "osbr"]
-    # what each figure leaves out, said on the page: osbr sends no dimensions and no known input-output applies
-    from ppcsim.plots import left_out
-
-    assert left_out("stress_vs_dims", rows) == {"osbr": "they send dissimilarities, not dimensions"}
-    assert left_out("utility_vs_privacy", rows) == {
-        "osbr": "the known input-output attack does not apply to what they send"}
-    assert left_out("methods", rows) == {}  # multilateration measures osbr
+    assert [r["methods"] for r in rows] == ["none", "drbt", "rotation"]
     # known input-output recovers 'none' and 'rotation' exactly; a projection below d only partly
     assert rows[0]["privacy_worst_mean"] < 1e-9 and rows[2]["privacy_worst_mean"] < 1e-9
     assert rows[1]["privacy_worst_mean"] > 0.01
@@ -180,3 +173,20 @@ def test_parties_key_says_what_it_rewrites(tmp_path):
     rows = sweep(path, tmp_path / "out", in_process=True, settings=Settings(attacks=False), log=(log := io.StringIO()))
     assert f"ppc sweep: {note}" in log.getvalue()
     assert [r["parties"] for r in rows] == [2, 4] and [r["output_dims"] for r in rows] == [4, 4]
+
+
+def test_each_sweep_figure_says_which_methods_it_leaves_out():
+    from ppcsim.plots import left_out
+
+    drbt = {"methods": "drbt", "output_dims": 4, "stress": 0.2, "ari": 0.8, "privacy_known_io_mean": 0.1,
+            "privacy_multilateration_mean": None, "privacy_worst_mean": 0.1, "rows": 178, "bytes_payload": 9}
+    osbr = {**drbt, "methods": "osbr", "output_dims": None, "privacy_known_io_mean": None,
+            "privacy_multilateration_mean": 0.0, "privacy_worst_mean": 0.0}
+    plain = {**drbt, "methods": "none", "privacy_known_io_mean": None, "privacy_worst_mean": None}
+    rows = [drbt, osbr, plain]
+    assert left_out("stress_vs_dims", rows) == {"osbr": "they send dissimilarities, not dimensions"}
+    assert left_out("utility_vs_privacy", rows) == {
+        "osbr": "the known input-output attack does not apply to what they send",
+        "none": "the known input-output attack does not apply to what they send"}
+    assert left_out("methods", rows) == {"none": "no attack was measured on them"}
+    assert left_out("bytes_vs_rows", rows) == {}

@@ -119,9 +119,10 @@ ATTACKS = {
 }
 
 GLOSSARY = [
-    ("stress", "How much the distances between records changed: the sum of squared differences between the "
-     "original and the disguised distances over the sum of the squared original distances. 0: every distance "
-     "kept; tiny values like 1e-16 are zero but for floating-point rounding.", "004 eq. 6"),
+    ("stress", "How much the distances between records changed: the square root of the sum of squared "
+     "differences between the original and the disguised distances over the sum of the squared original "
+     "distances. 0: every distance kept; tiny values like 1e-16 are zero but for floating-point rounding.",
+     "004 eq. 6"),
     ("ARI (adjusted Rand index)", "Agreement of two clusterings over all pairs of records, corrected for chance: 1 "
      "identical, about 0 no better than chance.", "Hubert &amp; Arabie (1985), computed by scikit-learn"),
     ("NMI (normalised mutual information)", "Information the two clusterings share, from 0 (none) to 1 (the same "
@@ -327,7 +328,8 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
                        [[p["name"], *[_seconds(p["timing"].get(k)) for k in party_phases]] for p in report["parties"]]))
     coord = t.get("coordinator") or {}
     if coord:
-        s.append(table(["coordinator", "seconds"], [[k.replace("_", " "), f"{v:.3f}"] for k, v in coord.items()]))
+        s.append(table(["coordinator", "seconds (since the session opened, or spent)"],
+                       [[k.replace("_", " "), f"{v:.3f}"] for k, v in coord.items()]))
     tot = report["communication"]["totals"]
     s.append(f"<h2>Communication</h2><p>up: {tot['up']['messages']} messages, {tot['up']['serialized']:,} B "
              f"serialized ({tot['up']['payload']:,} B payload); down: {tot['down']['messages']} messages, "

@@ -11,7 +11,7 @@ body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td:first-child,th:first-child,td.t{text-align:left}
-.wide{overflow-x:auto;max-width:100%}.wide td{white-space:nowrap}
+.wide{overflow-x:auto;max-width:100%}.nowrap td{white-space:nowrap}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
 .note{color:#555;font-size:.9em}
@@ -57,11 +57,12 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
     return Raw(f"{value:.4g}", left=False)
 
 
-def table(header: list[str], rows: list[list]) -> str:
+def table(header: list[str], rows: list[list], nowrap: bool = False) -> str:
+    """A table, scrollable sideways when wider than the page; ``nowrap`` keeps each cell on one line."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>" for v in r)
                    + "</tr>" for r in rows)
-    return f"<div class='wide'><table><tr>{head}</tr>{body}</table></div>"
+    return f"<div class='wide{' nowrap' if nowrap else ''}'><table><tr>{head}</tr>{body}</table></div>"
 
 
 def image(path: Path, alt: str, caption: str = "") -> str:
@@ -383,5 +384,6 @@ def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dic
     header = list(dict.fromkeys(k for r in rows for k in r))
     s.append("<h2>Runs</h2><p class='note'>One row per run, as in sweep.csv; "
              f"{NOT_MEASURED} where a run has no such value.</p>"
-             + table(header, [[score(r.get(k)) if _is_score(k, r.get(k)) else r.get(k) for k in header] for r in rows]))
+             + table(header, [[score(r.get(k)) if _is_score(k, r.get(k)) else r.get(k) for k in header] for r in rows],
+                     nowrap=True))
     return page(f"ppc-sim sweep: {title}", s)

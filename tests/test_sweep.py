@@ -121,7 +121,7 @@ def test_sweep_command_writes_csv_figures_and_html(tmp_path):
     # the grid (3 parameters), then one row per run
     assert html.count("data:image/png;base64,") == 2 and html.count("<tr>") == 4 + 13
     assert "<h2>What was swept</h2>" in html and "<td class=t>projection</td><td class=t>gaussian, sparse</td>" in html
-    assert "Every run of the sweep is drawn." in html and "class='wide'" in html
+    assert "Every run of the sweep is drawn." in html and "class='wide nowrap'" in html  # scrolls sideways
     with open(out / "sweep.csv") as fh:
         assert all(r["bytes_wire"] == "" for r in csv.DictReader(fh))  # in-process: no wire to count
 

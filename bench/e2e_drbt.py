@@ -77,7 +77,8 @@ def main() -> int:
             run_labels = np.array([int(row["cluster"]) for row in csv.DictReader(fh)])
         # every party holds every id, in the same order: the joined matrix is the parties' blocks side by side
         joined = np.hstack([disguise(cfg).wire_arrays()["data"] for cfg in load_scenario(path).parties])
-    kmeans = lambda X: KMeans(n_clusters=8, n_init=args.n_init, random_state=7).fit_predict(X)  # noqa: E731
+    seed = report["clustering"]["seed"]  # the coordinator's, drawn from the scenario seed
+    kmeans = lambda X: KMeans(n_clusters=8, n_init=args.n_init, random_state=seed).fit_predict(X)  # noqa: E731
     k40, labels40 = timed(lambda: kmeans(joined))
     del joined
     raw = load_blobs({"rows": args.rows, "columns": 100, "clusters": 8, "seed": 7}, [f"x{c}" for c in range(100)])

@@ -18,14 +18,20 @@ import numpy as np
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
 from coordinator.linkage import UPDATES, merges_in_place
+from protos.schema import Param, check_table
 
 ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
 LINKAGES = ("single", "average", "complete", "ward")
 
-
-def _integer(value) -> bool:
-    """An int but not a bool (TOML's ``true`` is not a count)."""
-    return isinstance(value, int) and not isinstance(value, bool)
+#: The ``[clustering]`` table's fields (``seed`` is the coordinator's own, drawn from the scenario seed).
+FIELDS = {
+    "algorithm": Param(str, "kmeans", choices=ALGORITHMS),
+    "n_clusters": Param(int, 3, minimum=1, rule="a positive integer", doc="kmeans, agglomerative"),
+    "linkage": Param(str, "average", choices=LINKAGES, doc="agglomerative"),
+    "eps": Param(float, 0.5, above=0, rule="a positive number", doc="dbscan"),
+    "min_samples": Param(int, 5, minimum=1, rule="a positive integer", doc="dbscan"),
+    "n_init": Param(int, 10, minimum=1, rule="a positive integer", doc="kmeans restarts"),
+}
 
 
 @dataclass(frozen=True)
@@ -41,21 +47,9 @@ class ClusteringSpec:
     seed: int = 0
 
     def check(self) -> list[str]:
-        """Every problem with the settings, as messages naming the field."""
-        errors = []
-        if self.algorithm not in ALGORITHMS:
-            errors.append(f"'algorithm' must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
-        if self.algorithm != "dbscan" and (not _integer(self.n_clusters) or self.n_clusters < 1):
-            errors.append(f"'n_clusters' must be a positive integer, got {self.n_clusters!r}")
-        if self.linkage not in LINKAGES:
-            errors.append(f"'linkage' must be one of {', '.join(LINKAGES)}, got {self.linkage!r}")
-        if isinstance(self.eps, bool) or not isinstance(self.eps, (int, float)) or self.eps <= 0:
-            errors.append(f"'eps' must be a positive number, got {self.eps!r}")
-        if not _integer(self.min_samples) or self.min_samples < 1:
-            errors.append(f"'min_samples' must be a positive integer, got {self.min_samples!r}")
-        if not _integer(self.n_init) or self.n_init < 1:
-            errors.append(f"'n_init' must be a positive integer, got {self.n_init!r}")
-        return errors
+        """Every problem with the settings, as messages naming the field (``FIELDS``)."""
+        values = {k: getattr(self, k) for k in FIELDS if not (k == "n_clusters" and self.algorithm == "dbscan")}
+        return check_table(values, {k: FIELDS[k] for k in values})
 
     def estimator(self, precomputed: bool):
         """The scikit-learn estimator for these settings."""

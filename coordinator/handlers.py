@@ -12,12 +12,15 @@ a party the session does not know is refused without touching the session
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from coordinator.ledger import DOWN, UP, Ledger
 from coordinator.session import Session
 from coordinator.upload import Received
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_chunks
+
+Message = TypeVar("Message")
 
 
 def counted(messages: Iterator[Received], ledger: Ledger, party: str, rpc: str) -> Iterator[Received]:
@@ -27,13 +30,54 @@ def counted(messages: Iterator[Received], ledger: Ledger, party: str, rpc: str) 
         yield item
 
 
-def join(session: Session, request: session_pb2.JoinRequest) -> session_pb2.JoinReply:
+def join(session: Session, request: session_pb2.JoinRequest, certificate: bytes = b"") -> session_pb2.JoinReply:
+    """``certificate``: the party's TLS client certificate (PEM) under mutual TLS, relayed with its key."""
     if session.expects(request.party):
         session.ledger.record(request.party, "Join", UP, request)
-    session.join(request.party)
-    reply = session_pb2.JoinReply(chunk_bytes=session.spec.chunk_bytes, seconds_left=session.seconds_left())
+    session.join(request.party, request.public_key, request.key_signature, certificate)
+    reply = session_pb2.JoinReply(
+        chunk_bytes=session.spec.chunk_bytes,
+        seconds_left=session.seconds_left(),
+        ids=session_pb2.IDS_PSEUDONYMOUS if session.spec.ids == "pseudonymous" else session_pb2.IDS_PLAIN,
+        parties=session.spec.parties,
+    )
     session.ledger.record(request.party, "Join", DOWN, reply)
     return reply
+
+
+def _exchange(session: Session, party: str, rpc: str, request, respond: Callable[[], Message]) -> Message:
+    """Count ``request`` (from a party the session expects), make the reply with ``respond``, count it."""
+    if session.expects(party):
+        session.ledger.record(party, rpc, UP, request)
+    reply = respond()
+    session.ledger.record(party, rpc, DOWN, reply)
+    return reply
+
+
+def peers(session: Session, request: session_pb2.PeersRequest) -> session_pb2.PeersReply:
+    """Every party's public key, once all have joined (waits until then, or the deadline)."""
+    def respond() -> session_pb2.PeersReply:
+        keys = session.peers(request.party, timeout=session.seconds_left() + 1.0)
+        return session_pb2.PeersReply(peers=[
+            session_pb2.PeerKey(party=p, public_key=k.public_key, key_signature=k.signature, certificate=k.certificate)
+            for p, k in keys
+        ])
+
+    return _exchange(session, request.party, "GetPeers", request, respond)
+
+
+def post_sealed(session: Session, request: session_pb2.SealedKeys) -> session_pb2.SealedKeysReply:
+    def respond() -> session_pb2.SealedKeysReply:
+        session.post_sealed(request.party, list(request.keys))
+        return session_pb2.SealedKeysReply()
+
+    return _exchange(session, request.party, "PostSealedKeys", request, respond)
+
+
+def sealed_key(session: Session, request: session_pb2.SealedKeyRequest) -> session_pb2.SealedKey:
+    """The pseudonym key sealed to the caller (waits for the key leader to post it)."""
+    return _exchange(session, request.party, "GetSealedKey", request,
+                     lambda: session.sealed_for(request.party, timeout=session.seconds_left() + 1.0))
 
 
 def upload(
@@ -46,7 +90,7 @@ def upload(
     header = first.message.header
     if session.expects(header.party):
         session.ledger.record(header.party, "Upload", UP, first.message, size=first.size)
-    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"), cancel)
+    payload = session.receive(header, counted(rest, session.ledger, header.party, "Upload"), cancel, first.size)
     reply = session_pb2.UploadReply(payload_bytes=payload)
     session.ledger.record(header.party, "Upload", DOWN, reply)
     return reply

@@ -104,6 +104,12 @@ def certificate_name(context) -> str | None:
     return names[0].decode() if names else None
 
 
+def peer_certificate(context) -> bytes:
+    """The caller's TLS client certificate (PEM) as received in the handshake; b"" without one."""
+    pems = context.auth_context().get("x509_pem_cert") or []
+    return pems[0] if pems else b""
+
+
 def identify(tokens: dict[str, str] | None, mutual: bool, claimed: str, token: str | None, common_name: str | None) -> str:
     """The party the caller proves to be; Refused unless it may act as ``claimed`` ("" = any party).
 

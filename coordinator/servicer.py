@@ -3,8 +3,8 @@
 Hostile or broken input gets a precise status and leaves the coordinator
 serving: a request that does not name a session and a party it may act as is
 refused before it reaches any session; a malformed upload from a party that
-joined fails that party's session (INVALID_ARGUMENT, naming the party and
-field) and the other parties are told. Messages gRPC cannot decode (not
+joined is refused (INVALID_ARGUMENT, naming the party and field) and
+discarded, and the party may upload again. Messages gRPC cannot decode (not
 protobuf, or a string field that is not UTF-8) are answered by gRPC itself
 with INTERNAL "Exception deserializing request!" before the servicer sees them.
 """
@@ -17,8 +17,8 @@ import threading
 import grpc
 
 from coordinator import handlers
-from coordinator.errors import SessionError
-from coordinator.security import Refused, bearer_token, certificate_name, identify
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
+from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
 from coordinator.upload import BrokenStream, Received, clip, shown
 from protos.ppcsim.v1 import session_pb2_grpc
@@ -65,6 +65,13 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         self.registry = registry
 
     def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION):
+        """Abort the call: INVALID_ARGUMENT or PERMISSION_DENIED for those errors, else ``code``."""
+        if isinstance(exc, InvalidArgument):
+            code = grpc.StatusCode.INVALID_ARGUMENT
+        elif isinstance(exc, PermissionDenied):
+            code = grpc.StatusCode.PERMISSION_DENIED
+        elif isinstance(exc, FailedPrecondition):
+            code = grpc.StatusCode.FAILED_PRECONDITION
         details = clip(str(exc))
         log.warning("%s", details)
         context.abort(code, details)
@@ -90,7 +97,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
     def Join(self, request, context):
         session = self._session(request.session, context, request.party)
         try:
-            reply = handlers.join(session, request)
+            reply = handlers.join(session, request, peer_certificate(context) if session.spec.mutual else b"")
         except SessionError as exc:
             self._abort(context, exc)
         secure = context.auth_context().get("transport_security_type", [b""])[0] == b"ssl"
@@ -102,6 +109,23 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         }
         log.info("session %s: party %s joined", request.session, request.party)
         return reply
+
+    def _unary(self, handler, request, context):
+        """A unary RPC of a party: its session, then ``handler(session, request)``; SessionError aborts."""
+        session = self._session(request.session, context, request.party)
+        try:
+            return handler(session, request)
+        except SessionError as exc:
+            self._abort(context, exc)
+
+    def GetPeers(self, request, context):
+        return self._unary(handlers.peers, request, context)
+
+    def PostSealedKeys(self, request, context):
+        return self._unary(handlers.post_sealed, request, context)
+
+    def GetSealedKey(self, request, context):
+        return self._unary(handlers.sealed_key, request, context)
 
     def Upload(self, request_iterator, context):
         """``request_iterator`` yields each message as Received (see register)."""

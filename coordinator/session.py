@@ -15,7 +15,7 @@ import numpy as np
 from coordinator.clustering import ClusteringSpec, cluster, preload
 from coordinator.combine import Combined, Contribution, combine
 from coordinator.embed import nmds, requested_embedding
-from coordinator.errors import SessionError
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.sums import PairSums
@@ -55,6 +55,41 @@ class SessionSpec:
     #: one condensed matrix per summed quantity of dissimilarities, whatever the parties, and clusters it
     #: in place (coordinator.linkage), and lets go of feature uploads once they are joined.
     keep_uploads: bool = True
+    #: How record ids travel: "pseudonymous" (keyed-hash pseudonyms; the coordinator never sees a raw id) or "plain".
+    #: A scenario's [security] ids sets it, pseudonymous unless it says otherwise.
+    ids: str = "plain"
+    #: Per party, the disguise method and the public parameters the session expects in its upload header
+    #: (as the header carries them: text); a party absent here is not checked.
+    expected: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+
+    @property
+    def leader(self) -> str:
+        """The party that draws and seals the pseudonym key: the session's first."""
+        return self.parties[0]
+
+
+#: Bytes of an X25519 public key.
+PUBLIC_KEY_BYTES = 32
+
+
+@dataclass(frozen=True)
+class PeerKey:
+    """A party's key-agreement public key as it gave it, with its signature and certificate (mutual TLS)."""
+
+    public_key: bytes
+    signature: bytes = b""
+    certificate: bytes = b""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An upload the session refused and discarded: who, why, and what it cost on the wire."""
+
+    party: str
+    error: str
+    messages: int
+    serialized: int
+    payload: int
 
 
 @dataclass
@@ -76,6 +111,10 @@ class Outcome:
         return int((self.labels == -1).sum())
 
 
+class _Ended(Exception):
+    """The session ended while an upload was being read (not the upload's fault)."""
+
+
 class Session:
     """One session's state, guarded by a condition variable; all methods are thread-safe."""
 
@@ -85,12 +124,17 @@ class Session:
         self.state = WAITING
         self.error = ""
         self.joined: set[str] = set()
-        self.uploads: dict[str, Upload] = {}
+        self.uploads: dict[str, Upload] = {}  # the upload being read, or accepted, of each party
         self.contributions: dict[str, Contribution] = {}
-        self.sums = PairSums()  # the dissimilarity uploads, summed as they arrive
+        # dissimilarity uploads summed as they arrive, when uploads are not kept (else summed once joined, so
+        # that a refused upload leaves nothing behind)
+        self.sums = PairSums() if not spec.keep_uploads else None
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
+        self.keys: dict[str, PeerKey] = {}  # per party: its key-agreement public key, fixed at its first Join
+        self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
+        self.refused: list[Refusal] = []  # uploads refused and discarded, in order
         self._start = time.monotonic()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
@@ -118,28 +162,112 @@ class Session:
     def seconds_left(self) -> float:
         return max(self.spec.deadline - (time.monotonic() - self._start), 0.0)
 
-    def join(self, party: str) -> None:
+    def join(self, party: str, public_key: bytes = b"", signature: bytes = b"", certificate: bytes = b"") -> None:
+        """Take a party's Join (again, after a refused upload, is fine while the session waits).
+
+        ``public_key`` is its X25519 key (needed for pseudonymous ids), fixed
+        at its first Join: a later Join must give the same one.
+        """
         with self._cond:
             self._expected(party)
             self._open()
-            if party in self.joined:
-                raise SessionError(f"party '{party}' has joined session '{self.spec.name}' already")
+            if public_key and len(public_key) != PUBLIC_KEY_BYTES:
+                raise InvalidArgument(f"party '{party}': public_key has {len(public_key)} bytes; an X25519 public "
+                                      f"key has {PUBLIC_KEY_BYTES}")
+            if self.spec.ids == "pseudonymous" and not public_key:
+                raise InvalidArgument(f"party '{party}': session '{self.spec.name}' uses pseudonymous ids; Join "
+                                      "must carry the party's X25519 public_key")
+            if party in self.contributions:
+                raise SessionError(f"party '{party}' has uploaded to session '{self.spec.name}' already")
+            if party in self.uploads:
+                raise SessionError(f"party '{party}' is uploading to session '{self.spec.name}' now; join again "
+                                   "once that upload has ended")
+            known = self.keys.get(party)
+            if self.spec.ids == "pseudonymous" and known is not None and known.public_key != public_key:
+                raise SessionError(f"party '{party}' joined session '{self.spec.name}' before with another public "
+                                   "key; under pseudonymous ids a party keeps its first key for the whole session "
+                                   "(a party process started again joins with the same key when given the same "
+                                   "seed)")
+            self.keys[party] = PeerKey(public_key, signature, certificate)
             self.joined.add(party)
             self.timing.setdefault("first_join", time.monotonic() - self._start)
+            self._cond.notify_all()
+
+    # -- keys ------------------------------------------------------------------------------
+    def peers(self, party: str, timeout: float | None = None) -> list[tuple[str, PeerKey]]:
+        """Every party's public key, once every party has joined; SessionError if the session ends first."""
+        self._expected(party)
+        with self._cond:
+            if party not in self.joined:
+                raise SessionError(f"party '{party}' must Join before it asks for its peers' keys")
+            self._cond.wait_for(lambda: len(self.joined) == len(self.spec.parties) or self.state == FAILED, timeout)
+            if self.state == FAILED:
+                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+            if len(self.joined) != len(self.spec.parties):
+                missing = [p for p in self.spec.parties if p not in self.joined]
+                raise SessionError(f"session '{self.spec.name}': not every party has joined yet "
+                                   f"(waiting for {', '.join(missing)})")
+            return [(p, self.keys[p]) for p in self.spec.parties]
+
+    def post_sealed(self, party: str, keys: list[session_pb2.SealedKey]) -> None:
+        """The key leader's pseudonym key, sealed to every other party; the first post stands (a leader started
+        again posts again, and the others may have opened the first already)."""
+        self._expected(party)
+        if self.spec.ids != "pseudonymous":
+            raise SessionError(f"session '{self.spec.name}' uses plain ids: there is no pseudonym key to post")
+        if party != self.spec.leader:
+            raise PermissionDenied(f"party '{party}' is not the key leader of session '{self.spec.name}' "
+                                   f"('{self.spec.leader}' is)")
+        others = [p for p in self.spec.parties if p != party]
+        to = [k.to for k in keys]
+        if sorted(to) != sorted(others):
+            raise InvalidArgument(f"party '{party}': sealed keys go to {', '.join(map(shown, to)) or 'nobody'}; "
+                                  f"one each is needed for {', '.join(others) or 'nobody'}")
+        for k in keys:
+            if len(k.nonce) != 12 or len(k.ciphertext) != 48:
+                raise InvalidArgument(f"party '{party}': the key sealed to '{k.to}' must have a 12-byte nonce and "
+                                      f"48 bytes of ciphertext, not {len(k.nonce)} and {len(k.ciphertext)}")
+        with self._cond:
+            self._open()
+            if self.sealed is not None:  # the leader again, after a restart: the first post stands
+                return
+            self.sealed = {k.to: session_pb2.SealedKey(to=k.to, nonce=k.nonce, ciphertext=k.ciphertext,
+                                                       sender=party) for k in keys}
+            self._cond.notify_all()
+
+    def sealed_for(self, party: str, timeout: float | None = None) -> session_pb2.SealedKey:
+        """The pseudonym key sealed to ``party``, once the leader has posted it."""
+        self._expected(party)
+        if party == self.spec.leader:
+            raise SessionError(f"party '{party}' is the key leader: it draws the key and has none sealed to it")
+        with self._cond:
+            self._cond.wait_for(lambda: self.sealed is not None or self.state == FAILED, timeout)
+            if self.state == FAILED:
+                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+            if self.sealed is None:
+                raise SessionError(f"session '{self.spec.name}': the key leader '{self.spec.leader}' has not "
+                                   "posted the sealed keys yet")
+            return self.sealed[party]
 
     def receive(
         self,
         header: session_pb2.UploadHeader,
         messages: Iterable[Received],
         cancel: Callable[[], None] | None = None,
+        header_size: int = 0,
     ) -> int:
         """Take one party's upload stream (after its header), as received; returns the payload bytes received.
 
-        Once the header names a party that joined and may upload, any fault in
-        the stream fails the session (the other parties are told). ``cancel``
-        cuts the stream off if the session fails while it is being read (the
-        deadline passes, another party fails it), STOP_GRACE seconds after, so
-        that a party that stopped sending does not hold the coordinator.
+        An upload that is refused (a header the session does not expect, a
+        malformed message, a NaN) or broken off (the party went away) is
+        discarded and counted in ``refused`` with its bytes; the session goes
+        on waiting and the party may upload again from scratch until the
+        deadline. Only when dissimilarities were already added into the
+        running sums (uploads not kept) can a broken upload not be taken back,
+        and the session fails. ``cancel`` cuts the stream off if the session
+        fails while it is being read (the deadline passes), STOP_GRACE seconds
+        after, so that a party that stopped sending does not hold the
+        coordinator. ``header_size`` is the header message's size on the wire.
         """
         party = header.party
         with self._cond:
@@ -147,17 +275,20 @@ class Session:
             self._open()
             if party not in self.joined:
                 raise SessionError(f"party '{party}' must Join before it uploads")
-            if party in self.uploads:
+            if party in self.contributions:
                 raise SessionError(f"party '{party}' has uploaded already")
+            if party in self.uploads:
+                raise SessionError(f"party '{party}' is uploading already; one upload at a time")
             try:
-                # validates the header
+                self._check_header(header)
                 upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads)
             except SessionError as exc:
-                self.fail(str(exc))
-                raise
-            except Exception as exc:  # noqa: BLE001 - a header no check foresaw must still fail cleanly
-                self.fail(f"party '{party}': the upload header cannot be used ({type(exc).__name__}: {exc})")
-                raise SessionError(self.error) from None
+                self._refuse(party, str(exc), 1, header_size, 0)
+                raise InvalidArgument(str(exc)) from None
+            except Exception as exc:  # noqa: BLE001 - a header no check foresaw must still be refused cleanly
+                why = f"party '{party}': the upload header cannot be used ({type(exc).__name__}: {exc})"
+                self._refuse(party, why, 1, header_size, 0)
+                raise InvalidArgument(why) from None
             self.uploads[party] = upload
             stopper: list[threading.Timer] = []
 
@@ -168,21 +299,30 @@ class Session:
                     stopper[-1].start()
 
             self._on_fail.append(stop)
+        count, serialized = 1, header_size
         try:
             for item in messages:
                 if self.state == FAILED:
-                    raise SessionError(f"party '{party}': upload stopped, the session failed: {self.error}")
+                    raise _Ended(f"party '{party}': upload stopped, the session failed: {self.error}")
+                count, serialized = count + 1, serialized + item.size
                 upload.add(item.message, item.data)
             contribution = upload.finish()
-        except SessionError as exc:
+        except _Ended as exc:
             upload.release()
-            self.fail(str(exc))
-            raise
-        except Exception as exc:  # the stream broke: the party went away mid-upload
+            raise FailedPrecondition(str(exc)) from None
+        except Exception as exc:  # refused (SessionError), or the stream broke: the party went away mid-upload
             upload.release()
-            why = str(exc) or type(exc).__name__
-            self.fail(f"party '{party}': upload broken off after {upload.received} of {upload.expected} bytes ({why})")
-            raise SessionError(self.error) from None
+            why = str(exc) if isinstance(exc, SessionError) else (
+                f"party '{party}': upload broken off after {upload.received} of {upload.expected} bytes "
+                f"({str(exc) or type(exc).__name__})")
+            with self._cond:
+                self.uploads.pop(party, None)
+            if upload.adder is not None:  # its values are in the running sums: they cannot be taken back
+                self.fail(f"{why}; its dissimilarities were already added into the running sums (the coordinator "
+                          "keeps no uploads), so the session cannot take them back")
+                raise SessionError(self.error) from None
+            self._refuse(party, why, count, serialized, upload.received)
+            raise InvalidArgument(why) from None
         finally:
             with self._cond:
                 if stop in self._on_fail:
@@ -199,6 +339,32 @@ class Session:
             self._cond.notify_all()
         return upload.received
 
+    def _check_header(self, header: session_pb2.UploadHeader) -> None:
+        """The header's method, public parameters and id encoding against what the session expects."""
+        party, name = header.party, self.spec.name
+        expected = self.spec.expected.get(party)
+        if expected is not None:
+            method, params = expected
+            if header.method != method:
+                raise InvalidArgument(f"party '{party}': the upload says method '{shown(header.method)}', but session "
+                                      f"'{name}' expects '{method}' from it")
+            for key, value in params.items():
+                got = header.params.get(key)
+                if got != value:
+                    raise InvalidArgument(f"party '{party}': the upload's parameter '{key}' is "
+                                          f"{'missing' if got is None else repr(shown(got))}, but session '{name}' "
+                                          f"expects {value!r}")
+        pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS
+        if self.spec.ids == "pseudonymous" and not pseudonymous:
+            raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS), "
+                                  "never raw ids")
+        if self.spec.ids == "plain" and pseudonymous:
+            raise InvalidArgument(f"party '{party}': session '{name}' takes plain ids, not pseudonyms")
+
+    def _refuse(self, party: str, error: str, messages: int, serialized: int, payload: int) -> None:
+        with self._cond:
+            self.refused.append(Refusal(party, clip(error), messages, serialized, payload))
+
     # -- clustering ------------------------------------------------------------------------
     def _finish(self) -> None:
         # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
@@ -208,7 +374,8 @@ class Session:
             contributions = [self.contributions[p] for p in self.spec.parties]
             joined = join_ids({c.party: c.ids for c in contributions})
             combined = combine(contributions, joined, self.sums)
-            self.sums = PairSums()  # what combine did not take over (sums reordered to the join) can go
+            if self.sums is not None:
+                self.sums = PairSums()  # what combine did not take over (sums reordered to the join) can go
             if not self.spec.keep_uploads:  # combined holds what clustering reads; nothing else reads these
                 for c in contributions:
                     c.arrays = {}
@@ -307,6 +474,11 @@ class Session:
                 h = self.uploads[p].header
                 itemsize = np.dtype(h.arrays[0].dtype).itemsize
                 predicted = predicted_payload(int(h.n_ids), [tuple(a.shape) for a in h.arrays], itemsize)
-            out[p] = {"predicted": predicted, "payload": up["payload"], "serialized": up["serialized"],
-                      "messages": up["messages"], "down": down}
+            refused = [r for r in self.refused if r.party == p]
+            wasted = {"attempts": len(refused), "messages": sum(r.messages for r in refused),
+                      "serialized": sum(r.serialized for r in refused), "payload": sum(r.payload for r in refused)}
+            # the accepted exchange; refused uploads' bytes apart (they crossed the wire too: see "refused")
+            out[p] = {"predicted": predicted, "payload": up["payload"] - wasted["payload"],
+                      "serialized": up["serialized"] - wasted["serialized"],
+                      "messages": up["messages"] - wasted["messages"], "down": down, "refused": wasted}
         return out

@@ -10,6 +10,7 @@ import grpc
 import numpy as np
 
 from parties.errors import PartyError
+from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
 from parties.methods import Sent
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.ids import TEXT as ID_TEXT
@@ -116,10 +117,25 @@ class CoordinatorClient:
     def close(self) -> None:
         self.channel.close()
 
-    def join(self, timeout: float) -> session_pb2.JoinReply:
-        """Join the session, waiting up to ``timeout`` s for the coordinator to come up."""
-        request = session_pb2.JoinRequest(session=self.session, party=self.party)
+    def join(self, timeout: float, public_key: bytes = b"", signature: bytes = b"") -> session_pb2.JoinReply:
+        """Join the session with our key-agreement ``public_key``, waiting up to ``timeout`` s for the
+        coordinator to come up."""
+        request = session_pb2.JoinRequest(session=self.session, party=self.party, public_key=public_key,
+                                          key_signature=signature)
         return self.stub.Join(request, timeout=timeout, wait_for_ready=True, metadata=self.metadata)
+
+    def peers(self, timeout: float) -> list[session_pb2.PeerKey]:
+        """Every party's public key, once all have joined."""
+        request = session_pb2.PeersRequest(session=self.session, party=self.party)
+        return list(self.stub.GetPeers(request, timeout=timeout, metadata=self.metadata).peers)
+
+    def post_sealed(self, keys: list[session_pb2.SealedKey], timeout: float) -> None:
+        request = session_pb2.SealedKeys(session=self.session, party=self.party, keys=keys)
+        self.stub.PostSealedKeys(request, timeout=timeout, metadata=self.metadata)
+
+    def sealed_key(self, timeout: float) -> session_pb2.SealedKey:
+        request = session_pb2.SealedKeyRequest(session=self.session, party=self.party)
+        return self.stub.GetSealedKey(request, timeout=timeout, metadata=self.metadata)
 
     def upload(self, messages: Iterator[session_pb2.UploadMessage], timeout: float) -> session_pb2.UploadReply:
         return self.stub.Upload(messages, timeout=timeout, metadata=self.metadata)
@@ -135,3 +151,50 @@ class CoordinatorClient:
             else:
                 labels.add(message.labels)
         return Result(header=header, labels=labels.array())
+
+
+def key_signature(security: ClientSecurity | None, session: str, party: str, pair: KeyPair, mutual: bool) -> bytes:
+    """Our public key signed with our TLS client key, under ``mutual`` TLS (else b"")."""
+    if not mutual or security is None or not security.key or not security.certificate:
+        return b""
+    return sign_key(security.key, session, party, pair.public)
+
+
+def agree_pseudonym_key(
+    client: CoordinatorClient,
+    reply: session_pb2.JoinReply,
+    pair: KeyPair,
+    seed: int | None,
+    security: ClientSecurity | None,
+    timeout: float,
+    mutual: bool = False,
+) -> bytes:
+    """The session's pseudonym key, agreed through the coordinator without it learning the key.
+
+    The key leader (the session's first party) draws the key (from ``seed``,
+    else from this process's entropy) and seals it to each other party under
+    their X25519 pair secret; every other party waits for its sealed key and
+    opens it. Under ``mutual`` TLS every relayed public key is checked against
+    its party's certificate first, so a coordinator that substituted keys is
+    caught (unless it also holds the CA's key).
+    """
+    session, me = client.session, client.party
+    peers = {p.party: p for p in client.peers(timeout)}
+    if set(peers) != set(reply.parties) or me not in peers or peers[me].public_key != pair.public:
+        raise PartyError("the coordinator relayed a set of public keys that does not match the session's parties "
+                         "or does not hold this party's own key")
+    if mutual and security is not None:
+        for name, peer in peers.items():
+            if name != me:
+                verify_peer(security.ca, peer.certificate, peer.key_signature, session, name, peer.public_key)
+    leader = reply.parties[0]
+    if me == leader:
+        key = pseudonym_key(seed)
+        sealed = []
+        for name in reply.parties[1:]:
+            nonce, ciphertext = seal(pair, peers[name].public_key, key, session, me, name)
+            sealed.append(session_pb2.SealedKey(to=name, nonce=nonce, ciphertext=ciphertext))
+        client.post_sealed(sealed, timeout)
+        return key
+    envelope = client.sealed_key(timeout)
+    return unseal(pair, peers[leader].public_key, envelope.nonce, envelope.ciphertext, session, leader, me)

@@ -33,7 +33,8 @@ class PartyConfig:
     dtype: str = "float64"
     id_column: str | None = None
     label_column: str | None = None
-    seed: int = 0
+    #: Seeds the disguise and the pseudonym key; None: the party draws one from its own entropy when it runs.
+    seed: int | None = None
     source_options: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> list[str]:

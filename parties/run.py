@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import grpc
 import numpy as np
 
-from parties.client import ClientSecurity, CoordinatorClient, upload_messages
+from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, key_signature, upload_messages
+from parties.keys import KeyPair, pseudonyms
+from protos.ids import pack as pack_ids
+from protos.ppcsim.v1 import session_pb2
 from parties.config import PartyConfig
 from parties.data import PartyData, load_party_data
 from parties.errors import PartyError
@@ -36,12 +40,13 @@ class Disguised:
         return {s.name: s.array.astype(self.dtype, copy=False) if s.array.dtype.kind == "f" else s.array
                 for s in self.arrays}
 
-    def upload(self, session: str, party: str, chunk_bytes: int):
-        """The Upload stream that carries these arrays (see parties.client.upload_messages)."""
+    def upload(self, session: str, party: str, chunk_bytes: int, ids: np.ndarray | None = None):
+        """The Upload stream that carries these arrays (see parties.client.upload_messages), with ``ids`` (the
+        party's pseudonyms, in its row order) in place of its own ids when given."""
         return upload_messages(
             session, party, self.method.name, self.method.public_params(),
-            self.data.ids, self.arrays, len(self.data.columns), min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-            self.dtype,
+            self.data.ids if ids is None else ids, self.arrays, len(self.data.columns),
+            min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), self.dtype,
         )
 
 
@@ -64,23 +69,38 @@ def disguise(cfg: PartyConfig) -> Disguised:
     return Disguised(data, X, method, arrays, timing, cfg.dtype)
 
 
+#: Times ``ppc party`` tries a call again after its connection dropped, and the first wait (doubled each time).
+RETRIES, BACKOFF = 3, 1.0
+
+
 def run_party(
     cfg: PartyConfig,
     coordinator: str,
     session: str,
     *,
     timeout: float = 600.0,
+    timeout_name: str = "timeout",
     labels_out: Path | None = None,
     summary_out: Path | None = None,
     security: ClientSecurity | None = None,
     tls: bool = True,
+    mutual: bool = False,
     log=sys.stderr,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
 
-    Raises PartyError for bad input and grpc.RpcError when the coordinator
-    refuses or the session fails.
+    ``cfg.seed`` seeds the disguise and the pseudonym key; None draws a seed
+    from this process's entropy (the default for a deployed party: nothing
+    the coordinator holds can regenerate it). A dropped connection is retried
+    up to RETRIES times with backoff, joining again and uploading from scratch.
+    ``timeout_name`` names the timer ``timeout`` comes from, for the message
+    when it runs out.
+
+    Raises PartyError for bad input or a timeout, and grpc.RpcError when the
+    coordinator refuses or the session fails.
     """
+    if cfg.seed is None:
+        cfg = replace(cfg, seed=secrets.randbits(128))
     deadline = time.monotonic() + timeout
     done = disguise(cfg)
     data, method, arrays, timing = done.data, done.method, done.arrays, done.timing
@@ -90,15 +110,55 @@ def run_party(
         file=log,
         flush=True,
     )
+    pair = KeyPair.generate(cfg.seed)
+    signature = key_signature(security, session, cfg.name, pair, mutual)
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
+    step = "joining"
+
+    def left() -> float:
+        return max(deadline - time.monotonic(), 0.1)
+
+    def retried(what: str, call):
+        for attempt in range(RETRIES + 1):
+            try:
+                return call()
+            except grpc.RpcError as exc:
+                if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == RETRIES or left() <= BACKOFF * 2**attempt:
+                    raise
+                wait = BACKOFF * 2**attempt
+                print(f"party {cfg.name}: {what}: connection lost ({exc.details()}); trying again in {wait:g} s "
+                      f"(retry {attempt + 1} of {RETRIES})", file=log, flush=True)
+                time.sleep(wait)
+
     try:
         t = time.perf_counter()
-        reply = client.join(timeout=max(deadline - time.monotonic(), 0.1))
-        client.upload(done.upload(session, cfg.name, reply.chunk_bytes), timeout=max(deadline - time.monotonic(), 0.1))
+        reply = retried("Join", lambda: client.join(left(), pair.public, signature))
+        ids = None
+        if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
+            step = "agreeing the pseudonym key with the other parties"
+            key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
+                                                                         mutual))
+            ids = pseudonyms(key, data.ids)
+        step = "uploading"
+
+        tries: list[int] = []
+
+        def upload():
+            if tries:  # again, after a dropped connection: the coordinator discarded that upload
+                client.join(left(), pair.public, signature)
+            tries.append(1)
+            return client.upload(done.upload(session, cfg.name, reply.chunk_bytes, ids), timeout=left())
+
+        retried("Upload", upload)
         timing["upload"] = time.perf_counter() - t
+        step = "waiting for the clustering"
         t = time.perf_counter()
-        result = client.result(timeout=max(deadline - time.monotonic(), 0.1))
+        result = retried("GetResult", lambda: client.result(timeout=left()))
         timing["wait_result"] = time.perf_counter() - t
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline - 0.5:
+            raise PartyError(f"this party's {timeout_name} of {timeout:g} s ran out while {step}") from None
+        raise
     finally:
         client.close()
 
@@ -122,12 +182,21 @@ def run_party(
         "dtype": cfg.dtype,
         "arrays": {s.name: list(s.array.shape) for s in arrays},
         "n_joined": header.n_joined,
+        # what the ids would have cost in the smallest plain encoding, beside the pseudonyms sent (the ledger's)
+        "plain_id_bytes": plain_id_bytes(data.ids),
         "timing": timing,
         "peak_rss": peak_rss(),
     }
     if summary_out:
         summary_out.write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def plain_id_bytes(ids: np.ndarray) -> int:
+    """Bytes of ``ids`` in the smallest plain encoding: the packed block, or each text id's bytes and ~2 of
+    framing."""
+    encoding, packed = pack_ids(ids)
+    return len(packed) if packed else sum(len(i.encode()) + 2 for i in ids.tolist())
 
 
 def peak_rss() -> int | None:
@@ -166,5 +235,5 @@ def rpc_message(exc: grpc.RpcError) -> str:
     if code == grpc.StatusCode.UNAVAILABLE:
         return f"coordinator unreachable or its certificate not trusted ({detail})"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return "the session's deadline passed before it finished"
+        return f"a call to the coordinator ran out of time ({detail})"
     return detail or str(code)

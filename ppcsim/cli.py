@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import logging
 import signal
 import sys
 import threading
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -39,6 +41,7 @@ examples:
   ppc demo                              run the bundled demo (wine data, 3 parties)
   ppc run scenarios/wine-osbr.toml --out runs/wine --html
   ppc sweep scenarios/sweep-wine-k.toml --out runs/sweep --in-process
+  ppc sweep scenarios/sweep-wine-k.toml --out runs/sweep --in-process --scheduler local:2
   ppc reproduce --mushroom mushroom.csv --chess chess.csv --out docs/
   ppc credentials s.toml --out creds --host coord.example.org
   ppc coordinator --listen 0.0.0.0:50051 --scenario s.toml --credentials creds --out runs/s
@@ -74,8 +77,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = io.StringIO() if args.quiet else sys.stderr
     details = {} if args.html else None  # the arrays behind the page's pictures
     with claim(out, replace=args.replace):
-        report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                              keep_sent=not args.no_sent, details=details)
+        if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
+            from ppcsim.cluster import ClusterParties, connect, parse_local
+            from ppcsim.report import write_atomic
+
+            with connect(args.scheduler, log=log) as client:
+                parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
+                report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
+                                      keep_sent=not args.no_sent, parties=parties, details=details)
+            report["cluster"] = {"scheduler": args.scheduler, "placed": parties.placed}
+            write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
+        else:
+            report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
+                                  keep_sent=not args.no_sent, details=details)
         _write_run_page(args, out, report, details)
     written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
     written += ", report.html" if args.html else ""
@@ -114,9 +128,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     settings = settings_from(args)
+    failed = []
     with claim(out, replace=args.replace) as folder:
         try:
-            rows = sweep(Path(args.scenario), out, settings=settings, in_process=args.in_process)
+            if args.scheduler:  # each point a task on a Dask cluster (ppcsim/cluster.py)
+                from ppcsim.cluster import sweep_on_cluster
+
+                rows, failed = sweep_on_cluster(Path(args.scenario), out, args.scheduler, settings=settings,
+                                                in_process=args.in_process)
+                if not rows:
+                    raise RunError(f"every one of the {len(failed)} points failed (see {out}/failures.csv)")
+            else:
+                rows = sweep(Path(args.scenario), out, settings=settings, in_process=args.in_process)
         except ScenarioError:
             folder.discard()  # refused before any run: leave no half-planned folder behind
             raise
@@ -127,13 +150,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                      sweep_page(Path(args.scenario).stem, rows, figures, grid, [note] if note else []).encode())
     print(f"ppc sweep: wrote {out}/: sweep.csv ({len(rows)} runs), sweep.html, figures/ "
           f"({', '.join(figures) or 'no figure: the grid varies no plotted axis'})", file=sys.stderr)
+    if failed:
+        raise RunError(f"{len(failed)} of {len(failed) + len(rows)} points failed (listed in {out}/failures.csv)")
     return 0
 
 
 def cmd_credentials(args: argparse.Namespace) -> int:
     from ppcsim.credentials import make_credentials, make_shared_credentials
 
-    scenarios = [load_scenario(path) for path in args.scenario]
+    scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
     out = Path(args.out)
     if len(scenarios) == 1:
         make_credentials(out, scenarios[0].name, [p.name for p in scenarios[0].parties], args.host)
@@ -215,10 +240,10 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     from coordinator.server import start_server
     from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
-    from ppcsim.report import build_report, summary_table, write_atomic, write_outputs
+    from ppcsim.report import NOT_MEASURED, build_report, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    scenarios = [load_scenario(path) for path in args.scenario]
+    scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
     seen: dict[str, Path] = {}
     for scenario in scenarios:
         if scenario.name in seen:
@@ -263,6 +288,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     failed = []
     for scenario, session in zip(scenarios, sessions):
         report = build_report(scenario, session, {}, {})
+        report["not_measured"] = NOT_MEASURED
         if args.out:
             write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
                           sent=not args.no_sent)
@@ -277,14 +303,34 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def party_seed_from(args: argparse.Namespace) -> int | None:
+    """The seed ``--seed`` or ``--seed-file`` gives (a file of one integer; ``-``: standard input), else None."""
+    if args.seed is not None and args.seed_file is not None:
+        raise PartyError("give --seed or --seed-file, not both")
+    if args.seed_file is None:
+        return args.seed
+    where = "standard input" if args.seed_file == "-" else args.seed_file
+    try:
+        text = sys.stdin.readline() if args.seed_file == "-" else Path(args.seed_file).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PartyError(f"--seed-file: cannot read {where}: {exc}") from None
+    try:
+        seed = int(text.strip())
+    except ValueError:
+        raise PartyError(f"--seed-file: {where} must hold one non-negative integer") from None
+    if seed < 0:
+        raise PartyError(f"--seed-file: {where} must hold one non-negative integer, got {seed}")
+    return seed
+
+
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
     from parties.client import ClientSecurity
     from parties.run import rpc_message, run_party
 
-    scenario = load_scenario(args.scenario)
-    cfg = scenario.party(args.party)
+    scenario = load_scenario(args.scenario, role="party", party=args.party)
+    cfg = replace(scenario.party(args.party), seed=party_seed_from(args))
     if scenario.security.needs_credentials and not args.credentials:
         raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "
                          "with this party's folder from 'ppc credentials'")
@@ -295,10 +341,12 @@ def cmd_party(args: argparse.Namespace) -> int:
             args.coordinator,
             args.session or scenario.name,
             timeout=args.timeout or scenario.deadline,
+            timeout_name="--timeout" if args.timeout else "scenario's deadline",
             labels_out=Path(args.labels_out) if args.labels_out else None,
             summary_out=Path(args.summary) if args.summary else None,
             security=security,
             tls=scenario.security.tls,
+            mutual=scenario.security.mutual,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None
@@ -345,6 +393,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "this machine, wait for the clustering, print a per-party summary and write the outputs.")
     run.add_argument("scenario", nargs="?", help="scenario TOML file (default: the bundled demo)")
     add_run_options(run)
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="start each party on a worker of a Dask cluster (a scheduler's address, tcp://host:8786, or "
+                     "local:N for N worker processes here), round-robin or on its [[parties]] 'host'; the "
+                     "coordinator and its counting relays stay here (see docs/cluster.md)")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="run the bundled demo scenario (no files needed)",
@@ -365,6 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--in-process", action="store_true",
                     help="run each point in this process through the same code, without gRPC or party "
                     "processes: the same numbers (but timings), much faster")
+    sw.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run each point as a task on a Dask cluster: a scheduler's address (tcp://host:8786) or "
+                    "local:N for N worker processes on this machine; needs pip install 'ppc-sim[dask]' (see "
+                    "docs/cluster.md). A failed point is reported and the others go on")
     add_measure_options(sw)
     sw.set_defaults(func=cmd_sweep)
 
@@ -422,7 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
                            description="Load this party's own columns, disguise them, upload them to the "
                            "coordinator and wait for the shared clustering.")
     party.add_argument("--coordinator", required=True, metavar="HOST:PORT")
-    party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table")
+    party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table "
+                       "(other parties' tables, if any, are not read)")
     party.add_argument("--party", required=True, metavar="NAME", help="which party of the scenario to be")
     party.add_argument("--session", help="session name (default: the scenario's name)")
     party.add_argument("--credentials", metavar="DIR", help="this party's folder from 'ppc credentials' "
@@ -431,6 +488,12 @@ def build_parser() -> argparse.ArgumentParser:
     party.add_argument("--summary", metavar="FILE", help="write this party's summary as JSON")
     party.add_argument("--timeout", type=float, help="seconds to wait for the whole exchange (default: the "
                        "scenario's deadline)")
+    party.add_argument("--seed", type=int, metavar="N",
+                       help="seed this party's disguise and pseudonym key with N, to repeat a run on purpose "
+                       "(default: a fresh seed from this machine's entropy, which nobody else can regenerate)")
+    party.add_argument("--seed-file", metavar="FILE",
+                       help="read the seed from FILE, one integer ('-': standard input; 'ppc run' hands each party "
+                       "its seed this way)")
     party.set_defaults(func=cmd_party)
 
     rep = sub.add_parser("reproduce", help="recompute the paper's Table 1 / eq. 11, Table 2 and Figs 1-2",
@@ -442,6 +505,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where to write reproduction.md and reproduction.json")
     rep.add_argument("--seeds", type=int, default=50, metavar="N", help="use seeds 0..N-1 (default: 50)")
     rep.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count, at most 4)")
+    rep.add_argument("--scheduler", metavar="ADDRESS",
+                     help="run the projections on a Dask cluster instead of --jobs processes: a scheduler's address "
+                     "(tcp://host:8786) or local:N; needs pip install 'ppc-sim[dask]' (see docs/cluster.md)")
     rep.set_defaults(func=cmd_reproduce)
     return parser
 

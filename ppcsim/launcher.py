@@ -18,7 +18,7 @@ from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.relay import Relay
-from ppcsim.report import build_report, summary_table, write_outputs
+from ppcsim.report import build_report, observer_section, summary_table, write_outputs
 from ppcsim.scenario import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit.
@@ -36,17 +36,48 @@ def last_line(path: Path) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def party_command(scenario: Scenario, name: str, address: str, summary: Path, credentials: Path | None) -> list[str]:
+def party_command(scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None) -> list[str]:
+    """``ppc party`` for party ``name``: its summary and labels go to ``private`` (the launcher's, as observer);
+    its seed comes on its standard input (see start_party)."""
     return [
         sys.executable, "-m", "ppcsim", "party",
         "--coordinator", address,
         "--scenario", str(scenario.path),
         "--party", name,
         "--session", scenario.name,
-        "--summary", str(summary),
+        "--summary", str(private / f"{name}.json"),
+        "--labels-out", str(private / f"{name}-labels.csv"),
         "--timeout", str(scenario.deadline),
+        "--seed-file", "-",
         *(["--credentials", str(credentials / "parties" / name)] if credentials else []),
     ]
+
+
+class LocalParties:
+    """Starts each party as an OS process on this machine (``ppc run``'s default)."""
+
+    #: Where the relays listen: the parties dial them from this machine.
+    host = "127.0.0.1"
+
+    def start(self, scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None,
+              log: Path) -> subprocess.Popen:
+        """Party ``name`` dialling ``address``; its summary and labels go to ``private``, its output to ``log``."""
+        seed = scenario.party(name).seed
+        return start_party(party_command(scenario, name, address, private, credentials), seed, log)
+
+
+def start_party(command: list[str], seed: int, log: Path) -> subprocess.Popen:
+    """Start a party process and hand it its seed on its standard input, a pipe only that process reads (not its
+    command line, which every user of the machine can list)."""
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
+                                env={**os.environ, **PARTY_ENV})
+    try:
+        proc.stdin.write(f"{seed}\n".encode())
+        proc.stdin.close()
+    except OSError:  # it died at start; _watch reports why from its log
+        pass
+    return proc
 
 
 class Progress:
@@ -90,9 +121,14 @@ def run_scenario(
     listen: str = "127.0.0.1:0",
     settings: Settings | None = Settings(),
     keep_sent: bool = True,
+    parties=None,
     details: dict | None = None,
 ) -> dict:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
+
+    ``parties`` starts the party processes: ``LocalParties()`` (the default)
+    on this machine, or ``ppcsim.cluster.ClusterParties`` on the workers of a
+    Dask cluster, while the coordinator and its counting relays stay here.
 
     With ``settings``, the launcher then measures utility and privacy as an
     observer (ppcsim.evaluate.observer); None skips the measurements. With
@@ -107,8 +143,9 @@ def run_scenario(
     report (with its error) is written all the same.
     """
     t0 = time.perf_counter()
+    parties = parties or LocalParties()
     timing: dict[str, float] = {}
-    procs: dict[str, subprocess.Popen] = {}
+    procs: dict = {}
     failure = None
     with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
         credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
@@ -124,16 +161,11 @@ def run_scenario(
         logs = out / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         # each party reaches the coordinator through its own relay, which counts (and shapes) its bytes
-        relays = {cfg.name: Relay(address, scenario.link(cfg.name)).start() for cfg in scenario.parties}
+        relays = {cfg.name: Relay(address, scenario.link(cfg.name), parties.host).start() for cfg in scenario.parties}
         try:
             for cfg in scenario.parties:
-                with open(logs / f"{cfg.name}.log", "wb") as fh:
-                    procs[cfg.name] = subprocess.Popen(
-                        party_command(scenario, cfg.name, relays[cfg.name].address, Path(tmp) / f"{cfg.name}.json",
-                                      credentials),
-                        stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                        env={**os.environ, **PARTY_ENV},
-                    )
+                procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
+                                                logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
             failure = _watch(session, procs, logs, progress, scenario.deadline)
             if session.state == DONE:
@@ -153,7 +185,11 @@ def run_scenario(
             path = Path(tmp) / f"{name}.json"
             if path.exists():
                 summaries[name] = json.loads(path.read_text())
+        # labels by the records' own ids, as the first party mapped them back (the coordinator's may be pseudonyms)
+        first = Path(tmp) / f"{scenario.parties[0].name}-labels.csv"
+        labels = first.read_bytes() if first.exists() else None
     report = build_report(scenario, session, summaries, timing)
+    report["observer"] = observer_section(scenario)
     report["error"] = failure or report["error"]
     for party in report["parties"]:
         relay = relays[party["name"]]
@@ -175,7 +211,7 @@ def run_scenario(
     report["timing"].update(timing)
     if details is not None:
         details["outcome"] = session.outcome
-    write_outputs(out, report, session, sent=keep_sent)
+    write_outputs(out, report, session, sent=keep_sent, labels=labels)
     if failure:
         raise RunError(failure)
     print(summary_table(report), file=log, flush=True)

@@ -142,14 +142,16 @@ def _pump(src: socket.socket, dst: socket.socket, link: Link, count: Direction) 
 
 
 class Relay:
-    """Listens on 127.0.0.1 and relays every connection to ``target`` (HOST:PORT), counting bytes."""
+    """Listens on ``host`` (127.0.0.1 unless parties run on other hosts) and relays every connection to
+    ``target`` (HOST:PORT), counting bytes."""
 
-    def __init__(self, target: str, link: Link = Link()):
+    def __init__(self, target: str, link: Link = Link(), host: str = "127.0.0.1"):
         self.target_host, port = target.rsplit(":", 1)
         self.target_port = int(port)
         self.link = link
         self.counts = Counts()
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.host = host
+        self._listener = socket.create_server((host, 0))
         self.port = self._listener.getsockname()[1]
         self._sockets: list[socket.socket] = []
         self._threads: list[threading.Thread] = []
@@ -161,7 +163,7 @@ class Relay:
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def _accept(self) -> None:
         while True:

@@ -15,6 +15,7 @@ from coordinator.session import STATE_NAMES, Session
 from parties.run import peak_rss
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
+from protos.ppcsim.v1 import session_pb2
 
 
 def _umask() -> int:
@@ -71,14 +72,14 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
                 "method": cfg.method,
                 "params": cfg.effective_params,
                 "normalize": summaries.get(cfg.name, {}).get("normalize", cfg.normalize),
-                "seed": cfg.seed,
-                "source": cfg.source,
+                "source": cfg.source or None,
                 "rows": len(contribution.ids) if contribution else None,
                 "columns": list(cfg.columns),
                 "output_dims": output_dims(shapes) if shapes else None,
                 "sends": ("dissimilarities" if len(next(iter(shapes.values()))) == 1 else "features") if shapes else None,
                 "arrays": shapes,
                 "bytes": {k: b[k] for k in ("predicted", "payload", "serialized")},
+                "refused": b["refused"],
                 "timing": summaries.get(cfg.name, {}).get("timing", {}),
                 "peak_rss": summaries.get(cfg.name, {}).get("peak_rss"),
             }
@@ -106,7 +107,9 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
             "tls": scenario.security.tls,
             "mutual": scenario.security.mutual,
             "tokens": scenario.security.tokens,
+            "ids": scenario.security.ids,
             "parties": dict(session.protection),
+            "coordinator_learns": coordinator_learns(scenario, session),
         },
         "communication": {
             "totals": {
@@ -116,6 +119,8 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
                 for direction in ("up", "down")
             },
             "by_party": totals,
+            "refused": [r.__dict__ for r in session.refused],
+            "ids": id_bytes(session, summaries),
             "ledger": session.ledger.as_dicts(),
         },
         "timing": {**timing, "coordinator": session.timing},
@@ -126,12 +131,66 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
     return report
 
 
-def write_outputs(out: Path, report: dict, session: Session, sent: bool = True) -> None:
-    """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, sent/<party>.npz."""
+def observer_section(scenario: Scenario) -> dict:
+    """What repeats a simulation, known to the observer alone: the scenario seed and every party's seed.
+
+    The coordinator's part of the report holds no party secret; a by-hand
+    coordinator writes no observer section (it is not an observer: no utility,
+    no privacy, no party seed).
+    """
+    return {"seed": scenario.seed, "party_seeds": {p.name: p.seed for p in scenario.parties}}
+
+
+#: What a by-hand coordinator's report cannot hold, and why (it is not an observer).
+NOT_MEASURED = {
+    "utility": "the coordinator never sees the parties' original data, so it cannot compare the clustering with "
+               "theirs; 'ppc run' measures utility as an observer holding every party's data",
+    "privacy": "the attacks need the original columns, which stay with the parties; 'ppc run' measures them",
+    "observer": "each party's seed stays with that party; only 'ppc run', which plays every party, records them",
+}
+
+
+def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
+    """In plain words, what the coordinator of this session learned (README, "Security model")."""
+    ids = ("16-byte keyed-hash pseudonyms of each party's record ids (never a raw id; without the parties' key it "
+           "can neither compute nor test one), so how many records each party holds and which of them are in "
+           "every party's set (the join)" if scenario.security.ids == "pseudonymous" else
+           "every party's raw record ids, and so which records each party holds")
+    return [
+        ids,
+        "each party's disguised arrays as sent (sent/<party>.npz) and the public parameters needed to combine "
+        "them; never a party's seed, random matrix, translation or noise",
+        "the joined data it clusters and the clustering, which it returns to every party",
+        "each party's X25519 public key, which it relays; not the secrets agreed from them",
+    ]
+
+
+def id_bytes(session: Session, summaries: dict[str, dict]) -> dict:
+    """Per party, how its accepted upload's record ids travelled and their bytes (packed block, or characters of
+    text ids), beside what the smallest plain encoding of its raw ids would have taken (``plain_bytes``, known
+    to the party alone: in its summary when the observer has it)."""
+    out = {}
+    for party, upload in session.uploads.items():
+        if party in session.contributions:
+            out[party] = {"encoding": session_pb2.IdEncoding.Name(upload.header.id_encoding),
+                          "bytes": int(upload.header.packed_id_bytes) or int(upload.id_chars),
+                          "plain_bytes": summaries.get(party, {}).get("plain_id_bytes")}
+    return out
+
+
+def write_outputs(out: Path, report: dict, session: Session, sent: bool = True, labels: bytes | None = None) -> None:
+    """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, sent/<party>.npz.
+
+    ``labels``: labels.csv as a party wrote it, by its own record ids (``ppc run``); else the coordinator's,
+    by the ids it received (pseudonyms in hexadecimal when the session uses them).
+    """
     write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
     outcome = session.outcome
-    if outcome is not None:
-        lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(outcome.join.ids.tolist(), outcome.labels.tolist())]
+    if labels is not None:
+        write_atomic(out / "labels.csv", labels)
+    elif outcome is not None:
+        ids = as_text(outcome.join.ids).tolist()
+        lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(ids, outcome.labels.tolist())]
         write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
     for party, c in session.contributions.items():
         if not sent or not c.arrays:
@@ -193,6 +252,20 @@ def summary_table(report: dict) -> str:
     protection = {f"{v['transport']}, identified by {v['identity']}" for v in report["security"]["parties"].values()}
     if protection:
         lines.append(f"security: {'; '.join(sorted(protection))}")
+    ids = report["communication"].get("ids", {})
+    if ids:
+        sent = sum(v["bytes"] for v in ids.values())
+        plain = [v["plain_bytes"] for v in ids.values()]
+        beside = f" (plain ids packed: {sum(plain):,} B)" if None not in plain else ""
+        lines.append(f"ids: {report['security']['ids']}, {sent:,} B of ids sent{beside}")
+    refused = report["communication"].get("refused", [])
+    if refused:
+        lines.append(f"refused: {len(refused)} upload{'s' if len(refused) > 1 else ''} discarded "
+                     f"({sum(r['serialized'] for r in refused):,} B on the wire): "
+                     + "; ".join(r["error"] for r in refused[:3]))
+    if report.get("not_measured"):
+        lines.append(f"not measured by the coordinator: {', '.join(report['not_measured'])} (it is not an "
+                     "observer: see report.json)")
     lines.append(
         f"wire: up {t['up']['messages']} messages, {t['up']['serialized']:,} B serialized "
         f"({t['up']['payload']:,} B payload); down {t['down']['messages']} messages, {t['down']['serialized']:,} B"

@@ -206,7 +206,10 @@ def _task(task: tuple) -> float:
 
 def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int, label: str,
               progress: Progress) -> list[float]:
-    """Stress of every ``(sizes, ks, projection, seed)`` task, in order, on ``jobs`` processes."""
+    """Stress of every ``(sizes, ks, projection, seed)`` task, in order, on ``jobs`` processes.
+
+    ``jobs`` may also be a ``ppcsim.cluster.ClusterTasks``: the tasks then run on its Dask cluster.
+    """
     start, results, step = time.perf_counter(), [], max(1, len(tasks) // 10)
 
     def report(done: int) -> None:
@@ -216,6 +219,8 @@ def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int, la
             progress(f"  {label}: {done}/{len(tasks)} projections, {elapsed:.0f} s"
                      + (f", about {eta:.0f} s left" if done < len(tasks) else ""))
 
+    if not isinstance(jobs, int):
+        return jobs.stress(X, d, tasks, report)
     if jobs <= 1:
         with threadpool_limits(1):
             _STATE["X"], _STATE["d"] = X, d
@@ -398,13 +403,13 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     """
     if seeds < 1:
         raise ValueError(f"seeds must be at least 1, got {seeds}")
-    jobs = default_jobs() if jobs is None else max(1, jobs)
+    jobs = default_jobs() if jobs is None else max(1, jobs) if isinstance(jobs, int) else jobs
     paths = {name: Path(p) for name, p in (("mushroom", mushroom), ("chess", chess)) if p is not None}
     started, cpu_started, times = time.perf_counter(), cpu_seconds(), {}
     results: dict = {
         "command": command or format_command(paths, Path(out), seeds),
         "seeds": list(range(seeds)),
-        "jobs": jobs,
+        "jobs": jobs if isinstance(jobs, int) else jobs.workers,
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "environment": {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
                         "cpus": os.cpu_count(), "machine": platform.machine()},
@@ -444,7 +449,8 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
             times[f"figs 1-2, {name}"] = time.perf_counter() - t
     times["total"] = time.perf_counter() - started
     results["runtime_s"] = {key: round(v, 1) for key, v in times.items()}
-    results["cpu_s"] = round(cpu_seconds() - cpu_started, 1)
+    # a Dask cluster's workers are not this process's children: their CPU time is not known here
+    results["cpu_s"] = round(cpu_seconds() - cpu_started, 1) if isinstance(jobs, int) else None
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -483,8 +489,16 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, UnicodeDecodeError) as exc:
             print(f"ppc reproduce: error: --{name} {path}: {exc}", file=sys.stderr)
             return 2
-    reproduce(args.mushroom, args.chess, args.out, seeds=args.seeds, jobs=args.jobs,
-              command=format_command(paths, args.out, args.seeds),
-              progress=lambda line: print(line, file=sys.stderr, flush=True))
+    progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    command = format_command(paths, args.out, args.seeds)
+    if getattr(args, "scheduler", None):  # the projections as tasks on a Dask cluster
+        from ppcsim.cluster import cluster_tasks
+
+        with cluster_tasks(args.scheduler) as tasks:
+            reproduce(args.mushroom, args.chess, args.out, seeds=args.seeds, jobs=tasks, command=command,
+                      progress=progress)
+        return 0
+    reproduce(args.mushroom, args.chess, args.out, seeds=args.seeds, jobs=args.jobs, command=command,
+              progress=progress)
     return 0
 

@@ -2,28 +2,75 @@
 
 from __future__ import annotations
 
-import re
+import hashlib
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from coordinator.clustering import FIELDS as CLUSTERING
 from coordinator.clustering import ClusteringSpec
 from coordinator.session import SessionSpec
-from parties.config import PartyConfig
+from parties.config import DTYPES, PartyConfig
+from parties.normalize import NORMALIZATIONS
+from protos.schema import Param, check_table, unknown
 from parties.data import BUILTIN, SYNTHETIC
-from parties.methods import METHODS
+from parties.methods import METHODS, method_class
 from ppcsim.relay import Link
 
-PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize", "dtype")
-CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
-TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "network", "sweep")
-LINK_FIELDS = ("bandwidth_mbit", "latency_ms")
-SECURITY_FIELDS = ("tls", "mutual", "tokens")
-DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
+#: Names of sessions and parties: they appear in file names and on the wire.
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+_NAME_RULE = "letters, digits, '_', '.' or '-'"
+
+#: Top-level fields of a scenario file, then its tables (checked by their own schemas below).
+TOP = {
+    "name": Param(str, pattern=NAME_PATTERN, rule=_NAME_RULE, doc="the session's name (default: the file's stem)"),
+    "seed": Param(int, 0, minimum=0, rule="a non-negative integer"),
+    "deadline": Param(float, 600, above=0, rule="a positive number of seconds"),
+    "description": Param(str, ""),
+}
+TABLES = ("data", "parties", "clustering", "security", "network", "sweep")
+#: A party's own fields; its method's parameters come from the method's table (parties.methods).
+PARTY = {
+    "name": Param(str, required=True, pattern=NAME_PATTERN, rule=_NAME_RULE),
+    "data": Param(str, doc="this party's own CSV instead of a slice of [data]"),
+    "id_column": Param(str),
+    "columns": Param(list, required=True),
+    "method": Param(str, required=True, choices=tuple(METHODS)),
+    "normalize": Param(str, "zscore", choices=NORMALIZATIONS),
+    "dtype": Param(str, "float64", choices=DTYPES),
+    "host": Param(str, doc="ppc run --scheduler: the host (or Dask worker) that runs this party"),
+}
+PARTY_FIELDS = tuple(PARTY)
+DATA = {
+    "source": Param(str),
+    "id_column": Param(str),
+    "label_column": Param(str),
+    "rows": Param(int, minimum=2, doc="synthetic:blobs"),
+    "columns": Param(int, minimum=1, doc="synthetic:blobs"),
+    "clusters": Param(int, minimum=1, doc="synthetic:blobs"),
+    "cluster_std": Param(float, 1.0, minimum=0, rule="a non-negative number", doc="synthetic:blobs"),
+}
+DATA_FIELDS = tuple(DATA)
+SECURITY = {
+    "tls": Param(bool, True),
+    "mutual": Param(bool, False),
+    "tokens": Param(bool, True),
+    "ids": Param(str, "pseudonymous", choices=("pseudonymous", "plain")),
+}
+LINK = {
+    "bandwidth_mbit": Param(float, above=0, rule="a positive number"),
+    "latency_ms": Param(float, 0, minimum=0, rule="a positive number"),
+}
+CLUSTERING_FIELDS = tuple(CLUSTERING)
 BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.
+ID_MODES = SECURITY["ids"].choices
+#: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
+#: session (party names, methods and public parameters, [clustering], [security]); a party reads [data] and its own
+#: [[parties]] table.
+ROLES = ("observer", "coordinator", "party")
 
 
 class ScenarioError(ValueError):
@@ -41,6 +88,7 @@ class Security:
     tls: bool = True
     mutual: bool = False
     tokens: bool = True
+    ids: str = "pseudonymous"
 
     @property
     def needs_credentials(self) -> bool:
@@ -61,6 +109,7 @@ class Scenario:
     description: str = ""
     security: Security = Security()
     links: dict[str, Link] = field(default_factory=dict)  # per party; absent: unshaped
+    hosts: dict[str, str] = field(default_factory=dict)  # per party: where ppc run --scheduler starts it
 
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
@@ -76,6 +125,8 @@ class Scenario:
             tokens=tokens if self.security.tokens else None,
             mutual=self.security.mutual,
             keep_uploads=keep_uploads,
+            ids=self.security.ids,
+            expected={p.name: (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -86,8 +137,33 @@ class Scenario:
 
 
 def party_seeds(seed: int, n: int) -> list[int]:
-    """Independent per-party seeds spawned from the scenario seed (recorded in the report)."""
+    """Independent seeds spawned from ``seed`` by position (the reproduction of the paper's tables uses these)."""
     return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n)]
+
+
+def _named(seed: int, label: str, words: int) -> int:
+    """A ``32 * words``-bit integer drawn from ``seed`` and ``label`` (SeedSequence with the label's SHA-256 as its
+    spawn key): independent for every label, and no label's value tells anything of another's or of ``seed``."""
+    digest = hashlib.sha256(label.encode()).digest()
+    key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 32, 4))
+    state = np.random.SeedSequence(seed, spawn_key=key).generate_state(words, np.uint32)
+    return sum(int(w) << (32 * i) for i, w in enumerate(state))
+
+
+def party_seed(seed: int, party: str) -> int:
+    """The 128-bit seed ``ppc run`` gives party ``party`` of a scenario seeded ``seed``: by name, never by position.
+
+    It is handed to the party's process alone (on its standard input) and
+    recorded in the observer's part of the report; the coordinator's clustering
+    seed (``clustering_seed``) is drawn apart, so the coordinator cannot
+    regenerate a party's disguise from what it holds.
+    """
+    return _named(seed, f"party {party}", 4)
+
+
+def clustering_seed(seed: int) -> int:
+    """The coordinator's seed for its clustering (k-means starts, NMDS), drawn from the scenario seed."""
+    return _named(seed, "clustering", 1)
 
 
 def generated(source: str) -> bool:
@@ -116,8 +192,22 @@ def _resolve_source(source: str, base: Path) -> str:
     return str(path if path.is_absolute() else (base / path).resolve())
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario file; ScenarioError lists every problem, naming table and field."""
+def load_scenario(path: str | Path, role: str = "observer", party: str | None = None) -> Scenario:
+    """Read and validate the part of a scenario file that ``role`` reads; ScenarioError lists every problem,
+    naming table and field.
+
+    - ``"observer"`` (``ppc run``, sweeps): the whole file; every party's seed
+      is derived from the scenario seed by its name (``party_seed``).
+    - ``"coordinator"``: the session: top-level fields, every party's name,
+      method and method parameters (not its columns or data, which stay with
+      the party), ``[clustering]``, ``[security]``, ``[network]``.
+    - ``"party"`` with ``party``: top-level fields, ``[security]``, ``[data]``
+      if the party uses it, and that party's own ``[[parties]]`` table alone;
+      other parties' tables are not read. Its seed is None: the party draws
+      one from its own entropy unless its user gives one.
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -130,125 +220,60 @@ def load_scenario(path: str | Path) -> Scenario:
     errors: list[str] = []
     base = path.resolve().parent
 
-    errors += [f"unknown top-level field '{k}' (known: {', '.join(TOP_FIELDS)})" for k in raw if k not in TOP_FIELDS]
-    name = raw.get("name", path.stem)
-    if not isinstance(name, str) or not NAME.match(name):
-        errors.append(f"'name' must be letters, digits, '_', '.' or '-', got {name!r}")
-    seed = raw.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        errors.append(f"'seed' must be a non-negative integer, got {seed!r}")
-        seed = 0
-    deadline = raw.get("deadline", 600)
-    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or deadline <= 0:
-        errors.append(f"'deadline' must be a positive number of seconds, got {deadline!r}")
-        deadline = 600
-
-    data = raw.get("data", {})
-    if not isinstance(data, dict):
-        errors.append("[data] must be a table")
-        data = {}
-    errors += [f"[data]: unknown field '{k}' (known: {', '.join(DATA_FIELDS)})" for k in data if k not in DATA_FIELDS]
-    source = data.get("source")
-    if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
-        errors.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
-    if isinstance(source, str) and source.startswith("synthetic:") and source[10:] not in SYNTHETIC:
-        errors.append(f"[data]: unknown source {source!r} (generated: {', '.join('synthetic:' + b for b in SYNTHETIC)})")
-    shared = _resolve_source(source, base) if isinstance(source, str) else None
-    options = _blob_options(data, seed, errors) if shared == "synthetic:blobs" else {}
-    if shared and not generated(shared) and not Path(shared).is_file():
-        errors.append(f"[data]: source file {shared} does not exist")
-    label_column = data.get("label_column")
-    if shared and generated(shared) and label_column not in (None, "target"):
-        errors.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
+    top = {**raw, "name": raw.get("name", path.stem)}  # the file's stem names a session that names none
+    found = check_table(top, TOP, extra=TABLES)
+    errors += [e.replace("unknown field", "unknown top-level field", 1) for e in found]
+    valid = {k: top[k] for k in TOP if k in top and not TOP[k].check(k, top[k])}
+    name, seed, deadline = valid.get("name", path.stem), valid.get("seed", 0), valid.get("deadline", 600)
 
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
         raw_parties = []
+    if role == "party":
+        mine = [e for e in raw_parties if isinstance(e, dict) and e.get("name") == party]
+        if not mine and raw_parties:
+            named = [str(e.get("name")) for e in raw_parties if isinstance(e, dict)]
+            errors.append(f"no [[parties]] table named '{party}' (tables: {', '.join(named) or 'none'})")
+        raw_parties = mine[:1]
+    uses_data = role == "observer" or (role == "party" and any(
+        isinstance(e, dict) and not e.get("data") for e in raw_parties))
+
+    data = raw.get("data", {})
+    if not isinstance(data, dict):
+        errors.append("[data] must be a table")
+        data = {}
+    shared, options, label_column = _data(data, base, seed, errors, check=uses_data)
+
     parties: list[PartyConfig] = []
-    seeds = party_seeds(seed, len(raw_parties))
     names: list[str] = []
-    for i, (entry, party_seed) in enumerate(zip(raw_parties, seeds)):
-        pname = entry.get("name", f"#{i + 1}") if isinstance(entry, dict) else f"#{i + 1}"
-        where = f"[[parties]] '{pname}'"
-        if not isinstance(entry, dict):
-            errors.append(f"{where} must be a table")
-            continue
-        if not isinstance(pname, str) or not NAME.match(pname):
-            errors.append(f"{where}: 'name' must be letters, digits, '_', '.' or '-'")
-        names.append(pname)
-        own = entry.get("data")
-        if own is not None and not isinstance(own, str):
-            errors.append(f"{where}: 'data' must be a CSV path")
-            own = None
-        src = _resolve_source(own, base) if own else shared
-        if src is None:
-            errors.append(f"{where}: no data: give the party 'data = \"file.csv\"' or the scenario a [data] source")
-            continue
-        if own and not Path(src).is_file():
-            errors.append(f"{where}: data file {src} does not exist")
-        columns = entry.get("columns")
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-            errors.append(f"{where}: 'columns' must be a list of column names")
-            columns = []
-        method = entry.get("method")
-        if not isinstance(method, str):
-            errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
-            continue
-        id_column = entry.get("id_column", data.get("id_column") if not own else None)
-        if not generated(src) and not id_column:
-            errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
-        cfg = PartyConfig(
-            name=pname,
-            source=src,
-            columns=tuple(columns),
-            method=method,
-            params={k: v for k, v in entry.items() if k not in PARTY_FIELDS},
-            normalize=entry.get("normalize", "zscore"),
-            dtype=entry.get("dtype", "float64"),
-            id_column=None if generated(src) else id_column,
-            label_column=label_column if src == shared else None,
-            seed=party_seed,
-            source_options=options if src == shared else {},
-        )
-        errors += [f"{where}: {e}" for e in cfg.check()]
-        parties.append(cfg)
+    for i, entry in enumerate(raw_parties):
+        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors)
+        if cfg is not None:
+            parties.append(cfg if role != "observer" else replace(cfg, seed=party_seed(seed, cfg.name)))
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         errors.append(f"party names repeat: {', '.join(repeated)}")
-    by_column: dict[tuple[str, str], str] = {}
-    for p in parties:
-        for c in p.columns:
-            other = by_column.setdefault((p.source, c), p.name)
-            if other != p.name:
-                errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute sets are disjoint)")
+    if role == "observer":
+        by_column: dict[tuple[str, str], str] = {}
+        for p in parties:
+            for c in p.columns:
+                other = by_column.setdefault((p.source, c), p.name)
+                if other != p.name:
+                    errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute "
+                                  "sets are disjoint)")
 
-    security = raw.get("security", {})
-    if not isinstance(security, dict):
-        errors.append("[security] must be a table")
-        security = {}
-    errors += [f"[security]: unknown field '{k}' (known: {', '.join(SECURITY_FIELDS)})" for k in security if k not in SECURITY_FIELDS]
-    errors += [f"[security]: '{k}' must be true or false, got {v!r}" for k, v in security.items()
-               if k in SECURITY_FIELDS and not isinstance(v, bool)]
-    security = Security(**{k: v for k, v in security.items() if k in SECURITY_FIELDS and isinstance(v, bool)})
-    if security.mutual and not security.tls:
-        errors.append("[security]: 'mutual' needs 'tls = true'")
-
-    links = _links(raw.get("network", {}), [p.name for p in parties], errors)
-
-    table = raw.get("clustering", {})
-    if not isinstance(table, dict):
-        errors.append("[clustering] must be a table")
-        table = {}
-    errors += [
-        f"[clustering]: unknown field '{k}' (known: {', '.join(CLUSTERING_FIELDS)})" for k in table if k not in CLUSTERING_FIELDS
-    ]
-    defaults = ClusteringSpec()
-    clustering = ClusteringSpec(
-        **{k: table.get(k, getattr(defaults, k)) for k in CLUSTERING_FIELDS},
-        seed=seed,
-    )
-    errors += [f"[clustering]: {e}" for e in clustering.check()]
+    hosts = {}
+    for entry in raw_parties:
+        if isinstance(entry, dict) and "host" in entry:
+            problem = PARTY["host"].check("host", entry["host"])
+            if problem:
+                errors.append(f"[[parties]] '{entry.get('name')}': {problem}")
+            else:
+                hosts[str(entry.get("name"))] = entry["host"]
+    security = _security(raw.get("security", {}), errors)
+    links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
+    clustering = _clustering(raw.get("clustering", {}), seed, errors) if role != "party" else ClusteringSpec()
 
     if errors:
         raise ScenarioError(path, errors)
@@ -265,18 +290,130 @@ def load_scenario(path: str | Path) -> Scenario:
         description=raw.get("description", ""),
         security=security,
         links=links,
+        hosts=hosts,
     )
+
+
+def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> tuple[str | None, dict, str | None]:
+    """The ``[data]`` table: its source (resolved), a synthetic source's options, the label column. Its file and
+    options are checked only when ``check`` (a role that reads the data)."""
+    found: list[str] = []
+    found += [f"[data]: {unknown(k, DATA_FIELDS)}" for k in data if k not in DATA_FIELDS]
+    source = data.get("source")
+    if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
+        found.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
+    if isinstance(source, str) and source.startswith("synthetic:") and source[10:] not in SYNTHETIC:
+        found.append(f"[data]: unknown source {source!r} (generated: {', '.join('synthetic:' + b for b in SYNTHETIC)})")
+    shared = _resolve_source(source, base) if isinstance(source, str) else None
+    options = _blob_options(data, seed, found) if shared == "synthetic:blobs" else {}
+    if shared and not generated(shared) and not Path(shared).is_file():
+        found.append(f"[data]: source file {shared} does not exist")
+    label_column = data.get("label_column")
+    if shared and generated(shared) and label_column not in (None, "target"):
+        found.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
+    if check:
+        errors += found
+    return shared, options, label_column
+
+
+def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_column: str | None, base: Path,
+           role: str, names: list[str], errors: list[str]) -> PartyConfig | None:
+    """One ``[[parties]]`` table as ``role`` reads it: the coordinator checks its name, method and method
+    parameters; a party and the observer check everything, data and columns included."""
+    pname = entry.get("name", f"#{i + 1}") if isinstance(entry, dict) else f"#{i + 1}"
+    where = f"[[parties]] '{pname}'"
+    if not isinstance(entry, dict):
+        errors.append(f"{where} must be a table")
+        return None
+    if PARTY["name"].check("name", pname):
+        errors.append(f"{where}: 'name' must be {_NAME_RULE}")
+    names.append(pname)
+    method = entry.get("method")
+    if not isinstance(method, str):
+        errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
+        return None
+    takes = tuple(method_class(method).params) if method in METHODS else ()
+    for key in entry:
+        if key not in PARTY and key not in takes and method in METHODS:
+            errors.append(f"{where}: " + unknown(key, (*PARTY, *takes)).replace(
+                " (known:", f" (known for a party with method '{method}':", 1))
+    params = {k: v for k, v in entry.items() if k not in PARTY_FIELDS and (k in takes or method not in METHODS)}
+    columns = entry.get("columns")
+    if role == "coordinator":  # the party's data and columns stay with the party
+        try:
+            problems = method_class(method).check_params(params)
+        except ValueError as exc:
+            problems = [str(exc)]
+        errors += [f"{where}: {e}" for e in problems]
+        ok = isinstance(columns, list) and all(isinstance(c, str) for c in columns)
+        return PartyConfig(name=pname, source="", columns=tuple(columns) if ok else (), method=method,
+                           params=params, normalize=entry.get("normalize", "zscore"),
+                           dtype=entry.get("dtype", "float64"), seed=None)
+    own = entry.get("data")
+    if own is not None and not isinstance(own, str):
+        errors.append(f"{where}: 'data' must be a CSV path")
+        own = None
+    src = _resolve_source(own, base) if own else shared
+    if src is None:
+        errors.append(f"{where}: no data: give the party 'data = \"file.csv\"' or the scenario a [data] source")
+        return None
+    if own and not Path(src).is_file():
+        errors.append(f"{where}: data file {src} does not exist")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        errors.append(f"{where}: 'columns' must be a list of column names")
+        columns = []
+    id_column = entry.get("id_column", data.get("id_column") if not own else None)
+    if not generated(src) and not id_column:
+        errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
+    cfg = PartyConfig(
+        name=pname,
+        source=src,
+        columns=tuple(columns),
+        method=method,
+        params=params,
+        normalize=entry.get("normalize", "zscore"),
+        dtype=entry.get("dtype", "float64"),
+        id_column=None if generated(src) else id_column,
+        label_column=label_column if src == shared else None,
+        seed=None,
+        source_options=options if src == shared else {},
+    )
+    errors += [f"{where}: {e}" for e in cfg.check()]
+    return cfg
+
+
+def _security(table, errors: list[str]) -> Security:
+    if not isinstance(table, dict):
+        errors.append("[security] must be a table")
+        table = {}
+    errors += check_table(table, SECURITY, "[security]: ")
+    security = Security(**{k: v for k, v in table.items() if k in SECURITY and not SECURITY[k].check(k, v)})
+    if security.mutual and not security.tls:
+        errors.append("[security]: 'mutual' needs 'tls = true'")
+    return security
+
+
+def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:
+    if not isinstance(table, dict):
+        errors.append("[clustering] must be a table")
+        table = {}
+    errors += [f"[clustering]: {unknown(k, CLUSTERING_FIELDS)}" for k in table if k not in CLUSTERING_FIELDS]
+    defaults = ClusteringSpec()
+    clustering = ClusteringSpec(**{k: table.get(k, getattr(defaults, k)) for k in CLUSTERING_FIELDS},
+                                seed=clustering_seed(seed))
+    errors += [f"[clustering]: {e}" for e in clustering.check()]
+    return clustering
 
 
 def _link(table: dict, where: str, base: Link, errors: list[str]) -> Link:
     values = {"bandwidth_mbit": base.bandwidth_mbit, "latency_ms": base.latency_ms}
-    for key in LINK_FIELDS:
+    for key, param in LINK.items():
         if key in table:
-            v = table[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "bandwidth_mbit" and v == 0):
-                errors.append(f"{where}: '{key}' must be a positive number, got {v!r}")
+            problem = param.check(key, table[key])
+            if problem:
+                errors.append(f"{where}: {problem}")
             else:
-                values[key] = float(v)
+                values[key] = float(table[key])
     return Link(**values)
 
 
@@ -286,8 +423,8 @@ def _links(table, parties: list[str], errors: list[str]) -> dict[str, Link]:
         errors.append("[network] must be a table")
         return {}
     for key, value in table.items():
-        if key not in LINK_FIELDS and not (isinstance(value, dict) and key in parties):
-            errors.append(f"[network]: unknown field '{key}' (known: {', '.join(LINK_FIELDS)}, or a party's table)")
+        if key not in LINK and not (isinstance(value, dict) and key in parties):
+            errors.append(f"[network]: {unknown(key, (*LINK, 'or a party' + chr(39) + 's table'))}")
     shared = _link(table, "[network]", Link(), errors)
     return {p: _link(table.get(p, {}), f"[network.{p}]", shared, errors) if isinstance(table.get(p), dict) else shared
             for p in parties}

@@ -2,8 +2,11 @@
 
 The grid is the scenario's ``[sweep]`` table; every combination is one run:
 
-``k``, ``projection``     every drbt party's output dims / projection
-``method``                every party's method (parameters the method does not take are dropped)
+``k``                     every party's output dims, whatever its method, if the method takes ``k``
+                          (drbt, pca, svd, dct)
+``projection``            every party's projection, if its method takes one (drbt)
+``method``                every party's method (parameters the new method does not take are dropped;
+                          the party's own fields, ``dtype`` among them, are kept)
 ``normalize``             every party's normalisation
 ``seed``                  the scenario seed (and so every party's seed)
 ``parties``               re-split all columns, in order, over this many parties ``p1..pN`` that
@@ -32,13 +35,14 @@ import tomli_w
 
 from coordinator.errors import SessionError
 from parties.errors import PartyError
-from parties.methods import method_class
+from parties.methods import METHODS, method_class
 from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.errors import RunError
 from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
-from ppcsim.report import build_report, write_atomic
-from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.report import build_report, observer_section, write_atomic
+from ppcsim.scenario import PARTY, ScenarioError, load_scenario
+from protos.schema import unknown
 from ppcsim.simulate import simulate
 
 GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows")
@@ -60,11 +64,18 @@ def split_columns(columns: list[str], n: int) -> list[list[str]]:
 
 
 def _set_method(party: dict, method: str) -> None:
+    """``party`` with ``method``: its own fields (the scenario schema's, ``PARTY``) kept, and of its old method's
+    parameters those the new one takes."""
     known = set(method_class(method).params)
-    for key in [k for k in party if k not in ("name", "data", "id_column", "columns", "method", "normalize")]:
+    for key in [k for k in party if k not in PARTY]:
         if key not in known:
             party.pop(key)
     party["method"] = method
+
+
+def _takes(party: dict, key: str) -> bool:
+    """Whether ``party``'s method takes the parameter ``key``."""
+    return party.get("method") in METHODS and key in method_class(party["method"]).params
 
 
 def apply_point(raw: dict, values: dict) -> dict:
@@ -79,17 +90,17 @@ def apply_point(raw: dict, values: dict) -> dict:
         template = parties[0]
         groups = split_columns([c for p in parties for c in p["columns"]], values["parties"])
         parties = raw["parties"] = [{**copy.deepcopy(template), "name": f"p{i + 1}", "columns": g} for i, g in enumerate(groups)]
-        if template.get("method") == "drbt" and "k" not in values:
+        if _takes(template, "k") and "k" in template and "k" not in values:
             for p, k in zip(parties, share_k([len(g) for g in groups], template["k"])):
                 p["k"] = k
     for key, value in values.items():
         if key in ("k", "projection"):
-            drbt = [p for p in parties if p.get("method") == "drbt"]
+            taking = [p for p in parties if _takes(p, key)]
             if key == "k" and "parties" in values:
-                for p, k in zip(drbt, share_k([len(p["columns"]) for p in drbt], value)):
+                for p, k in zip(taking, share_k([len(p["columns"]) for p in taking], value)):
                     p["k"] = k
             else:
-                for p in drbt:
+                for p in taking:
                     p[key] = value
         elif key == "normalize":
             for p in parties:
@@ -119,10 +130,17 @@ def load_sweep(path: Path) -> tuple[dict, dict[str, list]]:
     if not isinstance(grid, dict) or not grid:
         errors.append("no [sweep] table: give it lists of values, e.g. k = [1, 2, 3]")
         grid = {}
-    names = {p.get("name") for p in raw.get("parties", []) if isinstance(p, dict)}
+    names = [p.get("name") for p in raw.get("parties", []) if isinstance(p, dict)]
+    fields = (*PARTY, *dict.fromkeys(k for m in METHODS for k in method_class(m).params))
     for key, values in grid.items():
-        if key not in GLOBAL_KEYS and not ("." in key and key.split(".", 1)[0] in names):
-            errors.append(f"[sweep]: unknown key '{key}' (known: {', '.join(GLOBAL_KEYS)}, or '<party>.<field>')")
+        if "." in key:
+            name, field = key.split(".", 1)
+            if name not in names:
+                errors.append(f"[sweep]: '{key}' names no party: {unknown(name, names).replace('field', 'party', 1)}")
+            elif field not in fields or field == "name":
+                errors.append(f"[sweep]: '{key}': {unknown(field, tuple(f for f in fields if f != 'name'))}")
+        elif key not in GLOBAL_KEYS:
+            errors.append(f"[sweep]: {unknown(key, (*GLOBAL_KEYS, '<party>.<field>')).replace('field', 'key', 1)}")
         if not isinstance(values, list) or not values:
             errors.append(f"[sweep]: '{key}' must be a non-empty list of values")
     if "parties" in grid:
@@ -238,6 +256,7 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     session, own = simulate(scenario)
     outcome = session.wait(0)
     report = build_report(scenario, session, {}, {})
+    report["observer"] = observer_section(scenario)
     report.update(evaluate(scenario, outcome, session.contributions, settings, own=own))
     report["timing"]["total"] = time.perf_counter() - t0
     return report
@@ -261,10 +280,15 @@ def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process:
         print(f"ppc sweep: {len(rows)}/{len(points)} {point.values} stress={rows[-1]['stress']:.4f} "
               f"ari={rows[-1]['ari']:.3f} bytes={rows[-1]['bytes_payload']:,} (about {eta:.0f} s left)",
               file=log, flush=True)
+    write_csv(out, rows)
+    return rows
+
+
+def write_csv(out: Path, rows: list[dict]) -> None:
+    """``out/sweep.csv``: one line per run, every column any row has."""
     buf = io.StringIO()
     fields = list(dict.fromkeys(k for r in rows for k in r))
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(out / "sweep.csv", buf.getvalue().encode())
-    return rows

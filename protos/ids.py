@@ -8,7 +8,9 @@ A party packs them in one of three encodings (``UploadHeader.id_encoding``):
 - ``ID_LINES_ZLIB``: the ids joined by newlines, UTF-8, zlib-compressed;
 - ``ID_INT_DELTAS_ZLIB``: ids that are all canonical decimal integers, as the
   int64 differences between consecutive ids, little-endian, zlib-compressed
-  (a run of consecutive ids compresses to almost nothing).
+  (a run of consecutive ids compresses to almost nothing);
+- ``ID_PSEUDONYMS``: 16 bytes per id, keyed-hash pseudonyms (parties.keys),
+  in a session with pseudonymous ids (uncompressed: they look random).
 
 Integer ids (an int64 array, as a party builds for generated data) always go
 as int deltas, and int deltas decode to int64: a million ids then never become
@@ -29,7 +31,10 @@ import numpy as np
 from protos.ppcsim.v1 import session_pb2
 
 TEXT, LINES, INT_DELTAS = session_pb2.ID_TEXT, session_pb2.ID_LINES_ZLIB, session_pb2.ID_INT_DELTAS_ZLIB
-ENCODINGS = (TEXT, LINES, INT_DELTAS)
+PSEUDONYMS = session_pb2.ID_PSEUDONYMS
+ENCODINGS = (TEXT, LINES, INT_DELTAS, PSEUDONYMS)
+#: Bytes of one pseudonym in an ID_PSEUDONYMS block.
+PSEUDONYM_BYTES = 16
 #: Longest id accepted in a packed block, in bytes (bounds what a block may inflate to).
 MAX_ID_BYTES = 1024
 _INTEGER = re.compile(r"0|-?[1-9][0-9]{0,17}")
@@ -40,7 +45,12 @@ class IdError(ValueError):
 
 
 def as_text(ids: np.ndarray) -> np.ndarray:
-    """``ids`` as text: integer ids in their canonical decimal form, text ids as they are."""
+    """``ids`` as text: integer ids in their canonical decimal form, pseudonyms (bytes) in hexadecimal, text ids
+    as they are."""
+    if ids.dtype.kind == "S":
+        width = 2 * ids.dtype.itemsize
+        digits = np.ascontiguousarray(ids).tobytes().hex()
+        return np.array([digits[i : i + width] for i in range(0, len(digits), width)], dtype=f"U{width}")
     return ids.astype(str) if ids.dtype.kind in "iu" else ids
 
 
@@ -51,7 +61,11 @@ def _deltas(values: np.ndarray) -> bytes:
 
 def pack(ids: np.ndarray) -> tuple[int, bytes]:
     """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
-    ID_TEXT packs to b""."""
+    ID_TEXT packs to b"". Pseudonyms (16-byte strings) pack as ID_PSEUDONYMS."""
+    if ids.dtype.kind == "S":
+        if ids.dtype.itemsize != PSEUDONYM_BYTES:
+            raise IdError(f"pseudonyms have {PSEUDONYM_BYTES} bytes, not {ids.dtype.itemsize}")
+        return PSEUDONYMS, np.ascontiguousarray(ids).tobytes()
     if ids.dtype.kind == "i":
         return INT_DELTAS, _deltas(ids)
     as_list = ids.tolist()
@@ -66,7 +80,12 @@ def pack(ids: np.ndarray) -> tuple[int, bytes]:
 
 
 def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:
-    """The ``n`` ids a packed block holds: int64 for int deltas, else text; IdError if it holds anything else."""
+    """The ``n`` ids a packed block holds: int64 for int deltas, 16-byte strings for pseudonyms, else text;
+    IdError if it holds anything else."""
+    if encoding == PSEUDONYMS:
+        if len(packed) != n * PSEUDONYM_BYTES:
+            raise IdError(f"packed pseudonyms take {n * PSEUDONYM_BYTES} bytes for {n} ids, not {len(packed)}")
+        return np.frombuffer(packed, dtype=f"S{PSEUDONYM_BYTES}").copy()
     limit = n * 8 if encoding == INT_DELTAS else n * (MAX_ID_BYTES + 1)
     inflater = zlib.decompressobj()
     try:

@@ -314,8 +314,8 @@ def test_party_that_never_joins_fails_both_roles_at_the_deadline(tmp_path):
             coordinator.kill()
             coordinator.communicate()
 
-    failed = "session 't' failed: deadline of 10 s passed (never joined: b)"
-    # the party: it joined and uploaded, then learnt that the session failed
+    failed = "session 't' failed: deadline of 10 s passed (never joined: b; upload not finished: a)"
+    # the party: it joined and waited for b to agree the pseudonym key, then learnt that the session failed
     assert party.returncode == 1, party.stderr
     assert "Traceback" not in party.stderr
     assert party.stderr.splitlines()[0] == "party a: 6 rows x 3 columns -> drbt data[6, 2]"
@@ -328,5 +328,27 @@ def test_party_that_never_joins_fails_both_roles_at_the_deadline(tmp_path):
     assert coordinator_err.strip().splitlines()[-1] == f"ppc coordinator: error: {failed}"
     report = read_report(out)
     assert report["state"] == "failed"
-    assert report["error"] == "deadline of 10 s passed (never joined: b)"
-    assert [p["rows"] for p in report["parties"]] == [6, None]
+    assert report["error"] == "deadline of 10 s passed (never joined: b; upload not finished: a)"
+    assert [p["rows"] for p in report["parties"]] == [None, None]  # a waited for b before uploading
+
+
+def test_a_party_whose_own_timeout_runs_out_names_that_timer(tmp_path):
+    scenario = make_scenario(tmp_path, deadline=60, top="[security]\ntls = false\ntokens = false")
+    port_file = tmp_path / "port"
+    coordinator = subprocess.Popen(
+        [sys.executable, "-m", "ppcsim", "coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
+         "--scenario", str(scenario)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    )
+    try:
+        port = wait_for_port(port_file, coordinator)
+        party = ppc("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", scenario, "--party", "a",
+                    "--timeout", "2", cwd=tmp_path)
+    finally:
+        coordinator.kill()
+        coordinator.communicate()
+    assert party.returncode == 2, party.stderr
+    assert "Traceback" not in party.stderr
+    assert party.stderr.strip().splitlines()[-1] == (
+        "ppc party: error: party 'a': this party's --timeout of 2 s ran out while agreeing the pseudonym key with "
+        "the other parties")

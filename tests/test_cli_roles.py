@@ -3,7 +3,9 @@
 The two parties' CSVs hold the same twelve ids in different orders, and party a
 has one more id (``r99``) that party b lacks: the join must drop it, the
 coordinator must report it, and every label a party receives must match the
-coordinator's labels.csv for the same id.
+coordinator's labels.csv for the same record. Each party is given a scenario
+file with its own table alone, as the README's recipe says; the coordinator
+sees pseudonyms, never a raw id, and no party's seed.
 """
 
 from __future__ import annotations
@@ -52,20 +54,21 @@ def ppc_cmd(*args) -> list[str]:
     return [sys.executable, "-m", "ppcsim", *map(str, args)]
 
 
-@pytest.fixture(scope="module")
-def roles(tmp_path_factory):
-    """One session run by hand: the coordinator, then both parties at once."""
-    tmp = tmp_path_factory.mktemp("roles")
+def run_session(tmp: Path, seed: int | None = None):
+    """One session run by hand: the coordinator, then both parties at once, each with its own file."""
+    tmp.mkdir(parents=True, exist_ok=True)
     write_csv(tmp / "a.csv", ["id", "x1", "x2", "x3"], A_ORDER)
     write_csv(tmp / "b.csv", ["key", "y1", "y2"], B_ORDER)
+    top = 'name = "by-hand"\nseed = 11\ndeadline = 60\n'
+    tables = {
+        "a": '[[parties]]\nname = "a"\ndata = "a.csv"\nid_column = "id"\ncolumns = ["x1", "x2", "x3"]\n'
+             'method = "drbt"\nk = 2\n',
+        "b": '[[parties]]\nname = "b"\ndata = "b.csv"\nid_column = "key"\ncolumns = ["y1", "y2"]\nmethod = "none"\n',
+    }
     scenario = tmp / "s.toml"
-    scenario.write_text(
-        'name = "by-hand"\nseed = 11\ndeadline = 60\n'
-        '[[parties]]\nname = "a"\ndata = "a.csv"\nid_column = "id"\ncolumns = ["x1", "x2", "x3"]\n'
-        'method = "drbt"\nk = 2\n'
-        '[[parties]]\nname = "b"\ndata = "b.csv"\nid_column = "key"\ncolumns = ["y1", "y2"]\nmethod = "none"\n'
-        '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n'
-    )
+    scenario.write_text(top + tables["a"] + tables["b"] + '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n')
+    for party, table in tables.items():
+        (tmp / f"{party}.toml").write_text(top + table)
     port_file, out, creds = tmp / "port", tmp / "out", tmp / "creds"
     made = run_ppc("credentials", scenario, "--out", creds, cwd=tmp)
     assert made.returncode == 0, made.stderr
@@ -84,8 +87,9 @@ def roles(tmp_path_factory):
         address = f"127.0.0.1:{int(port_file.read_text())}"
         for party in ("a", "b"):
             procs[party] = subprocess.Popen(
-                ppc_cmd("party", "--coordinator", address, "--scenario", scenario, "--party", party,
-                        "--labels-out", tmp / f"{party}-labels.csv", "--credentials", creds / "parties" / party),
+                ppc_cmd("party", "--coordinator", address, "--scenario", tmp / f"{party}.toml", "--party", party,
+                        "--labels-out", tmp / f"{party}-labels.csv", "--credentials", creds / "parties" / party,
+                        *(["--seed", seed] if seed is not None else [])),
                 **popen)
         for name in ("a", "b", "coordinator"):
             stdout, stderr = procs[name].communicate(timeout=TIMEOUT)
@@ -96,6 +100,11 @@ def roles(tmp_path_factory):
                 p.kill()
                 p.communicate()
     return tmp, out, results
+
+
+@pytest.fixture(scope="module")
+def roles(tmp_path_factory):
+    return run_session(tmp_path_factory.mktemp("roles"))
 
 
 def test_every_role_exits_zero_without_traceback(roles):
@@ -119,20 +128,27 @@ def test_report_says_done_and_counts_the_dropped_id(roles):
     assert [p["bytes"]["payload"] for p in report["parties"]] == [13 * 2 * 8, 12 * 2 * 8]
 
 
-def test_each_party_sent_its_ids_in_its_own_order(roles):
+def test_each_party_sent_pseudonyms_in_its_own_order(roles):
     _, out, _ = roles
+    sent = {}
     for party, order in (("a", A_ORDER), ("b", B_ORDER)):
-        with np.load(out / "sent" / f"{party}.npz") as sent:
-            assert sent["ids"].tolist() == order
-            assert sent["data"].shape == (len(order), 2)
+        with np.load(out / "sent" / f"{party}.npz") as npz:
+            ids = npz["ids"].tolist()
+            assert npz["data"].shape == (len(order), 2)
+        assert len(ids) == len(order) and all(len(i) == 32 and int(i, 16) >= 0 for i in ids)  # 16 bytes, in hex
+        assert not set(ids) & set(A_ORDER)
+        sent[party] = dict(zip(order, ids))
+    # the same record has the same pseudonym at both parties (and so joins), r99 aside
+    assert all(sent["a"][r] == sent["b"][r] for r in B_ORDER)
 
 
-def test_labels_csv_has_the_joined_ids_and_separates_the_groups(roles):
+def test_labels_csv_has_the_joined_pseudonyms_and_separates_the_groups(roles):
     _, out, _ = roles
     labels = read_labels(out / "labels.csv")
-    assert [i for i, _ in labels] == JOINED
-    assert "r99" not in dict(labels)
-    by_id = dict(labels)
+    with np.load(out / "sent" / "a.npz") as npz:
+        pseudonym = dict(zip(A_ORDER, npz["ids"].tolist()))
+    assert [i for i, _ in labels] == [pseudonym[r] for r in JOINED]
+    by_id = {r: dict(labels)[pseudonym[r]] for r in JOINED}
     near, far = {by_id[i] for i in NEAR}, {by_id[i] for i in FAR}
     assert len(near) == 1 and len(far) == 1 and near != far
     assert sorted(near | far) == [0, 1]
@@ -141,13 +157,47 @@ def test_labels_csv_has_the_joined_ids_and_separates_the_groups(roles):
 def test_party_labels_follow_the_partys_own_order_and_agree(roles):
     tmp, out, _ = roles
     shared = dict(read_labels(out / "labels.csv"))
+    with np.load(out / "sent" / "a.npz") as npz:
+        pseudonym = dict(zip(A_ORDER, npz["ids"].tolist()))
     a = read_labels(tmp / "a-labels.csv")
     b = read_labels(tmp / "b-labels.csv")
     # one row per joined id of the party's CSV, in the CSV's order; a's unjoined r99 is left out
     assert [i for i, _ in a] == [i for i in A_ORDER if i != "r99"]
     assert [i for i, _ in b] == B_ORDER
     for party_labels in (a, b):
-        assert all(label == shared[i] for i, label in party_labels)
+        assert all(label == shared[pseudonym[i]] for i, label in party_labels)
+
+
+def test_the_coordinator_holds_no_raw_id_and_no_party_seed(roles):
+    _, out, results = roles
+    report = read_report(out)
+    assert "observer" not in report and all("seed" not in p for p in report["parties"])
+    assert report["security"]["ids"] == "pseudonymous"
+    everything = (out / "report.json").read_text() + (out / "labels.csv").read_text() + results["coordinator"].stderr
+    for party in ("a", "b"):
+        with np.load(out / "sent" / f"{party}.npz") as npz:
+            everything += " ".join(npz["ids"].tolist())
+    for record in A_ORDER:
+        assert f'"{record}"' not in everything and f"{record}," not in everything and f"{record} " not in everything
+    ids = report["communication"]["ids"]
+    assert ids["a"] == {"encoding": "ID_PSEUDONYMS", "bytes": 13 * 16, "plain_bytes": None}
+
+
+def test_parties_draw_their_own_secrets_unless_given_a_seed(roles, tmp_path):
+    """Two runs with the same files send different arrays; the same --seed sends the same ones."""
+    def sent(out: Path) -> np.ndarray:
+        with np.load(out / "sent" / "a.npz") as npz:
+            return npz["data"]
+
+    _, first, _ = roles
+    again = run_session(tmp_path / "again")
+    seeded = [run_session(tmp_path / f"seeded{i}", seed=5) for i in range(2)]
+    for _, _, results in (again, *seeded):
+        assert all(r.returncode == 0 for r in results.values()), {n: r.stderr for n, r in results.items()}
+    assert not np.allclose(sent(first), sent(again[1]))
+    assert np.array_equal(sent(seeded[0][1]), sent(seeded[1][1]))
+    with np.load(seeded[0][1] / "sent" / "a.npz") as one, np.load(seeded[1][1] / "sent" / "a.npz") as two:
+        assert one["ids"].tolist() == two["ids"].tolist()  # the pseudonym key comes from the seed too
 
 
 def test_roles_print_their_summaries(roles):

@@ -12,6 +12,7 @@ from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.datasets import load_wine
 
 from conftest import assert_same_partition, read_report, run_ppc, write_scenario
+from ppcsim.scenario import party_seed
 
 WINE = load_wine()
 NAMES = list(WINE.feature_names)
@@ -72,7 +73,12 @@ def test_report_has_every_section(wine_run):
     assert report["join"] == {"rows_joined": 178, "dropped": {"lab": 0, "winery": 0, "shop": 0}}
     assert report["clustering"]["algorithm"] == "kmeans" and sum(report["clustering"]["sizes"]) == 178
     assert set(report["timing"]) >= {"start", "total", "coordinator"}
-    assert len({p["seed"] for p in report["parties"]}) == 3
+    # the party seeds are the observer's, derived by name; the coordinator's part holds none
+    seeds = report["observer"]["party_seeds"]
+    assert list(seeds) == ["lab", "winery", "shop"] and len(set(seeds.values())) == 3
+    assert seeds == {name: party_seed(7, name) for name in seeds}  # by name, so a run repeats from its report
+    assert all("seed" not in p for p in report["parties"])
+    assert report["security"]["ids"] == "pseudonymous"
 
 
 def test_payload_equals_the_papers_prediction(wine_run):
@@ -108,7 +114,10 @@ def test_sent_files_hold_exactly_what_was_sent(wine_run):
     out, _ = wine_run
     shop = np.load(out / "sent" / "shop.npz")
     assert sorted(shop.files) == ["data", "ids"]
-    assert shop["ids"].tolist() == [str(i) for i in range(178)]
+    # the coordinator received 16-byte pseudonyms of the ids, never the ids themselves
+    pseudonyms = shop["ids"].tolist()
+    assert len(set(pseudonyms)) == 178 and all(len(i) == 32 and int(i, 16) >= 0 for i in pseudonyms)
+    assert not set(pseudonyms) & {str(i) for i in range(178)}
     cols = [NAMES.index(c) for c in ("color_intensity", "hue", "proline")]
     np.testing.assert_allclose(shop["data"], zscore(WINE.data[:, cols]), rtol=1e-12)
     lab = np.load(out / "sent" / "lab.npz")
@@ -152,7 +161,8 @@ def test_none_clusters_exactly_like_sklearn_on_joined_data(tmp_path):
     a = zscore(WINE.data[:, [NAMES.index(c) for c in ("alcohol", "malic_acid", "ash", "flavanoids")]])
     b = WINE.data[:, [NAMES.index(c) for c in ("hue", "proline", "color_intensity")]]
     b = (b - b.min(0)) / (b.max(0) - b.min(0))
-    expected = KMeans(n_clusters=4, n_init=10, random_state=3).fit_predict(np.hstack([a, b]))
+    seed = read_report(tmp_path / "out")["clustering"]["seed"]  # the coordinator's, drawn from the scenario's
+    expected = KMeans(n_clusters=4, n_init=10, random_state=seed).fit_predict(np.hstack([a, b]))
     _, labels = labels_csv(tmp_path / "out")
     np.testing.assert_array_equal(labels, expected)
 
@@ -207,7 +217,8 @@ def test_osbr_over_csv_parties_matches_centralised_clustering(tmp_path):
     assert_same_partition(labels, expected)
     sent = np.load(out / "sent" / "a.npz")
     assert sent["sqdist"].shape == (m * (m - 1) // 2,)
-    own = [ids.index(i) for i in sent["ids"]]
+    with open(tmp_path / "a.csv") as fh:
+        own = [ids.index(line.split(",")[0]) for line in fh.read().splitlines()[1:]]  # a's rows, as it sent them
     np.testing.assert_allclose(sent["sqdist"], pdist(zscore(X[own][:, [0, 1, 2, 3]]), "sqeuclidean"), rtol=1e-10)
 
 

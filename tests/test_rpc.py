@@ -76,20 +76,34 @@ def test_status_and_ledger_after_two_party_processes(coordinator, tmp_path):
 
 def test_refusals_carry_the_right_status_and_name_the_party(coordinator):
     registry, stub, _ = coordinator
-    registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30))
+    registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30, ids="pseudonymous"))
     with pytest.raises(grpc.RpcError) as err:
         stub.Join(session_pb2.JoinRequest(session="nope", party="a"), timeout=5)
     assert err.value.code() == grpc.StatusCode.NOT_FOUND and "no session named 'nope'" in err.value.details()
     with pytest.raises(grpc.RpcError) as err:
         stub.Join(session_pb2.JoinRequest(session="s", party="mallory"), timeout=5)
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION and "no party 'mallory'" in err.value.details()
-    stub.Join(session_pb2.JoinRequest(session="s", party="a"), timeout=5)
+    stub.Join(session_pb2.JoinRequest(session="s", party="a", public_key=bytes(32)), timeout=5)
+    # joining again is fine (after a refused upload, say), with the key of the first Join only
+    stub.Join(session_pb2.JoinRequest(session="s", party="a", public_key=bytes(32)), timeout=5)
     with pytest.raises(grpc.RpcError) as err:
-        stub.Join(session_pb2.JoinRequest(session="s", party="a"), timeout=5)
-    assert "has joined session 's' already" in err.value.details()
+        stub.Join(session_pb2.JoinRequest(session="s", party="a", public_key=bytes(31) + b"x"), timeout=5)
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "joined session 's' before with another public key" in err.value.details()
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Join(session_pb2.JoinRequest(session="s", party="b", public_key=b"short"), timeout=5)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "has 5 bytes" in err.value.details()
+    # an upload whose method is not what the session expects from the party is refused, naming both
+    registry.create(SessionSpec(name="m", parties=("a",), deadline=30, expected={"a": ("none", {})}))
+    stub.Join(session_pb2.JoinRequest(session="m", party="a"), timeout=5)
+    rows = [Sent("data", np.zeros((2, 1)), Layout.ROWS)]
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Upload(upload_messages("m", "a", "drbt", {}, np.array(["1", "2"]), rows, 1, 1024), timeout=5)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.value.details() == "party 'a': the upload says method 'drbt', but session 'm' expects 'none' from it"
 
 
-def test_upload_with_wrong_shape_is_refused_and_fails_the_session(coordinator):
+def test_upload_with_wrong_shape_is_refused_and_a_correct_one_then_taken(coordinator):
     registry, stub, _ = coordinator
     session = registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=30))
     stub.Join(session_pb2.JoinRequest(session="s", party="a"), timeout=5)
@@ -99,11 +113,11 @@ def test_upload_with_wrong_shape_is_refused_and_fails_the_session(coordinator):
         stub.Upload(upload_messages("s", "a", "drbt", {}, ids, bad, 2, 1024), timeout=5)
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "party 'a', array 'data': expected rows of shape (3, k), got (4, 2)" in err.value.details()
-    assert session.error == err.value.details()
-    # the other party is told instead of waiting for the deadline
-    with pytest.raises(grpc.RpcError) as err:
-        stub.Join(session_pb2.JoinRequest(session="s", party="b"), timeout=5)
-    assert "failed" in err.value.details() and "party 'a'" in err.value.details()
+    # discarded: the session goes on waiting and counts the attempt
+    assert session.error == "" and session.state == session_pb2.WAITING
+    assert [r.error for r in session.refused] == [err.value.details()]
+    good = [Sent("data", np.zeros((3, 2)), Layout.ROWS)]
+    assert stub.Upload(upload_messages("s", "a", "drbt", {}, ids, good, 2, 1024), timeout=5).payload_bytes == 48
 
 
 def test_upload_with_nan_or_repeated_ids_is_refused(coordinator):

@@ -150,6 +150,38 @@ def test_a_sweep_over_methods_draws_them_in_one_figure(tmp_path):
     assert "methods" in figures and matplotlib.image.imread(figures["methods"]).shape[0] > 200
 
 
+def test_sweeping_method_keeps_every_other_field_of_a_party(tmp_path):
+    """A party's own fields (the scenario schema's) survive a method sweep: float32 travels in every point."""
+    path = write_scenario(tmp_path, SCENARIO.replace('k = 3', 'k = 3\n    dtype = "float32"') + """
+        [sweep]
+        method = ["none", "drbt", "rotation"]
+    """)
+    rows = sweep(path, tmp_path / "out", in_process=True, settings=Settings(attacks=False))
+    for r in rows:  # shop: 178 rows of 4 values (none, rotation) or 3 (drbt), 4 bytes each
+        with open(next((tmp_path / "out" / "points").glob(f"*-{r['point']:03d}.toml"))) as fh:
+            assert 'dtype = "float32"' in fh.read()
+    shop = [r["bytes_payload"] - 178 * (6 if r["methods"] != "drbt" else 4) * 8 for r in rows]
+    assert shop == [178 * 4 * 4, 178 * 3 * 4, 178 * 4 * 4]
+
+
+def test_sweeping_k_reaches_every_method_that_takes_k(tmp_path):
+    path = write_scenario(tmp_path, SCENARIO.replace('method = "drbt"\n    projection = "sparse"', 'method = "pca"')
+                          + "\n[sweep]\nk = [1, 2]\n")
+    rows = sweep(path, tmp_path / "out", in_process=True, settings=Settings(attacks=False))
+    assert [r["output_dims"] for r in rows] == [2, 4]  # lab (drbt) and shop (pca) each at k
+
+
+def test_a_misspelt_sweep_key_gets_a_suggestion(tmp_path):
+    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nprojetcion = ["sparse"]\n"lab.dtpye" = ["float32"]\n'
+                          '"labb.k" = [1]\n')
+    with pytest.raises(ScenarioError) as err:
+        plan(path, tmp_path / "out")
+    text = str(err.value)
+    assert "did you mean 'projection'?" in text
+    assert "'lab.dtpye'" in text and "did you mean 'dtype'?" in text
+    assert "'labb.k' names no party" in text and "did you mean 'lab'?" in text
+
+
 def test_parties_key_refuses_what_it_would_ignore(tmp_path):
     """'parties' replaces every party by p1..pN with the first party's settings: a field of a named party
     beside it, or a party reading its own file, would be silently ignored, so both are refused."""

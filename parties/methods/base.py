@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from protos.schema import Param, unknown
 from protos.serde import Layout
+
+__all__ = ["Disguise", "Param", "Sent"]
 
 
 class Sent(NamedTuple):
@@ -18,38 +19,6 @@ class Sent(NamedTuple):
     name: str
     array: np.ndarray
     layout: int  # Layout.ROWS or Layout.CONDENSED
-
-
-@dataclass(frozen=True)
-class Param:
-    """A method parameter as the scenario file gives it."""
-
-    type: type
-    default: Any = None
-    required: bool = False
-    choices: tuple | None = None
-    minimum: float | None = None
-    doc: str = ""
-
-    def check(self, name: str, value: Any) -> str | None:
-        """Return an error message for ``value``, or None when it is valid."""
-        if self.type is int and (isinstance(value, bool) or not isinstance(value, int)):
-            return f"'{name}' must be an integer, got {value!r}"
-        if self.type is float and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or (isinstance(value, float) and not math.isfinite(value))
-        ):
-            return f"'{name}' must be a finite number, got {value!r}"
-        if self.type is str and not isinstance(value, str):
-            return f"'{name}' must be a string, got {value!r}"
-        if self.type is list and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            return f"'{name}' must be a list of column names, got {value!r}"
-        if self.choices is not None and value not in self.choices:
-            return f"'{name}' must be one of {', '.join(map(str, self.choices))}, got {value!r}"
-        if self.minimum is not None and value < self.minimum:
-            return f"'{name}' must be at least {self.minimum}, got {value!r}"
-        return None
 
 
 class Disguise(ABC):
@@ -74,8 +43,8 @@ class Disguise(ABC):
     def check_params(cls, params: dict[str, Any]) -> list[str]:
         """Every problem with ``params`` (unknown, missing or invalid), as messages."""
         errors = [
-            f"unknown field '{key}' for method '{cls.name}'"
-            + (f" (it takes {', '.join(cls.params)})" if cls.params else " (it takes no parameters)")
+            (unknown(key, tuple(cls.params)).replace(" (known:", f" for method '{cls.name}' (it takes", 1)
+             if cls.params else f"unknown field '{key}' for method '{cls.name}' (it takes no parameters)")
             for key in params
             if key not in cls.params
         ]
@@ -95,6 +64,12 @@ class Disguise(ABC):
 
     def public_params(self) -> dict[str, str]:
         """Parameters the coordinator needs to combine contributions; never secrets."""
+        return {}
+
+    @classmethod
+    def declared_params(cls, params: dict[str, Any]) -> dict[str, str]:
+        """The public parameters a scenario's ``params`` fix before any data is seen: what the coordinator
+        expects in this method's upload header (a subset of ``public_params`` once fitted)."""
         return {}
 
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:

@@ -37,6 +37,10 @@ class NMDS(OSBR):
         super().__init__(**params)
         self.metric, self.categorical, self.binary = "euclidean", [], []
 
+    @classmethod
+    def declared_params(cls, params: dict) -> dict[str, str]:
+        return cls(**params).public_params()
+
     def public_params(self) -> dict[str, str]:
         return {"metric": "euclidean", "embed": "nmds", "dims": str(self.dims), "n_init": str(self.n_init)}
 

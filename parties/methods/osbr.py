@@ -62,6 +62,10 @@ class OSBR(Disguise):
         # eq. 5 divides interval columns by their range; eq. 4 needs the raw 0/1 values.
         return self.metric == "euclidean"
 
+    @classmethod
+    def declared_params(cls, params: dict) -> dict[str, str]:
+        return {"metric": str(params.get("metric", cls.params["metric"].default))}
+
     def public_params(self) -> dict[str, str]:
         out = {"metric": self.metric}
         if self.metric == "gower" and not self.binary:

@@ -28,6 +28,7 @@ from ppcsim.evaluate.attacks import ica_attack, known_io, multilateration, multi
 from ppcsim.evaluate.privacy import column_privacy, summary, vd
 from ppcsim.evaluate.stress import stress
 from ppcsim.evaluate.settings import Settings
+from ppcsim.errors import RunError
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
 from protos.serde import Layout
@@ -70,7 +71,8 @@ def _check_replayed(cfg: PartyConfig, mine: Disguised, received: Contribution) -
     """The observer's replay must reproduce exactly what the party sent, or its numbers mean nothing."""
     for name, array in mine.wire_arrays().items():
         if not np.array_equal(array, received.arrays[name]):
-            raise RuntimeError(f"party '{cfg.name}': the observer's replay of array '{name}' differs from what was sent")
+            raise RunError(f"party '{cfg.name}': the observer's replay of array '{name}' differs from what was "
+                           "sent, so its utility and privacy figures would not describe this run")
 
 
 # -- utility ---------------------------------------------------------------------------------
@@ -140,7 +142,8 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
         details["joined"] = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
         details["original_labels"] = np.asarray(original)
     out["vs_original"] = agreement(original, outcome.labels)
-    truth = true_labels(scenario, outcome.join.ids)
+    first = scenario.parties[0].name  # the joined records by their own ids (the coordinator's may be pseudonyms)
+    truth = true_labels(scenario, own[first].data.ids[outcome.join.index[first]])
     if truth is not None:
         out["vs_truth"] = agreement(truth, outcome.labels)
         out["original_vs_truth"] = agreement(truth, original)

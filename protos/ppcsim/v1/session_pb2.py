@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from protos.ppcsim.v1 import array_pb2 as protos_dot_ppcsim_dot_v1_dot_array__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eprotos/ppcsim/v1/session.proto\x12\tppcsim.v1\x1a\x1cprotos/ppcsim/v1/array.proto\"-\n\x0bJoinRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\"6\n\tJoinReply\x12\x13\n\x0b\x63hunk_bytes\x18\x01 \x01(\r\x12\x14\n\x0cseconds_left\x18\x02 \x01(\x01\"\xaf\x02\n\x0cUploadHeader\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x33\n\x06params\x18\x04 \x03(\x0b\x32#.ppcsim.v1.UploadHeader.ParamsEntry\x12\r\n\x05n_ids\x18\x05 \x01(\x04\x12$\n\x06\x61rrays\x18\x06 \x03(\x0b\x32\x14.ppcsim.v1.ArraySpec\x12\x11\n\tn_columns\x18\x07 \x01(\r\x12*\n\x0bid_encoding\x18\x08 \x01(\x0e\x32\x15.ppcsim.v1.IdEncoding\x12\x17\n\x0fpacked_id_bytes\x18\t \x01(\x04\x1a-\n\x0bParamsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"&\n\x07IdChunk\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06packed\x18\x02 \x01(\x0c\"\x8d\x01\n\rUploadMessage\x12)\n\x06header\x18\x01 \x01(\x0b\x32\x17.ppcsim.v1.UploadHeaderH\x00\x12!\n\x03ids\x18\x02 \x01(\x0b\x32\x12.ppcsim.v1.IdChunkH\x00\x12&\n\x05\x63hunk\x18\x03 \x01(\x0b\x32\x15.ppcsim.v1.ArrayChunkH\x00\x42\x06\n\x04part\"$\n\x0bUploadReply\x12\x15\n\rpayload_bytes\x18\x01 \x01(\x04\"/\n\rResultRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\"w\n\x0cResultHeader\x12\x11\n\talgorithm\x18\x01 \x01(\t\x12\x12\n\nn_clusters\x18\x02 \x01(\r\x12\r\n\x05sizes\x18\x03 \x03(\x04\x12\r\n\x05noise\x18\x04 \x01(\x04\x12\x10\n\x08n_joined\x18\x05 \x01(\x04\x12\x10\n\x08n_labels\x18\x06 \x01(\x04\"k\n\rResultMessage\x12)\n\x06header\x18\x01 \x01(\x0b\x32\x17.ppcsim.v1.ResultHeaderH\x00\x12\'\n\x06labels\x18\x02 \x01(\x0b\x32\x15.ppcsim.v1.ArrayChunkH\x00\x42\x06\n\x04part\" \n\rStatusRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\"o\n\x0bPartyStatus\x12\r\n\x05party\x18\x01 \x01(\t\x12\x0e\n\x06joined\x18\x02 \x01(\x08\x12\x10\n\x08uploaded\x18\x03 \x01(\x08\x12\x15\n\rpayload_bytes\x18\x04 \x01(\x04\x12\x18\n\x10payload_expected\x18\x05 \x01(\x04\"{\n\x0bLedgerEntry\x12\r\n\x05party\x18\x01 \x01(\t\x12\x0b\n\x03rpc\x18\x02 \x01(\t\x12\x11\n\tdirection\x18\x03 \x01(\t\x12\x15\n\rpayload_bytes\x18\x04 \x01(\x04\x12\x18\n\x10serialized_bytes\x18\x05 \x01(\x04\x12\x0c\n\x04time\x18\x06 \x01(\x01\"\x95\x01\n\x0bStatusReply\x12&\n\x05state\x18\x01 \x01(\x0e\x32\x17.ppcsim.v1.SessionState\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\'\n\x07parties\x18\x03 \x03(\x0b\x32\x16.ppcsim.v1.PartyStatus\x12&\n\x06ledger\x18\x04 \x03(\x0b\x32\x16.ppcsim.v1.LedgerEntry*D\n\nIdEncoding\x12\x0b\n\x07ID_TEXT\x10\x00\x12\x11\n\rID_LINES_ZLIB\x10\x01\x12\x16\n\x12ID_INT_DELTAS_ZLIB\x10\x02*`\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07WAITING\x10\x01\x12\x0e\n\nCLUSTERING\x10\x02\x12\x08\n\x04\x44ONE\x10\x03\x12\n\n\x06\x46\x41ILED\x10\x04\x32\x83\x02\n\x0b\x43oordinator\x12\x34\n\x04Join\x12\x16.ppcsim.v1.JoinRequest\x1a\x14.ppcsim.v1.JoinReply\x12<\n\x06Upload\x12\x18.ppcsim.v1.UploadMessage\x1a\x16.ppcsim.v1.UploadReply(\x01\x12\x41\n\tGetResult\x12\x18.ppcsim.v1.ResultRequest\x1a\x18.ppcsim.v1.ResultMessage0\x01\x12=\n\tGetStatus\x12\x18.ppcsim.v1.StatusRequest\x1a\x16.ppcsim.v1.StatusReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eprotos/ppcsim/v1/session.proto\x12\tppcsim.v1\x1a\x1cprotos/ppcsim/v1/array.proto\"X\n\x0bJoinRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\x12\x12\n\npublic_key\x18\x03 \x01(\x0c\x12\x15\n\rkey_signature\x18\x04 \x01(\x0c\"g\n\tJoinReply\x12\x13\n\x0b\x63hunk_bytes\x18\x01 \x01(\r\x12\x14\n\x0cseconds_left\x18\x02 \x01(\x01\x12\x1e\n\x03ids\x18\x03 \x01(\x0e\x32\x11.ppcsim.v1.IdMode\x12\x0f\n\x07parties\x18\x04 \x03(\t\".\n\x0cPeersRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\"X\n\x07PeerKey\x12\r\n\x05party\x18\x01 \x01(\t\x12\x12\n\npublic_key\x18\x02 \x01(\x0c\x12\x15\n\rkey_signature\x18\x03 \x01(\x0c\x12\x13\n\x0b\x63\x65rtificate\x18\x04 \x01(\x0c\"/\n\nPeersReply\x12!\n\x05peers\x18\x01 \x03(\x0b\x32\x12.ppcsim.v1.PeerKey\"J\n\tSealedKey\x12\n\n\x02to\x18\x01 \x01(\t\x12\r\n\x05nonce\x18\x02 \x01(\x0c\x12\x12\n\nciphertext\x18\x03 \x01(\x0c\x12\x0e\n\x06sender\x18\x04 \x01(\t\"P\n\nSealedKeys\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\x12\"\n\x04keys\x18\x03 \x03(\x0b\x32\x14.ppcsim.v1.SealedKey\"\x11\n\x0fSealedKeysReply\"2\n\x10SealedKeyRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\"\xaf\x02\n\x0cUploadHeader\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\x33\n\x06params\x18\x04 \x03(\x0b\x32#.ppcsim.v1.UploadHeader.ParamsEntry\x12\r\n\x05n_ids\x18\x05 \x01(\x04\x12$\n\x06\x61rrays\x18\x06 \x03(\x0b\x32\x14.ppcsim.v1.ArraySpec\x12\x11\n\tn_columns\x18\x07 \x01(\r\x12*\n\x0bid_encoding\x18\x08 \x01(\x0e\x32\x15.ppcsim.v1.IdEncoding\x12\x17\n\x0fpacked_id_bytes\x18\t \x01(\x04\x1a-\n\x0bParamsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"&\n\x07IdChunk\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\x0e\n\x06packed\x18\x02 \x01(\x0c\"\x8d\x01\n\rUploadMessage\x12)\n\x06header\x18\x01 \x01(\x0b\x32\x17.ppcsim.v1.UploadHeaderH\x00\x12!\n\x03ids\x18\x02 \x01(\x0b\x32\x12.ppcsim.v1.IdChunkH\x00\x12&\n\x05\x63hunk\x18\x03 \x01(\x0b\x32\x15.ppcsim.v1.ArrayChunkH\x00\x42\x06\n\x04part\"$\n\x0bUploadReply\x12\x15\n\rpayload_bytes\x18\x01 \x01(\x04\"/\n\rResultRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\x12\r\n\x05party\x18\x02 \x01(\t\"w\n\x0cResultHeader\x12\x11\n\talgorithm\x18\x01 \x01(\t\x12\x12\n\nn_clusters\x18\x02 \x01(\r\x12\r\n\x05sizes\x18\x03 \x03(\x04\x12\r\n\x05noise\x18\x04 \x01(\x04\x12\x10\n\x08n_joined\x18\x05 \x01(\x04\x12\x10\n\x08n_labels\x18\x06 \x01(\x04\"k\n\rResultMessage\x12)\n\x06header\x18\x01 \x01(\x0b\x32\x17.ppcsim.v1.ResultHeaderH\x00\x12\'\n\x06labels\x18\x02 \x01(\x0b\x32\x15.ppcsim.v1.ArrayChunkH\x00\x42\x06\n\x04part\" \n\rStatusRequest\x12\x0f\n\x07session\x18\x01 \x01(\t\"o\n\x0bPartyStatus\x12\r\n\x05party\x18\x01 \x01(\t\x12\x0e\n\x06joined\x18\x02 \x01(\x08\x12\x10\n\x08uploaded\x18\x03 \x01(\x08\x12\x15\n\rpayload_bytes\x18\x04 \x01(\x04\x12\x18\n\x10payload_expected\x18\x05 \x01(\x04\"{\n\x0bLedgerEntry\x12\r\n\x05party\x18\x01 \x01(\t\x12\x0b\n\x03rpc\x18\x02 \x01(\t\x12\x11\n\tdirection\x18\x03 \x01(\t\x12\x15\n\rpayload_bytes\x18\x04 \x01(\x04\x12\x18\n\x10serialized_bytes\x18\x05 \x01(\x04\x12\x0c\n\x04time\x18\x06 \x01(\x01\"\x95\x01\n\x0bStatusReply\x12&\n\x05state\x18\x01 \x01(\x0e\x32\x17.ppcsim.v1.SessionState\x12\r\n\x05\x65rror\x18\x02 \x01(\t\x12\'\n\x07parties\x18\x03 \x03(\x0b\x32\x16.ppcsim.v1.PartyStatus\x12&\n\x06ledger\x18\x04 \x03(\x0b\x32\x16.ppcsim.v1.LedgerEntry*-\n\x06IdMode\x12\r\n\tIDS_PLAIN\x10\x00\x12\x14\n\x10IDS_PSEUDONYMOUS\x10\x01*W\n\nIdEncoding\x12\x0b\n\x07ID_TEXT\x10\x00\x12\x11\n\rID_LINES_ZLIB\x10\x01\x12\x16\n\x12ID_INT_DELTAS_ZLIB\x10\x02\x12\x11\n\rID_PSEUDONYMS\x10\x03*`\n\x0cSessionState\x12\x1d\n\x19SESSION_STATE_UNSPECIFIED\x10\x00\x12\x0b\n\x07WAITING\x10\x01\x12\x0e\n\nCLUSTERING\x10\x02\x12\x08\n\x04\x44ONE\x10\x03\x12\n\n\x06\x46\x41ILED\x10\x04\x32\xc7\x03\n\x0b\x43oordinator\x12\x34\n\x04Join\x12\x16.ppcsim.v1.JoinRequest\x1a\x14.ppcsim.v1.JoinReply\x12:\n\x08GetPeers\x12\x17.ppcsim.v1.PeersRequest\x1a\x15.ppcsim.v1.PeersReply\x12\x43\n\x0ePostSealedKeys\x12\x15.ppcsim.v1.SealedKeys\x1a\x1a.ppcsim.v1.SealedKeysReply\x12\x41\n\x0cGetSealedKey\x12\x1b.ppcsim.v1.SealedKeyRequest\x1a\x14.ppcsim.v1.SealedKey\x12<\n\x06Upload\x12\x18.ppcsim.v1.UploadMessage\x1a\x16.ppcsim.v1.UploadReply(\x01\x12\x41\n\tGetResult\x12\x18.ppcsim.v1.ResultRequest\x1a\x18.ppcsim.v1.ResultMessage0\x01\x12=\n\tGetStatus\x12\x18.ppcsim.v1.StatusRequest\x1a\x16.ppcsim.v1.StatusReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,38 +34,54 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_UPLOADHEADER_PARAMSENTRY']._loaded_options = None
   _globals['_UPLOADHEADER_PARAMSENTRY']._serialized_options = b'8\001'
-  _globals['_IDENCODING']._serialized_start=1409
-  _globals['_IDENCODING']._serialized_end=1477
-  _globals['_SESSIONSTATE']._serialized_start=1479
-  _globals['_SESSIONSTATE']._serialized_end=1575
+  _globals['_IDMODE']._serialized_start=1917
+  _globals['_IDMODE']._serialized_end=1962
+  _globals['_IDENCODING']._serialized_start=1964
+  _globals['_IDENCODING']._serialized_end=2051
+  _globals['_SESSIONSTATE']._serialized_start=2053
+  _globals['_SESSIONSTATE']._serialized_end=2149
   _globals['_JOINREQUEST']._serialized_start=75
-  _globals['_JOINREQUEST']._serialized_end=120
-  _globals['_JOINREPLY']._serialized_start=122
-  _globals['_JOINREPLY']._serialized_end=176
-  _globals['_UPLOADHEADER']._serialized_start=179
-  _globals['_UPLOADHEADER']._serialized_end=482
-  _globals['_UPLOADHEADER_PARAMSENTRY']._serialized_start=437
-  _globals['_UPLOADHEADER_PARAMSENTRY']._serialized_end=482
-  _globals['_IDCHUNK']._serialized_start=484
-  _globals['_IDCHUNK']._serialized_end=522
-  _globals['_UPLOADMESSAGE']._serialized_start=525
-  _globals['_UPLOADMESSAGE']._serialized_end=666
-  _globals['_UPLOADREPLY']._serialized_start=668
-  _globals['_UPLOADREPLY']._serialized_end=704
-  _globals['_RESULTREQUEST']._serialized_start=706
-  _globals['_RESULTREQUEST']._serialized_end=753
-  _globals['_RESULTHEADER']._serialized_start=755
-  _globals['_RESULTHEADER']._serialized_end=874
-  _globals['_RESULTMESSAGE']._serialized_start=876
-  _globals['_RESULTMESSAGE']._serialized_end=983
-  _globals['_STATUSREQUEST']._serialized_start=985
-  _globals['_STATUSREQUEST']._serialized_end=1017
-  _globals['_PARTYSTATUS']._serialized_start=1019
-  _globals['_PARTYSTATUS']._serialized_end=1130
-  _globals['_LEDGERENTRY']._serialized_start=1132
-  _globals['_LEDGERENTRY']._serialized_end=1255
-  _globals['_STATUSREPLY']._serialized_start=1258
-  _globals['_STATUSREPLY']._serialized_end=1407
-  _globals['_COORDINATOR']._serialized_start=1578
-  _globals['_COORDINATOR']._serialized_end=1837
+  _globals['_JOINREQUEST']._serialized_end=163
+  _globals['_JOINREPLY']._serialized_start=165
+  _globals['_JOINREPLY']._serialized_end=268
+  _globals['_PEERSREQUEST']._serialized_start=270
+  _globals['_PEERSREQUEST']._serialized_end=316
+  _globals['_PEERKEY']._serialized_start=318
+  _globals['_PEERKEY']._serialized_end=406
+  _globals['_PEERSREPLY']._serialized_start=408
+  _globals['_PEERSREPLY']._serialized_end=455
+  _globals['_SEALEDKEY']._serialized_start=457
+  _globals['_SEALEDKEY']._serialized_end=531
+  _globals['_SEALEDKEYS']._serialized_start=533
+  _globals['_SEALEDKEYS']._serialized_end=613
+  _globals['_SEALEDKEYSREPLY']._serialized_start=615
+  _globals['_SEALEDKEYSREPLY']._serialized_end=632
+  _globals['_SEALEDKEYREQUEST']._serialized_start=634
+  _globals['_SEALEDKEYREQUEST']._serialized_end=684
+  _globals['_UPLOADHEADER']._serialized_start=687
+  _globals['_UPLOADHEADER']._serialized_end=990
+  _globals['_UPLOADHEADER_PARAMSENTRY']._serialized_start=945
+  _globals['_UPLOADHEADER_PARAMSENTRY']._serialized_end=990
+  _globals['_IDCHUNK']._serialized_start=992
+  _globals['_IDCHUNK']._serialized_end=1030
+  _globals['_UPLOADMESSAGE']._serialized_start=1033
+  _globals['_UPLOADMESSAGE']._serialized_end=1174
+  _globals['_UPLOADREPLY']._serialized_start=1176
+  _globals['_UPLOADREPLY']._serialized_end=1212
+  _globals['_RESULTREQUEST']._serialized_start=1214
+  _globals['_RESULTREQUEST']._serialized_end=1261
+  _globals['_RESULTHEADER']._serialized_start=1263
+  _globals['_RESULTHEADER']._serialized_end=1382
+  _globals['_RESULTMESSAGE']._serialized_start=1384
+  _globals['_RESULTMESSAGE']._serialized_end=1491
+  _globals['_STATUSREQUEST']._serialized_start=1493
+  _globals['_STATUSREQUEST']._serialized_end=1525
+  _globals['_PARTYSTATUS']._serialized_start=1527
+  _globals['_PARTYSTATUS']._serialized_end=1638
+  _globals['_LEDGERENTRY']._serialized_start=1640
+  _globals['_LEDGERENTRY']._serialized_end=1763
+  _globals['_STATUSREPLY']._serialized_start=1766
+  _globals['_STATUSREPLY']._serialized_end=1915
+  _globals['_COORDINATOR']._serialized_start=2152
+  _globals['_COORDINATOR']._serialized_end=2607
 # @@protoc_insertion_point(module_scope)

@@ -8,11 +8,17 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class IdMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    IDS_PLAIN: _ClassVar[IdMode]
+    IDS_PSEUDONYMOUS: _ClassVar[IdMode]
+
 class IdEncoding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ID_TEXT: _ClassVar[IdEncoding]
     ID_LINES_ZLIB: _ClassVar[IdEncoding]
     ID_INT_DELTAS_ZLIB: _ClassVar[IdEncoding]
+    ID_PSEUDONYMS: _ClassVar[IdEncoding]
 
 class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -21,9 +27,12 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLUSTERING: _ClassVar[SessionState]
     DONE: _ClassVar[SessionState]
     FAILED: _ClassVar[SessionState]
+IDS_PLAIN: IdMode
+IDS_PSEUDONYMOUS: IdMode
 ID_TEXT: IdEncoding
 ID_LINES_ZLIB: IdEncoding
 ID_INT_DELTAS_ZLIB: IdEncoding
+ID_PSEUDONYMS: IdEncoding
 SESSION_STATE_UNSPECIFIED: SessionState
 WAITING: SessionState
 CLUSTERING: SessionState
@@ -31,6 +40,30 @@ DONE: SessionState
 FAILED: SessionState
 
 class JoinRequest(_message.Message):
+    __slots__ = ("session", "party", "public_key", "key_signature")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    KEY_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    public_key: bytes
+    key_signature: bytes
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., public_key: _Optional[bytes] = ..., key_signature: _Optional[bytes] = ...) -> None: ...
+
+class JoinReply(_message.Message):
+    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties")
+    CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    PARTIES_FIELD_NUMBER: _ClassVar[int]
+    chunk_bytes: int
+    seconds_left: float
+    ids: IdMode
+    parties: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PeersRequest(_message.Message):
     __slots__ = ("session", "party")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     PARTY_FIELD_NUMBER: _ClassVar[int]
@@ -38,13 +71,57 @@ class JoinRequest(_message.Message):
     party: str
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
-class JoinReply(_message.Message):
-    __slots__ = ("chunk_bytes", "seconds_left")
-    CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
-    SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
-    chunk_bytes: int
-    seconds_left: float
-    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ...) -> None: ...
+class PeerKey(_message.Message):
+    __slots__ = ("party", "public_key", "key_signature", "certificate")
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    KEY_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    CERTIFICATE_FIELD_NUMBER: _ClassVar[int]
+    party: str
+    public_key: bytes
+    key_signature: bytes
+    certificate: bytes
+    def __init__(self, party: _Optional[str] = ..., public_key: _Optional[bytes] = ..., key_signature: _Optional[bytes] = ..., certificate: _Optional[bytes] = ...) -> None: ...
+
+class PeersReply(_message.Message):
+    __slots__ = ("peers",)
+    PEERS_FIELD_NUMBER: _ClassVar[int]
+    peers: _containers.RepeatedCompositeFieldContainer[PeerKey]
+    def __init__(self, peers: _Optional[_Iterable[_Union[PeerKey, _Mapping]]] = ...) -> None: ...
+
+class SealedKey(_message.Message):
+    __slots__ = ("to", "nonce", "ciphertext", "sender")
+    TO_FIELD_NUMBER: _ClassVar[int]
+    NONCE_FIELD_NUMBER: _ClassVar[int]
+    CIPHERTEXT_FIELD_NUMBER: _ClassVar[int]
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    to: str
+    nonce: bytes
+    ciphertext: bytes
+    sender: str
+    def __init__(self, to: _Optional[str] = ..., nonce: _Optional[bytes] = ..., ciphertext: _Optional[bytes] = ..., sender: _Optional[str] = ...) -> None: ...
+
+class SealedKeys(_message.Message):
+    __slots__ = ("session", "party", "keys")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    keys: _containers.RepeatedCompositeFieldContainer[SealedKey]
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., keys: _Optional[_Iterable[_Union[SealedKey, _Mapping]]] = ...) -> None: ...
+
+class SealedKeysReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SealedKeyRequest(_message.Message):
+    __slots__ = ("session", "party")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
 class UploadHeader(_message.Message):
     __slots__ = ("session", "party", "method", "params", "n_ids", "arrays", "n_columns", "id_encoding", "packed_id_bytes")

@@ -39,6 +39,21 @@ class CoordinatorStub:
                 request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.JoinRequest.SerializeToString,
                 response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.JoinReply.FromString,
                 _registered_method=True)
+        self.GetPeers = channel.unary_unary(
+                '/ppcsim.v1.Coordinator/GetPeers',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.PeersRequest.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.PeersReply.FromString,
+                _registered_method=True)
+        self.PostSealedKeys = channel.unary_unary(
+                '/ppcsim.v1.Coordinator/PostSealedKeys',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeys.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeysReply.FromString,
+                _registered_method=True)
+        self.GetSealedKey = channel.unary_unary(
+                '/ppcsim.v1.Coordinator/GetSealedKey',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeyRequest.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKey.FromString,
+                _registered_method=True)
         self.Upload = channel.stream_unary(
                 '/ppcsim.v1.Coordinator/Upload',
                 request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.UploadMessage.SerializeToString,
@@ -60,8 +75,36 @@ class CoordinatorServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Join(self, request, context):
-        """Announces a party to a session. Fails if the session does not expect the
-        party or the party has joined already.
+        """Announces a party to a session, with the public key it agrees secrets
+        with. Fails if the session does not expect the party. A party may join
+        again (same credentials) while the session waits for uploads, for
+        example after a refused or broken upload; it then uploads from scratch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPeers(self, request, context):
+        """Waits until every party of the session has joined, then returns every
+        party's key-agreement public key as that party gave it (the coordinator
+        relays keys; it cannot compute the secrets agreed from them).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PostSealedKeys(self, request, context):
+        """Pseudonymous ids only: the session's first party (the key leader, first
+        in JoinReply.parties) posts the shared pseudonym key, sealed to each
+        other party. Once per session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSealedKey(self, request, context):
+        """Pseudonymous ids only: waits for the key leader's sealed key for this
+        party and returns it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -84,7 +127,8 @@ class CoordinatorServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStatus(self, request, context):
-        """The session's state and its byte ledger, at any time.
+        """The session's state and its byte ledger, at any time, for any party of
+        the session (with its own credentials).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -97,6 +141,21 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.Join,
                     request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.JoinRequest.FromString,
                     response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.JoinReply.SerializeToString,
+            ),
+            'GetPeers': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPeers,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.PeersRequest.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.PeersReply.SerializeToString,
+            ),
+            'PostSealedKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.PostSealedKeys,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeys.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeysReply.SerializeToString,
+            ),
+            'GetSealedKey': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSealedKey,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeyRequest.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKey.SerializeToString,
             ),
             'Upload': grpc.stream_unary_rpc_method_handler(
                     servicer.Upload,
@@ -141,6 +200,87 @@ class Coordinator:
             '/ppcsim.v1.Coordinator/Join',
             protos_dot_ppcsim_dot_v1_dot_session__pb2.JoinRequest.SerializeToString,
             protos_dot_ppcsim_dot_v1_dot_session__pb2.JoinReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPeers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ppcsim.v1.Coordinator/GetPeers',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.PeersRequest.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.PeersReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PostSealedKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ppcsim.v1.Coordinator/PostSealedKeys',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeys.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeysReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSealedKey(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ppcsim.v1.Coordinator/GetSealedKey',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKeyRequest.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.SealedKey.FromString,
             options,
             channel_credentials,
             insecure,

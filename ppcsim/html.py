@@ -194,10 +194,10 @@ def samples_section(report: dict, details: dict, records: int = 5) -> str:
     own, outcome = details.get("own"), details.get("outcome")
     if not own or outcome is None:
         return ""
-    out = [f"<h2>What each party sent, beside its original</h2><p>The first {records} records of the join. "
+    out = [f"<h2>What each party sent, beside its original</h2><p>The first {records} records of the join, by "
+           "the party's own id (the coordinator joins on pseudonyms of them, unless the scenario sends plain ids). "
            "<i>Original</i> is the party's columns after its own normalisation (what its disguise starts from); "
            "<i>sent</i> is exactly what the coordinator received (also in sent/&lt;party&gt;.npz).</p>"]
-    ids = outcome.join.ids[:records]
     for p in report["parties"]:
         mine = own.get(p["name"])
         if mine is None:
@@ -208,7 +208,7 @@ def samples_section(report: dict, details: dict, records: int = 5) -> str:
         first = next(iter(sent.values()))
         if first.ndim == 2:
             header += [f"sent {j + 1}" for j in range(first.shape[1])]
-            body = [[str(i), *[float(v) for v in mine.X[r]], *[float(v) for v in first[r]]] for i, r in zip(ids, rows)]
+            body = [[str(i), *[float(v) for v in mine.X[r]], *[float(v) for v in first[r]]] for i, r in zip(mine.data.ids[rows].tolist(), rows)]
         else:
             # a condensed triangle: the party's pairs in its own row order; show each record's distance to the next
             m = mine.X.shape[0]
@@ -221,7 +221,7 @@ def samples_section(report: dict, details: dict, records: int = 5) -> str:
 
             nxt = list(outcome.join.index[p["name"]][1:records + 1])
             body = [[str(i), *[float(v) for v in mine.X[r]], pair(int(r), int(s)) if s != r else None]
-                    for i, r, s in zip(ids, rows, nxt)]
+                    for i, r, s in zip(mine.data.ids[rows].tolist(), rows, nxt)]
         out.append(f"<h3>{html.escape(p['name'])}: {html.escape(METHODS.get(p['method'], (p['method'],))[0])}</h3>")
         out.append(table(header, body))
     return "".join(out)

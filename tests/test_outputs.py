@@ -150,6 +150,8 @@ def check_run_page(out: Path) -> None:
     # osbr's condensed triangle, in words: 150 * 149 / 2 pairs
     assert "11,175 values: one per pair of its 150 records (m(m-1)/2 = 11,175)" in page
     assert "1 number per record" in page
+    # records shown by the party's own ids (0, 1, ... for a built-in set), not by the pseudonyms the coordinator saw
+    assert "<tr><td class=t>0</td>" in page and "b&#x27;" not in page
     for heading in ("What each party sent, beside its original", "Join and clustering", "Security", "Network",
                     "Timings", "Glossary", "Sources"):
         assert f"<h2>{heading}</h2>" in page

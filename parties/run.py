@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import resource
 import secrets
 import sys
 import time
@@ -200,8 +199,8 @@ def plain_id_bytes(ids: np.ndarray) -> int:
     return len(packed) if packed else sum(len(i.encode()) + 2 for i in ids.tolist())
 
 
-def peak_rss() -> int:
-    """This process's peak resident memory so far, in bytes.
+def peak_rss() -> int | None:
+    """This process's peak resident memory so far, in bytes; None where it cannot be read (Windows).
 
     VmHWM, which starts afresh at exec: getrusage's ru_maxrss would instead
     carry over the launcher's peak from before the fork.
@@ -213,7 +212,12 @@ def peak_rss() -> int:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    try:
+        import resource  # Unix only: imported here so that a party also starts where it is missing
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
 
 def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray) -> None:

@@ -17,6 +17,7 @@ from coordinator.errors import SessionError
 from parties.errors import PartyError
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
+from ppcsim.outdir import OutputError, claim
 from ppcsim.scenario import ScenarioError, load_scenario
 from protos.serde import WireError
 
@@ -69,55 +70,84 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ppcsim.launcher import run_scenario
-    from ppcsim.report import write_atomic
 
     scenario = load_scenario(args.scenario or demo_path())
     settings = settings_from(args)
-    out = Path(args.out) if args.out else Path("runs") / scenario.name
+    out = Path(args.out) if args.out else default_out(scenario.name)
     log = io.StringIO() if args.quiet else sys.stderr
-    if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
-        from ppcsim.cluster import ClusterParties, connect, parse_local
+    details = {} if args.html else None  # the arrays behind the page's pictures
+    with claim(out, replace=args.replace):
+        if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
+            from ppcsim.cluster import ClusterParties, connect, parse_local
+            from ppcsim.report import write_atomic
 
-        with connect(args.scheduler, log=log) as client:
-            parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
+            with connect(args.scheduler, log=log) as client:
+                parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
+                report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
+                                      keep_sent=not args.no_sent, parties=parties, details=details)
+            report["cluster"] = {"scheduler": args.scheduler, "placed": parties.placed}
+            write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
+        else:
             report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                                  keep_sent=not args.no_sent, parties=parties)
-        report["cluster"] = {"scheduler": args.scheduler, "placed": parties.placed}
-        write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
-    else:
-        report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                              keep_sent=not args.no_sent)
+                                  keep_sent=not args.no_sent, details=details)
+        _write_run_page(args, out, report, details)
     written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
+    written += ", report.html" if args.html else ""
+    if not args.quiet:
+        print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
+    return 0
+
+
+def default_out(name: str) -> Path:
+    """``runs/<name>``, or the first of ``runs/<name>-2``, ``-3``, ... that does not hold files yet, so that
+    running a scenario again without ``--out`` keeps the earlier run's outputs."""
+    base = Path("runs") / name
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{name}-{n}")
+        if not candidate.exists() or (candidate.is_dir() and not any(candidate.iterdir())):
+            return candidate
+    return base
+
+
+def _write_run_page(args: argparse.Namespace, out: Path, report: dict, details: dict | None) -> None:
+    from ppcsim.report import write_atomic
+
     if args.html:  # matplotlib is imported only for pages
         from ppcsim.html import run_page
         from ppcsim.plots import run_figures
 
-        write_atomic(out / "report.html", run_page(report, run_figures(report, out / "figures")).encode())
-        written += ", report.html"
-    if not args.quiet:
-        print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
-    return 0
+        page = run_page(report, run_figures(report, out / "figures", details), details)
+        write_atomic(out / "report.html", page.encode())
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ppcsim.html import sweep_page
     from ppcsim.plots import sweep_figures
     from ppcsim.report import write_atomic
-    from ppcsim.sweep import sweep
+    from ppcsim.sweep import describe_parties_rewrite, load_sweep, sweep
 
     out = Path(args.out)
+    settings = settings_from(args)
     failed = []
-    if args.scheduler:  # each point a task on a Dask cluster (ppcsim/cluster.py)
-        from ppcsim.cluster import sweep_on_cluster
+    with claim(out, replace=args.replace) as folder:
+        try:
+            if args.scheduler:  # each point a task on a Dask cluster (ppcsim/cluster.py)
+                from ppcsim.cluster import sweep_on_cluster
 
-        rows, failed = sweep_on_cluster(Path(args.scenario), out, args.scheduler, settings=settings_from(args),
-                                        in_process=args.in_process)
-        if not rows:
-            raise RunError(f"every one of the {len(failed)} points failed (see {out}/failures.csv)")
-    else:
-        rows = sweep(Path(args.scenario), out, settings=settings_from(args), in_process=args.in_process)
-    figures = sweep_figures(rows, out / "figures")
-    write_atomic(out / "sweep.html", sweep_page(Path(args.scenario).stem, rows, figures).encode())
+                rows, failed = sweep_on_cluster(Path(args.scenario), out, args.scheduler, settings=settings,
+                                                in_process=args.in_process)
+                if not rows:
+                    raise RunError(f"every one of the {len(failed)} points failed (see {out}/failures.csv)")
+            else:
+                rows = sweep(Path(args.scenario), out, settings=settings, in_process=args.in_process)
+        except ScenarioError:
+            folder.discard()  # refused before any run: leave no half-planned folder behind
+            raise
+        figures = sweep_figures(rows, out / "figures")
+        raw, grid = load_sweep(Path(args.scenario))
+        note = describe_parties_rewrite(raw, grid)
+        write_atomic(out / "sweep.html",
+                     sweep_page(Path(args.scenario).stem, rows, figures, grid, [note] if note else []).encode())
     print(f"ppc sweep: wrote {out}/: sweep.csv ({len(rows)} runs), sweep.html, figures/ "
           f"({', '.join(figures) or 'no figure: the grid varies no plotted axis'})", file=sys.stderr)
     if failed:
@@ -338,9 +368,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--known-fraction", type=float, default=0.05, metavar="F",
                        help="share of records the known input-output attacker knows (default: 0.05)")
 
+    def add_replace_option(p):
+        p.add_argument("--replace", action="store_true",
+                       help="delete an earlier run's outputs in the --out folder first (without it, a folder that "
+                       "holds files is refused, and so is one another ppc command is writing into)")
+
     def add_run_options(p):
-        p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/ "
-                       "(default: runs/<scenario name>)")
+        p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/: an "
+                       "empty or new folder (default: runs/<scenario name>, or runs/<scenario name>-2, -3, ... "
+                       "when that holds an earlier run)")
+        add_replace_option(p)
         p.add_argument("--port", type=int, default=0, help="coordinator port on 127.0.0.1 (default: a free one)")
         p.add_argument("--html", action="store_true", help="also write report.html (tables and figures, self-contained)")
         p.add_argument("--no-eval", action="store_true",
@@ -363,16 +400,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="run the bundled demo scenario (no files needed)",
-                          description="Run the bundled demo: the wine data split over 3 parties using drbt and none.")
+                          description="Run the bundled demo: the wine data split over 3 parties using drbt and none. "
+                          "It also writes report.html (--no-html: not).")
     add_run_options(demo)
-    demo.set_defaults(func=cmd_run, scenario=None)
+    demo.add_argument("--no-html", dest="html", action="store_false", help="write no report.html")
+    demo.set_defaults(func=cmd_run, scenario=None, html=True)
 
     sw = sub.add_parser("sweep", help="run a scenario over the grid in its [sweep] table",
                         description="Run every combination of the values in the scenario's [sweep] table (k, "
                         "projection, method, normalize, seed, parties, rows, or '<party>.<field>'), and write "
                         "sweep.csv (one row per run, with its seed and parameters), figures/ and sweep.html.")
     sw.add_argument("scenario", help="scenario TOML file with a [sweep] table")
-    sw.add_argument("--out", required=True, metavar="DIR", help="where to write the sweep's outputs")
+    sw.add_argument("--out", required=True, metavar="DIR", help="where to write the sweep's outputs (an empty or "
+                    "new folder)")
+    add_replace_option(sw)
     sw.add_argument("--in-process", action="store_true",
                     help="run each point in this process through the same code, without gRPC or party "
                     "processes: the same numbers (but timings), much faster")
@@ -480,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in str(exc).splitlines():
             print(f"{prog}: error: {line}", file=sys.stderr)
         return 2
-    except (PartyError, SessionError, WireError) as exc:
+    except (PartyError, SessionError, WireError, OutputError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except RunError as exc:

@@ -7,18 +7,32 @@ import html
 from pathlib import Path
 
 STYLE = """
-body{font-family:system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}
+body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td:first-child,th:first-child,td.t{text-align:left}
+.wide{overflow-x:auto;max-width:100%}.nowrap td{white-space:nowrap}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
 .note{color:#555;font-size:.9em}
+.na{color:#999;font-style:italic}
+.zero{font-weight:bold;color:#b00}
+sup a{text-decoration:none}
+dt{font-weight:bold;margin-top:.6em}dd{margin-left:1.5em}
+ol.notes{font-size:.85em;color:#444}
 """
+
+#: Shown where a value was not measured (an attack that does not apply, a run without attacks).
+NOT_MEASURED = "<span class='na' title='not measured'>not measured</span>"
+#: Below this a privacy or stress value is zero but for floating-point rounding.
+ROUNDING = 1e-9
 
 
 def _cell(value) -> str:
     if value is None:
-        return "-"
+        return NOT_MEASURED
+    if isinstance(value, Raw):
+        return value.html
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, int):
@@ -26,15 +40,35 @@ def _cell(value) -> str:
     return html.escape(str(value))
 
 
-def table(header: list[str], rows: list[list]) -> str:
+class Raw:
+    """A table cell that is already HTML."""
+
+    def __init__(self, text: str, left: bool = True):
+        self.html, self.left = text, left
+
+
+def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
+    """A privacy or stress value; an exact (or rounding-level) zero is marked, and never looks like a gap."""
+    if value is None:
+        return Raw(NOT_MEASURED, left=False)
+    if abs(value) < ROUNDING:
+        shown = "0" if value == 0 else f"0 <span class='note'>({value:.3g}, floating-point rounding)</span>"
+        return Raw(f"<span class='zero' title='{html.escape(zero_means)}'>{shown}</span>", left=False)
+    return Raw(f"{value:.4g}", left=False)
+
+
+def table(header: list[str], rows: list[list], nowrap: bool = False) -> str:
+    """A table, scrollable sideways when wider than the page; ``nowrap`` keeps each cell on one line."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    body = "".join("<tr>" + "".join(f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>" for v in r)
+                   + "</tr>" for r in rows)
+    return f"<div class='wide{' nowrap' if nowrap else ''}'><table><tr>{head}</tr>{body}</table></div>"
 
 
-def image(path: Path, alt: str) -> str:
+def image(path: Path, alt: str, caption: str = "") -> str:
     data = base64.b64encode(Path(path).read_bytes()).decode()
-    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+    img = f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+    return f"<figure>{img}<figcaption>{caption}</figcaption></figure>" if caption else img
 
 
 def page(title: str, sections: list[str]) -> str:
@@ -42,50 +76,314 @@ def page(title: str, sections: list[str]) -> str:
             f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>{''.join(sections)}</body></html>")
 
 
-def run_page(report: dict, figures: dict[str, Path]) -> str:
-    """One run: parties and bytes, join, clustering, utility, privacy, with the figures."""
+class Notes:
+    """Numbered footnotes: where a plain-language label comes from in the papers."""
+
+    def __init__(self):
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> str:
+        if text not in self.texts:
+            self.texts.append(text)
+        n = self.texts.index(text) + 1
+        return f"<sup><a href='#note-{n}' id='ref-{n}'>{n}</a></sup>"
+
+    def html(self) -> str:
+        if not self.texts:
+            return ""
+        items = "".join(f"<li id='note-{i}'>{t}</li>" for i, t in enumerate(self.texts, 1))
+        return ("<h2>Sources</h2><p class='note'>Oliveira &amp; Za&iuml;ane, <i>Privacy-Preserving Clustering by "
+                "Object Similarity-Based Representation and Dimensionality Reduction Transformation</i> (2004) is "
+                "cited as 004; Chen &amp; Liu, <i>Geometric Data Perturbation</i> as 002; Alotaibi's PhD thesis as "
+                f"000; its companion paper with de la Iglesia as 003; the survey of perturbation methods as 001.</p>"
+                f"<ol class='notes'>{items}</ol>")
+
+
+#: What each method does, in plain words, and where it comes from.
+METHODS = {
+    "drbt": ("random projection", "004 §2.3, §5, eqs. 7-9 (DRBT)"),
+    "osbr": ("pairwise dissimilarities", "004 §2.2, §4, eqs. 3-5 (OSBR)"),
+    "none": ("nothing: columns sent as they are", "the no-privacy baseline"),
+    "rotation": ("random rotation", "002 eq. 1, Theorem 6"),
+    "geometric": ("rotation, translation and noise", "002 eq. 1"),
+    "noise": ("added random noise", "002 §4"),
+    "pca": ("scores on its own principal components", "000 §2.6.2"),
+    "svd": ("truncated SVD coordinates", "000 §2.6.3"),
+    "dct": ("first discrete cosine transform coefficients", "000 §2.6.4"),
+    "nmds": ("pairwise dissimilarities, embedded by non-metric MDS at the coordinator", "000 ch. 3; 003"),
+}
+PROJECTIONS = {"gaussian": ("Gaussian", "004 eq. 8 (RP1)"), "sparse": ("sparse", "004 eq. 9 (RP2)")}
+ATTACKS = {
+    "known_io": ("known input-output", "002 §6.2.4"),
+    "ica": ("independent component analysis (ICA)", "002 §6.2.2"),
+    "multilateration": ("multilateration from known records", "000 §4.4; 004 Lemma 2"),
+}
+
+GLOSSARY = [
+    ("stress", "How much the distances between records changed: the square root of the sum of squared "
+     "differences between the original and the disguised distances over the sum of the squared original "
+     "distances. 0: every distance kept; tiny values like 1e-16 are zero but for floating-point rounding.",
+     "004 eq. 6"),
+    ("ARI (adjusted Rand index)", "Agreement of two clusterings over all pairs of records, corrected for chance: 1 "
+     "identical, about 0 no better than chance.", "Hubert &amp; Arabie (1985), computed by scikit-learn"),
+    ("NMI (normalised mutual information)", "Information the two clusterings share, from 0 (none) to 1 (the same "
+     "partition).", "mutual information: 000 eq. 5.7; normalised by the mean of the two entropies (eq. 5.6), "
+     "by scikit-learn"),
+    ("VI (variation of information)", "Information, in bits, by which two clusterings differ: 0 for the same "
+     "partition, larger is worse.", "000 eq. 5.5"),
+    ("F-measure", "Each cluster matched to its best counterpart, precision and recall combined: 1 identical.",
+     "Larsen &amp; Aone (1999)"),
+    ("misclassified", "Share of records in a different cluster after the best one-to-one matching of cluster "
+     "numbers.", "002's DQ_C"),
+    ("column privacy", "How far off an attacker's estimate of an original column is: the spread (standard "
+     "deviation) of the error, on the column scaled to [0, 1]. 0: recovered exactly (up to a shift); 0.3 or more: "
+     "little is learnt.", "002 §6.1.1"),
+    ("VD (value difference)", "Size of the attacker's error over the size of the original block (Frobenius norms): "
+     "0 recovered, 1 or more nothing recovered.", "001 eq. 2.7"),
+    ("known input-output attack", "The attacker knows a few records both in the original and in the disguised "
+     "form (5% by default) and fits the disguise by least squares; it undoes any linear disguise that keeps as "
+     "many dimensions as it had.", "002 §6.2.4"),
+    ("ICA attack", "Independent component analysis run on the disguised block, with each component matched to the "
+     "original column whose histogram it resembles most; it needs only each column's range and histogram.",
+     "002 §6.2.2"),
+    ("multilateration", "From n + 1 records whose values the attacker knows, and the distances a party sent, every "
+     "other record's position is solved for, as a GPS receiver does.", "000 §4.4; 004 Lemma 2"),
+    ("payload, serialized and wire bytes", "Payload: the bytes of the arrays a party sent. Serialized: the protobuf "
+     "messages that carried them, with ids and headers. Wire: what the party's TCP connection carried, TLS and "
+     "HTTP/2 included.", "004 §6.2, eq. 11 for the prediction"),
+]
+
+
+def glossary(notes: Notes) -> str:
+    items = "".join(f"<dt id='g-{html.escape(term.split(' ')[0].lower())}'>{html.escape(term)}</dt>"
+                    f"<dd>{html.escape(text)}{notes(src)}</dd>" for term, text, src in GLOSSARY)
+    return f"<h2>Glossary</h2><dl>{items}</dl>"
+
+
+def what_sent(p: dict) -> str:
+    """In words: what one party's arrays were, e.g. '3 numbers per record' or one value per pair of records."""
+    if p["output_dims"] is None:
+        return "nothing received"
+    if p["sends"] == "dissimilarities":
+        m = p["rows"] or 0
+        n = len(p["arrays"])
+        each = f"one per pair of its {m:,} records (m(m-1)/2 = {p['output_dims']:,})"
+        return (f"{n} arrays of {p['output_dims']:,} values: {', '.join(p['arrays'])}, each " if n > 1
+                else f"{p['output_dims']:,} values: ") + each
+    return f"{p['output_dims']} number{'s' if p['output_dims'] != 1 else ''} per record"
+
+
+def _method_words(p: dict, notes: Notes) -> str:
+    words, src = METHODS.get(p["method"], (p["method"], ""))
+    text = html.escape(words) + (notes(src) if src else "")
+    projection = p["params"].get("projection")
+    if projection in PROJECTIONS:
+        kind, psrc = PROJECTIONS[projection]
+        text += f", {kind}{notes(psrc)}"
+    if "metric" in p["params"]:
+        text += f", {html.escape(str(p['params']['metric']))} metric"
+    return text + f" <span class='note'>({html.escape(p['method'])})</span>"
+
+
+def _seconds(value) -> str:
+    return "-" if value is None else f"{value:.3f} s"
+
+
+def samples_section(report: dict, details: dict, records: int = 5) -> str:
+    """For the first few joined records: each party's original (normalised) values beside what it sent."""
+    own, outcome = details.get("own"), details.get("outcome")
+    if not own or outcome is None:
+        return ""
+    out = [f"<h2>What each party sent, beside its original</h2><p>The first {records} records of the join, by "
+           "the party's own id (the coordinator joins on pseudonyms of them, unless the scenario sends plain ids). "
+           "<i>Original</i> is the party's columns after its own normalisation (what its disguise starts from); "
+           "<i>sent</i> is exactly what the coordinator received (also in sent/&lt;party&gt;.npz).</p>"]
+    for p in report["parties"]:
+        mine = own.get(p["name"])
+        if mine is None:
+            continue
+        rows = outcome.join.index[p["name"]][:records]
+        sent = mine.wire_arrays()
+        header = ["id", *[f"original {c}" for c in mine.data.columns]]
+        first = next(iter(sent.values()))
+        if first.ndim == 2:
+            header += [f"sent {j + 1}" for j in range(first.shape[1])]
+            body = [[str(i), *[float(v) for v in mine.X[r]], *[float(v) for v in first[r]]] for i, r in zip(mine.data.ids[rows].tolist(), rows)]
+        else:
+            # a condensed triangle: the party's pairs in its own row order; show each record's distance to the next
+            m = mine.X.shape[0]
+            name = next(iter(sent))
+            header += [f"sent {name}: to the next record"]
+
+            def pair(i: int, j: int) -> float:
+                i, j = min(i, j), max(i, j)
+                return float(first[m * i - i * (i + 1) // 2 + (j - i - 1)])
+
+            nxt = list(outcome.join.index[p["name"]][1:records + 1])
+            body = [[str(i), *[float(v) for v in mine.X[r]], pair(int(r), int(s)) if s != r else None]
+                    for i, r, s in zip(mine.data.ids[rows].tolist(), rows, nxt)]
+        out.append(f"<h3>{html.escape(p['name'])}: {html.escape(METHODS.get(p['method'], (p['method'],))[0])}</h3>")
+        out.append(table(header, body))
+    return "".join(out)
+
+
+def run_page(report: dict, figures: dict[str, Path], details: dict | None = None) -> str:
+    """One run, in plain language: what was sent and what it cost, the clusters, utility, privacy and the
+    attacks' reconstructions, security, network and timings, a glossary and the sources."""
+    notes = Notes()
+    details = details or {}
     s = [f"<p class='note'>scenario file {html.escape(report['scenario_file'])}, seed {report['seed']}, "
-         f"state {report['state']}{': ' + html.escape(report['error']) if report.get('error') else ''}</p>"]
+         f"state {report['state']}{': ' + html.escape(report['error']) if report.get('error') else ''}. "
+         "Every number below is also in report.json.</p>"]
     s.append("<h2>What each party sent</h2>")
-    s.append(table(
-        ["party", "method", "rows", "columns", "output", "predicted B", "payload B", "serialized B"],
-        [[p["name"], p["method"], p["rows"], ", ".join(p["columns"]), p["output_dims"],
-          p["bytes"]["predicted"], p["bytes"]["payload"], p["bytes"]["serialized"]] for p in report["parties"]],
-    ))
-    s += [image(figures[k], k) for k in ("bytes",) if k in figures]
+    rows = []
+    for p in report["parties"]:
+        b = p["bytes"]
+        rows.append([p["name"], Raw(_method_words(p, notes)), p["rows"], ", ".join(p["columns"]), what_sent(p),
+                     b["predicted"], b["payload"], b["serialized"], b.get("wire")])
+    s.append(table(["party", "disguise", "records", "its columns", "it sent", "bytes predicted", "array bytes",
+                    "message bytes", "wire bytes"], rows))
+    s.append(f"<p class='note'><i>Bytes predicted</i>: the paper's cost model{notes('004 §6.2, eq. 11')}. "
+             "<i>Array bytes</i>: the arrays the coordinator received. <i>Message bytes</i>: the protobuf messages "
+             "that carried them (ids, headers, framing). <i>Wire bytes</i>: what the party's TCP connection "
+             "carried, TLS and HTTP/2 included, counted by a relay between party and coordinator.</p>")
+    if "bytes" in figures:
+        s.append(image(figures["bytes"], "bytes per party"))
+    if details:
+        s.append(samples_section(report, details))
     j, c = report["join"], report["clustering"]
     if j["rows_joined"] is not None:
-        s.append(f"<h2>Join and clustering</h2><p>{j['rows_joined']:,} records in common; dropped: "
-                 + ", ".join(f"{html.escape(k)} {v}" for k, v in j["dropped"].items())
+        s.append(f"<h2>Join and clustering</h2><p>{j['rows_joined']:,} records in common; dropped because not every "
+                 "party holds them: " + ", ".join(f"{html.escape(k)} {v}" for k, v in j["dropped"].items())
                  + f".</p><p>{html.escape(c['algorithm'])} on {html.escape(c['input'] or '')}: "
-                 f"{c['n_clusters_found']} clusters of sizes {', '.join(map(str, c['sizes']))}.</p>")
+                 f"{c['n_clusters_found']} clusters of sizes {', '.join(map(str, c['sizes']))}"
+                 + (f", {c['noise']} noise records" if c.get("noise") else "") + ".</p>")
+    if "clusters" in figures:
+        s.append(image(figures["clusters"], "clusters", "The original joined data (each party's normalised columns "
+                       "side by side), drawn on its first two principal components. Left: coloured by the clustering "
+                       "the coordinator computed from the disguised data, with cluster numbers matched to the right "
+                       "picture's; circled records are where the two differ. Right: the same algorithm on the "
+                       "original data. Nobody in the protocol ever sees this picture; only the observer can draw it."))
     u = report.get("utility")
     if u:
-        s.append(f"<h2>Utility</h2><p>stress (004 eq. 6) {u['stress']:.4f} over {u['stress_records']:,} records; "
-                 f"reference: {html.escape(u['reference'])}.</p>")
+        st = u["stress"]
+        s.append(f"<h2>Utility: what the disguise cost</h2><p>Distance distortion (stress{notes('004 eq. 6')}): "
+                 f"{_cell(score(st, zero_means='every distance kept'))} over {u['stress_records']:,} records"
+                 + (" (zero but for rounding: every distance was kept)" if st < ROUNDING else "")
+                 + f". Compared with {html.escape(u['reference'])}.</p>")
         against = [(k, u[k]) for k in ("vs_original", "vs_truth", "original_vs_truth") if k in u]
+        names = {"vs_original": "private clustering vs the clustering of the original data",
+                 "vs_truth": "private clustering vs the true labels",
+                 "original_vs_truth": "clustering of the original data vs the true labels"}
         keys = list(against[0][1])
-        s.append(table(["agreement", *keys], [[name.replace("_", " "), *[m[k] for k in keys]] for name, m in against]))
+        plain = {"misclassification": "misclassified", "ari": "ARI", "nmi": "NMI", "variation_of_information": "VI (bits)",
+                 "f_measure": "F-measure"}
+        s.append(table(["agreement", *[plain.get(k, k) for k in keys]], [[names[n], *[m[k] for k in keys]] for n, m in against]))
+        s.append("<p class='note'>ARI, NMI and F-measure: 1 is identical; misclassified and VI: 0 is identical "
+                 "(see the glossary).</p>")
     p = report.get("privacy")
     if p and "skipped" not in p:
-        s.append("<h2>Privacy</h2><p class='note'>Column privacy: the spread of the attacker's error on each "
-                 "original column scaled to [0, 1] (002 §6.1.1); 0 means recovered exactly.</p>")
+        s.append("<h2>Privacy: what an attacker recovers</h2><p>For each party, each attack that applies to what "
+                 f"it sent tries to rebuild its original columns. <i>Column privacy</i>{notes('002 §6.1.1')} is the "
+                 "spread of the attacker's error on each column scaled to [0, 1]: "
+                 "<span class='zero'>0</span> means recovered exactly (shown in red), higher is safer; "
+                 f"{NOT_MEASURED} means the attack does not apply.</p>")
         rows = []
         for party, entry in p.items():
             for attack, r in entry["attacks"].items():
-                rows.append([party, attack, r.get("knowledge", r.get("skipped")), r.get("min"), r.get("mean"), r.get("vd")])
-        s.append(table(["party", "attack", "attacker knows", "min", "mean", "VD"], rows))
-        s += [image(figures[k], k) for k in ("privacy",) if k in figures]
-    t = report["communication"]["totals"]
-    s.append(f"<h2>Communication</h2><p>up: {t['up']['messages']} messages, {t['up']['serialized']:,} B serialized "
-             f"({t['up']['payload']:,} B payload); down: {t['down']['messages']} messages, {t['down']['serialized']:,} B. "
-             "Every message is in report.json under communication.ledger.</p>")
+                words, src = ATTACKS.get(attack, (attack, ""))
+                rows.append([party, Raw(html.escape(words) + (notes(src) if src else "")),
+                             r.get("knowledge", r.get("skipped")), score(r.get("min")), score(r.get("mean")),
+                             score(r.get("vd"), zero_means="recovered exactly")])
+        s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
+                        "column privacy, mean", f"VD"], rows))
+        if "privacy" in figures:
+            s.append(image(figures["privacy"], "privacy per column", "Column privacy of every original column "
+                           "against each attack (a missing bar: zero, or an attack that does not apply; the "
+                           "table above tells which)."))
+        for name, path in figures.items():
+            if name.startswith("attacks_"):
+                s.append(image(path, name, f"Each attack's estimate of {html.escape(name[8:])}'s original columns "
+                               "against their true values (normalised), for up to 500 records (for known "
+                               "input-output, records the attacker did not know); on the diagonal: recovered "
+                               "exactly."))
+    elif p:
+        s.append(f"<h2>Privacy</h2><p>{NOT_MEASURED}: the attacks were skipped ({html.escape(p['skipped'])}).</p>")
+    sec = report["security"]
+    s.append("<h2>Security</h2><p>Settings: TLS " + ("on" if sec["tls"] else "off") + ", mutual TLS "
+             + ("on" if sec["mutual"] else "off") + ", per-party tokens " + ("on" if sec["tokens"] else "off") + ".</p>")
+    s.append(table(["party", "connection", "identified by"],
+                   [[name, v.get("transport"), v.get("identity")] for name, v in sec["parties"].items()]))
+    net = [p for p in report["parties"] if "network" in p]
+    if net:
+        s.append("<h2>Network</h2>")
+        s.append(table(["party", "link", "wire bytes up", "wire bytes down", "connections", "join and upload took"],
+                       [[p["name"], p["network"]["link"], p["bytes"].get("wire"), p["network"]["wire_down"],
+                         p["network"]["connections"], _seconds(p["network"]["upload_seconds"])] for p in net]))
+    t = report["timing"]
+    phases = [(k, v) for k, v in t.items() if isinstance(v, (int, float))]
+    s.append("<h2>Timings</h2>" + table(["phase", "seconds"], [[k.replace("_", " "), f"{v:.3f}"] for k, v in phases]))
+    party_phases = list(dict.fromkeys(k for p in report["parties"] for k in p.get("timing", {})))
+    if party_phases:
+        s.append(table(["party", *[k.replace("_", " ") for k in party_phases]],
+                       [[p["name"], *[_seconds(p["timing"].get(k)) for k in party_phases]] for p in report["parties"]]))
+    coord = t.get("coordinator") or {}
+    if coord:
+        s.append(table(["coordinator", "seconds (since the session opened, or spent)"],
+                       [[k.replace("_", " "), f"{v:.3f}"] for k, v in coord.items()]))
+    tot = report["communication"]["totals"]
+    s.append(f"<h2>Communication</h2><p>up: {tot['up']['messages']} messages, {tot['up']['serialized']:,} B "
+             f"serialized ({tot['up']['payload']:,} B payload); down: {tot['down']['messages']} messages, "
+             f"{tot['down']['serialized']:,} B. Every message is in report.json under communication.ledger.</p>")
+    s.append(glossary(notes))
+    s.append(notes.html())
     return page(f"ppc-sim run: {report['scenario']}", s)
 
 
-def sweep_page(title: str, rows: list[dict], figures: dict[str, Path]) -> str:
-    """A sweep: the figures, then one table row per run."""
-    s = [image(path, name) for name, path in figures.items()]
+#: What each sweep figure shows, before the list of what it leaves out.
+SWEEP_CAPTIONS = {
+    "stress_vs_dims": "Distance distortion (stress, 004 eq. 6) against the output dimensions sent: a line per "
+                      "value of the other swept parameters, at the mean over seeds, with the range over seeds "
+                      "shaded. ",
+    "utility_vs_privacy": "One point per run: agreement with the clustering of the original data (ARI) against "
+                          "the column privacy left by the attack named on the axis; colour (and shape) give the "
+                          "swept values. ",
+    "methods": "One point per run: agreement (ARI) against the privacy left by the strongest attack that "
+               "applies; the marker's area grows with the bytes sent. ",
+    "bytes_vs_rows": "Bytes uploaded by all parties against the records: the paper's prediction (line), the "
+                     "arrays received (dots) and, where the points ran as processes, the wire (crosses). ",
+}
+
+
+def _is_score(key: str, value) -> bool:
+    """Stress and privacy columns: a zero there means 'kept exactly' or 'recovered exactly', and is marked."""
+    return (key == "stress" or key.startswith("privacy_")) and (value is None or isinstance(value, float))
+
+
+def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dict | None = None,
+               notes: list[str] = ()) -> str:
+    """A sweep: what was swept, the figures (each saying which methods it leaves out), then one table row
+    per run (scrollable when wide)."""
+    from ppcsim.plots import left_out
+
+    s = []
+    if grid:
+        runs = 1
+        for values in grid.values():
+            runs *= len(values)
+        s.append("<h2>What was swept</h2><p>Every combination of these values is one run "
+                 f"({runs} runs):</p>" + table(["parameter", "values"],
+                                                [[k, ", ".join(map(str, v))] for k, v in grid.items()]))
+    s += [f"<p class='note'>{html.escape(n)}</p>" for n in notes]
+    for name, path in figures.items():
+        missing = left_out(name, rows)
+        caption = SWEEP_CAPTIONS.get(name, "") + (
+            "Left out: " + "; ".join(f"{html.escape(m)} ({html.escape(why)})" for m, why in missing.items())
+            + "." if missing else "Every run of the sweep is drawn.")
+        s.append(image(path, name, caption))
     header = list(dict.fromkeys(k for r in rows for k in r))
-    s.append("<h2>Runs</h2>" + table(header, [[r.get(k) for k in header] for r in rows]))
+    s.append("<h2>Runs</h2><p class='note'>One row per run, as in sweep.csv; "
+             f"{NOT_MEASURED} where a run has no such value.</p>"
+             + table(header, [[score(r.get(k)) if _is_score(k, r.get(k)) else r.get(k) for k in header] for r in rows],
+                     nowrap=True))
     return page(f"ppc-sim sweep: {title}", s)

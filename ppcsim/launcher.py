@@ -122,6 +122,7 @@ def run_scenario(
     settings: Settings | None = Settings(),
     keep_sent: bool = True,
     parties=None,
+    details: dict | None = None,
 ) -> dict:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
 
@@ -133,6 +134,10 @@ def run_scenario(
     observer (ppcsim.evaluate.observer); None skips the measurements. With
     neither ``settings`` nor ``keep_sent``, the coordinator keeps only the sum
     of the dissimilarity uploads, not each party's, and writes no sent/.
+
+    ``details``, when given, receives the arrays behind the report for its
+    pictures: ``outcome`` (what the coordinator reached) and what
+    ppcsim.evaluate.observer.evaluate puts there.
 
     Raises RunError naming the party or the cause when the run fails; the
     report (with its error) is written all the same.
@@ -200,10 +205,12 @@ def run_scenario(
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        report.update(evaluate(scenario, session.outcome, session.contributions, settings))
+        report.update(evaluate(scenario, session.outcome, session.contributions, settings, details=details))
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     report["timing"].update(timing)
+    if details is not None:
+        details["outcome"] = session.outcome
     write_outputs(out, report, session, sent=keep_sent, labels=labels)
     if failure:
         raise RunError(failure)

@@ -22,15 +22,6 @@ def _varies(rows: list[dict], key: str) -> bool:
     return len({r.get(key) for r in rows if r.get(key) is not None}) > 1
 
 
-def _save(fig, out: Path, name: str) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(out / f"{name}.png", dpi=110)
-    fig.savefig(out / f"{name}.svg")
-    plt.close(fig)
-    return out / f"{name}.png"
-
-
 def _mean_band(ax, rows: list[dict], x: str, y: str, exclude: set[str]) -> None:
     """One line per series: the mean of y over seeds at each x, with a min-max band."""
     series = defaultdict(lambda: defaultdict(list))
@@ -44,34 +35,99 @@ def _mean_band(ax, rows: list[dict], x: str, y: str, exclude: set[str]) -> None:
         ax.fill_between(xs, [v.min() for v in values], [v.max() for v in values], alpha=0.2)
 
 
+#: What each sweep figure plots (its x and y columns of sweep.csv): a run without one of them is left out.
+FIGURE_NEEDS = {
+    "stress_vs_dims": ("output_dims", "stress"),
+    "utility_vs_privacy": ("<privacy>", "ari"),
+    "methods": ("privacy_worst_mean", "ari"),
+    "bytes_vs_rows": ("rows", "bytes_payload"),
+}
+#: Why a run lacks a figure's column, for the page's caption.
+MISSING_WHY = {
+    "output_dims": "they send dissimilarities, not dimensions",
+    "privacy_worst_mean": "no attack was measured on them",
+    "privacy_known_io_mean": "the known input-output attack does not apply to what they send",
+    "privacy_multilateration_mean": "multilateration does not apply to what they send",
+    "privacy_ica_mean": "the ICA attack does not apply to what they send",
+    "ari": "no utility was measured",
+}
+
+
+def privacy_column(rows: list[dict]) -> str | None:
+    """The column of sweep.csv the utility-vs-privacy figure draws: the first attack measured on any run."""
+    return next((f"privacy_{a}_mean" for a in ("known_io", "multilateration", "ica")
+                 if any(r.get(f"privacy_{a}_mean") is not None for r in rows)), None)
+
+
+def swept(rows: list[dict]) -> list[str]:
+    """The swept parameters (without ``param_``) whose values vary, the seed last."""
+    keys = [k[6:] for k in dict.fromkeys(k for r in rows for k in r) if k.startswith("param_") and _varies(rows, k)]
+    return sorted(keys, key=lambda k: k == "seed")
+
+
+def _legend_outside(fig, ax) -> None:
+    """The legend to the right of the axes, never over the data."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+
+
+MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
+
+
+def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape: str | None = None) -> None:
+    """One point per run at (x, y), coloured by the swept parameter ``key`` (a colour scale for numbers, one
+    colour per value otherwise) and, with ``shape``, shaped by a second swept parameter."""
+    rows = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
+    shapes = list(dict.fromkeys(r.get(f"param_{shape}") for r in rows)) if shape else [None]
+    values = [r.get(f"param_{key}") for r in rows] if key else [None] * len(rows)
+    numeric = key and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    colours = list(dict.fromkeys(values))
+    points = None
+    for j, form in enumerate(shapes):
+        marker = MARKERS[j % len(MARKERS)]
+        members = [(r, v) for r, v in zip(rows, values) if not shape or r.get(f"param_{shape}") == form]
+        if numeric:
+            points = ax.scatter([r[x] for r, _ in members], [r[y] for r, _ in members], c=[v for _, v in members],
+                                cmap="viridis", vmin=min(values), vmax=max(values), s=24, marker=marker)
+            if shape:
+                ax.scatter([], [], marker=marker, color="grey", label=f"{shape} = {form}")
+            continue
+        for i, value in enumerate(colours):
+            chosen = [r for r, v in members if v == value]
+            if chosen:
+                label = ", ".join(f"{k} = {v}" for k, v in ((key, value), (shape, form)) if k)
+                ax.scatter([r[x] for r in chosen], [r[y] for r in chosen], s=24, marker=marker,
+                           color=f"C{i % 10}", label=label or None)
+    if numeric:
+        fig.colorbar(points, ax=ax, label=f"swept: {key}")
+        if shape:  # the colour bar holds the right: the shapes' legend goes below the axes
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=len(shapes), frameon=False)
+    else:
+        _legend_outside(fig, ax)
+
+
 def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
     """The sweep's figures that its grid supports: stress vs output dims, utility vs privacy, bytes vs rows."""
     figures = {}
     if _varies(rows, "output_dims"):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         _mean_band(ax, rows, "output_dims", "stress", {"k", "seed", "parties"})
         ax.set(xlabel="output dimensions sent (sum over parties)", ylabel="stress (004 eq. 6)",
                title="Distance distortion vs output dimension")
-        ax.legend(fontsize=8)
-        figures["stress_vs_dims"] = _save(fig, out, "stress_vs_dims")
-    privacy = next((f"privacy_{a}_mean" for a in ("known_io", "multilateration", "ica")
-                    if any(r.get(f"privacy_{a}_mean") is not None for r in rows)), None)
+        _legend_outside(fig, ax)
+        figures["stress_vs_dims"] = _save_outside(fig, out, "stress_vs_dims")
+    privacy = privacy_column(rows)
     if privacy and len(rows) > 1:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        groups = defaultdict(list)
-        for r in rows:
-            if r.get(privacy) is not None:
-                groups[_series_key(r, {"seed", "k", "rows"})].append(r)
-        for label, members in sorted(groups.items()):
-            ax.scatter([m[privacy] for m in members], [m["ari"] for m in members], label=label, s=18)
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+        keys = [k for k in swept(rows) if k != "seed"]
+        _colour_by(fig, ax, rows, privacy, "ari", keys[0] if keys else None, keys[1] if len(keys) > 1 else None)
         ax.set(xlabel=f"mean column privacy against {privacy[8:-5]} (higher: safer)",
                ylabel="ARI vs clustering of the original data", title="Utility vs privacy")
-        ax.legend(fontsize=8)
-        figures["utility_vs_privacy"] = _save(fig, out, "utility_vs_privacy")
+        figures["utility_vs_privacy"] = _save_outside(fig, out, "utility_vs_privacy")
     if _varies(rows, "methods") and any(r.get("privacy_worst_mean") is not None for r in rows):
         figures["methods"] = methods_figure(rows, out)
     if _varies(rows, "rows"):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         by_method = defaultdict(list)
         for r in rows:
             by_method[r["methods"]].append(r)
@@ -81,17 +137,32 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
             line = ax.plot(xs, [m["bytes_predicted"] for m in members], label=f"{method}: predicted")[0]
             ax.scatter(xs, [m["bytes_payload"] for m in members], color=line.get_color(), marker="o",
                        label=f"{method}: measured payload")
+            wire = [m.get("bytes_wire") for m in members]
+            if None not in wire:
+                ax.scatter(xs, wire, color=line.get_color(), marker="x", label=f"{method}: on the wire")
         ax.set(xscale="log", yscale="log", xlabel="records", ylabel="bytes uploaded (all parties)",
                title="Communication: DRBT linear, OSBR quadratic")
-        ax.legend(fontsize=8)
-        figures["bytes_vs_rows"] = _save(fig, out, "bytes_vs_rows")
+        _legend_outside(fig, ax)
+        figures["bytes_vs_rows"] = _save_outside(fig, out, "bytes_vs_rows")
     return figures
+
+
+def left_out(name: str, rows: list[dict]) -> dict[str, str]:
+    """The methods a sweep figure leaves out (every run of theirs lacks one of its columns), and why."""
+    needs = [privacy_column(rows) if n == "<privacy>" else n for n in FIGURE_NEEDS.get(name, ())]
+    missing = {}
+    for r in rows:
+        for need in needs:
+            if r.get(need) is None:
+                missing.setdefault(r["methods"], MISSING_WHY.get(need, f"they have no {need}"))
+    shown = {r["methods"] for r in rows if all(r.get(need) is not None for need in needs)}
+    return {m: why for m, why in missing.items() if m not in shown}
 
 
 def methods_figure(rows: list[dict], out: Path) -> Path:
     """Every method in one picture: agreement with the original clustering against the privacy left
     by the strongest attack that applies, the marker's area growing with the bytes sent."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
     groups = defaultdict(list)
     for r in rows:
         if r.get("privacy_worst_mean") is not None:
@@ -104,22 +175,28 @@ def methods_figure(rows: list[dict], out: Path) -> Path:
         ax.scatter(x, y, s=area, alpha=0.6, label=f"{method} ({np.mean([m['bytes_payload'] for m in members]):,.0f} B)")
     ax.set(xlabel="mean column privacy against the strongest attack that applies (higher: safer)",
            ylabel="ARI vs clustering of the original data", title="Disguises compared (marker area: bytes sent)")
-    ax.legend(fontsize=7, loc="best")
-    return _save(fig, out, "methods")
+    _legend_outside(fig, ax)
+    return _save_outside(fig, out, "methods")
 
 
-def run_figures(report: dict, out: Path) -> dict[str, Path]:
-    """A run's figures: bytes per party (three layers next to the prediction), and column privacy."""
+def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[str, Path]:
+    """A run's figures: bytes per party (its layers next to the prediction), and column privacy; with the
+    observer's ``details`` (ppcsim.evaluate.observer.evaluate) also the clusters and each party's
+    attacks' reconstructions against the truth."""
     figures = {}
     parties = report["parties"]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(7, 3.5), layout="constrained")
     x = np.arange(len(parties))
-    for i, key in enumerate(("predicted", "payload", "serialized")):
-        ax.bar(x + (i - 1) * 0.27, [p["bytes"][key] or 0 for p in parties], width=0.27, label=key)
+    layers = [k for k in ("predicted", "payload", "serialized", "wire") if any(p["bytes"].get(k) is not None for p in parties)]
+    width = 0.8 / len(layers)
+    for i, key in enumerate(layers):
+        ax.bar(x + (i - (len(layers) - 1) / 2) * width, [p["bytes"].get(key) or 0 for p in parties], width=width,
+               label={"predicted": "predicted by the paper", "payload": "arrays received",
+                      "serialized": "protobuf messages", "wire": "on the wire (TLS, HTTP/2)"}[key])
     ax.set_xticks(x, [p["name"] for p in parties])
     ax.set(ylabel="bytes uploaded", title="Bytes per party")
-    ax.legend(fontsize=8)
-    figures["bytes"] = _save(fig, out, "bytes")
+    fig.legend(loc="outside right center", fontsize=8, frameon=False)
+    figures["bytes"] = _save_outside(fig, out, "bytes")
     privacy = report.get("privacy", {})
     bars = [(f"{party}.{col}", attack, value)
             for party, entry in privacy.items() if isinstance(entry, dict)
@@ -128,13 +205,125 @@ def run_figures(report: dict, out: Path) -> dict[str, Path]:
     if bars:
         attacks = sorted({a for _, a, _ in bars})
         labels = list(dict.fromkeys(c for c, _, _ in bars))
-        fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(labels)), 4))
+        fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(labels)), 4), layout="constrained")
         width = 0.8 / len(attacks)
         for i, attack in enumerate(attacks):
             values = {c: v for c, a, v in bars if a == attack}
-            ax.bar(np.arange(len(labels)) + i * width, [values.get(c, np.nan) for c in labels], width=width, label=attack)
+            xs = np.arange(len(labels)) + i * width
+            ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=ATTACK_NAMES.get(attack, attack),
+                   color=f"C{i}")
+            for x_, c in zip(xs, labels):  # a zero bar is invisible: mark it, so that it is not read as missing
+                if c in values and abs(values[c]) < 1e-9:
+                    ax.plot([x_], [0], marker="v", color="#b00", markersize=7)
+                    ax.annotate("0", (x_, 0), textcoords="offset points", xytext=(0, 6), ha="center",
+                                fontsize=7, color="#b00")
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=60, ha="right", fontsize=7)
         ax.set(ylabel="column privacy (higher: safer)", title="Privacy per original column")
-        ax.legend(fontsize=8)
-        figures["privacy"] = _save(fig, out, "privacy")
+        fig.legend(loc="outside right center", fontsize=8, frameon=False)
+        figures["privacy"] = _save_outside(fig, out, "privacy")
+    details = details or {}
+    outcome = details.get("outcome")
+    if outcome is not None and details.get("joined") is not None:
+        figures["clusters"] = clusters_figure(details["joined"], outcome.labels, details["original_labels"], out,
+                                              seed=report["seed"])
+    for party, attacks in details.get("attacks", {}).items():
+        figures[f"attacks_{party}"] = attack_figure(party, attacks, out)
     return figures
+
+
+def _pca2(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records' coordinates on the first two principal components, and the share of variance of each."""
+    centred = X - X.mean(axis=0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    coords = centred @ vt[:2].T
+    if coords.shape[1] < 2:  # a single column: plot it against zero
+        coords = np.column_stack([coords, np.zeros(len(coords))])
+    share = s**2 / max(float(np.sum(s**2)), 1e-300)
+    return coords, np.pad(share[:2], (0, 2 - len(share[:2])))
+
+
+#: Records drawn at most in a cluster picture (a seeded sample beyond), to keep the page light.
+PICTURE_ROWS = 3000
+
+
+def clusters_figure(joined: np.ndarray, private: np.ndarray, plain: np.ndarray, out: Path, seed: int = 0) -> Path:
+    """The original joined data on its first two principal components, side by side: coloured by the
+    clustering the coordinator computed on the disguised data, and by the same clustering of the
+    original data (matched so that agreeing clusters share a colour)."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows = np.arange(len(joined))
+    if len(rows) > PICTURE_ROWS:
+        rows = np.sort(np.random.default_rng(seed).choice(len(rows), PICTURE_ROWS, replace=False))
+    coords, share = _pca2(joined[rows])
+    private, plain = np.asarray(private)[rows], np.asarray(plain)[rows]
+    # recolour the private clusters after the plain cluster each overlaps most (best one-to-one matching)
+    a, b = np.unique(private), np.unique(plain)
+    overlap = np.array([[np.sum((private == i) & (plain == j)) for j in b] for i in a])
+    r, c = linear_sum_assignment(-overlap)
+    colour = {a[i]: b[j] for i, j in zip(r, c)}
+    spare = iter(range(int(max(b.max(initial=0), a.max(initial=0))) + 1, 10**6))
+    private_shown = np.array([colour[x] if x in colour else colour.setdefault(x, next(spare)) for x in private])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharex=True, sharey=True, layout="constrained")
+    cmap = plt.get_cmap("tab10")
+    for ax, labels, title in ((axes[0], private_shown, "clustered privately (what the coordinator found)"),
+                              (axes[1], plain, "clustered in the clear (same algorithm, original data)")):
+        for value in np.unique(labels):
+            mask = labels == value
+            ax.scatter(coords[mask, 0], coords[mask, 1], s=12, alpha=0.8, rasterized=True,
+                       color="#999999" if value < 0 else cmap(int(value) % 10),
+                       label="noise" if value < 0 else f"cluster {value}")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"first principal component ({share[0]:.0%} of the variance)")
+    axes[0].set_ylabel(f"second principal component ({share[1]:.0%})")
+    disagree = private_shown != plain
+    if disagree.any():
+        axes[0].scatter(coords[disagree, 0], coords[disagree, 1], s=40, facecolors="none", edgecolors="black",
+                        linewidths=0.8, label="differs from the clear", rasterized=True)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", fontsize=8, frameon=False)
+    fig.suptitle(f"{len(rows):,} records of the original joined data (normalised), on its first two principal components",
+                 fontsize=10)
+    return _save_outside(fig, out, "clusters")
+
+
+def _save_outside(fig, out: Path, name: str) -> Path:
+    """Save a figure whose legend sits outside its axes (bbox_inches keeps it in the picture)."""
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / f"{name}.png", dpi=100, bbox_inches="tight")
+    fig.savefig(out / f"{name}.svg", bbox_inches="tight")
+    plt.close(fig)
+    return out / f"{name}.png"
+
+
+ATTACK_NAMES = {"known_io": "known input-output", "ica": "ICA", "multilateration": "multilateration"}
+
+
+def attack_figure(party: str, attacks: dict[str, dict], out: Path, limit: int = 500) -> Path:
+    """Each attack's reconstruction of each of ``party``'s original columns against the true values:
+    one panel per column, a point per record; points on the diagonal were recovered exactly."""
+    columns = next(iter(attacks.values()))["columns"]
+    n = len(columns)
+    per_row = min(n, 5)
+    fig, axes = plt.subplots((n + per_row - 1) // per_row, per_row, figsize=(2.6 * per_row, 2.6 * ((n + per_row - 1) // per_row)),
+                             squeeze=False, layout="constrained")
+    for j, column in enumerate(columns):
+        ax = axes.flat[j]
+        low, high = np.inf, -np.inf
+        for i, (attack, kept) in enumerate(attacks.items()):
+            truth, estimate = kept["original"][:limit, j], kept["estimate"][:limit, j]
+            ax.scatter(truth, estimate, s=6, alpha=0.6, color=f"C{i}", label=ATTACK_NAMES.get(attack, attack),
+                       rasterized=True)  # points as pixels in the SVG too: a third of the size
+            low, high = min(low, truth.min()), max(high, truth.max())
+        ax.plot([low, high], [low, high], color="black", linewidth=0.8, label="exact recovery")
+        ax.set_title(column, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if j % per_row == 0:
+            ax.set_ylabel("attacker's estimate", fontsize=8)
+        ax.set_xlabel("true value (normalised)", fontsize=8)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8, frameon=False)
+    fig.suptitle(f"What an attacker recovers of {party}'s columns", fontsize=10)
+    return _save_outside(fig, out, f"attacks_{party}")

@@ -18,12 +18,30 @@ from protos.ids import as_text
 from protos.ppcsim.v1 import session_pb2
 
 
+def _umask() -> int:
+    """This process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: Read once, when this module is imported (before any thread starts): setting it to read it is not thread-safe.
+UMASK = _umask()
+
+
 def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
     """Write ``data`` (bytes, or a function writing to a file) to ``path`` through a temporary file,
-    so that ``path`` is never half-written."""
+    so that ``path`` is never half-written.
+
+    The file gets the mode any new file of this user gets (0666 less the
+    umask, commonly 0644), like the logs and figures beside it, and not the
+    temporary file's 0600: every output of a run is then readable alike, and
+    ``umask 077`` keeps them all private.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.chmod(tmp, 0o666 & ~UMASK)
         with os.fdopen(fd, "wb") as fh:
             data(fh) if callable(data) else fh.write(data)
         os.replace(tmp, path)

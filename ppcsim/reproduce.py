@@ -1,9 +1,9 @@
 """``ppc reproduce``: recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 next to the paper.
 
 Every random projection runs over seeds 0..N-1 and each cell is reported as
-mean, spread and range, beside the paper's single draw. The UCI files are the
-ones described in ``/work/shared/datasets/README.md`` (any copy with the same
-layout works); without them only Table 1 / eq. 11 and Table 2 run. This module
+mean, spread and range, beside the paper's single draw. The UCI files
+(``UCI_SOURCES``: mushroom with a header row, chess kr-vs-kp without) are not
+bundled; without them only Table 1 / eq. 11 and Table 2 run. This module
 computes; ``ppcsim.reproduction_doc`` writes the numbers up as ``reproduction.md``.
 """
 
@@ -69,6 +69,20 @@ NORMALIZATIONS = {"none": "raw", "zscore": "z-score"}
 
 #: The UCI files: whether the CSV has a header row.
 HEADER = {"mushroom": True, "chess": False}
+#: Mushroom's columns in UCI's order (its attribute information), for the header row the command expects.
+MUSHROOM_COLUMNS = (
+    "edibility,cap-shape,cap-surface,cap-color,bruises,odor,gill-attachment,gill-spacing,gill-size,gill-color,"
+    "stalk-shape,stalk-root,stalk-surface-above-ring,stalk-surface-below-ring,stalk-color-above-ring,"
+    "stalk-color-below-ring,veil-type,veil-color,ring-number,ring-type,spore-print-color,population,habitat"
+).split(",")
+#: Where the UCI files come from (UCI Machine Learning Repository), and what the command expects of them.
+UCI_SOURCES = {
+    "mushroom": ("https://archive.ics.uci.edu/dataset/73/mushroom",
+                 "agaricus-lepiota.data, 8124 rows, the class (e/p) first and 22 single-letter attributes; the "
+                 "command expects a header row naming the 23 columns"),
+    "chess": ("https://archive.ics.uci.edu/dataset/22/chess+king+rook+vs+king+pawn",
+              "kr-vs-kp.data, 3196 rows, 36 attributes and the class (won/nowin) last, no header"),
+}
 #: Fig. 1: "from 23 to 15, taking 3 dimensions at a time" cannot land on 15 from 23; we read it as
 #: 21, 18, 15. Chess "from 37 to 17, 4 at a time": 33, ..., 17. k = d comes first, as a reference.
 FIG1_K = {"mushroom": (23, 21, 18, 15), "chess": (37, 33, 29, 25, 21, 17)}
@@ -411,7 +425,7 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
 
     data = {name: encode_categorical(p, header=HEADER[name]) for name, p in paths.items()}
     results["encoding"] = {
-        name: {"path": str(paths[name]), "rows": int(enc.X.shape[0]),
+        name: {"path": Path(paths[name]).name, "rows": int(enc.X.shape[0]),
                "categories": dict(zip(enc.columns, enc.categories))}
         for name, enc in data.items()
     }
@@ -449,9 +463,10 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
 
 
 def format_command(paths: dict[str, Path], out: Path, seeds: int) -> str:
-    """The ``ppc reproduce`` command line for these arguments."""
-    args = [f"--{name} {shlex.quote(str(p))}" for name, p in paths.items()]
-    return " ".join(["ppc reproduce", *args, f"--out {shlex.quote(str(out))}", f"--seeds {seeds}"])
+    """The ``ppc reproduce`` command line for these arguments, with file names only (the report is
+    shared: it does not record where the files sat on the machine that ran it)."""
+    args = [f"--{name} {shlex.quote(Path(p).name)}" for name, p in paths.items()]
+    return " ".join(["ppc reproduce", *args, f"--out {shlex.quote(Path(out).name or '.')}/", f"--seeds {seeds}"])
 
 
 # --- command line ---------------------------------------------------------------------------

@@ -9,12 +9,14 @@ back, always gives the same text.
 from __future__ import annotations
 
 from ppcsim.reproduce import (
+    MUSHROOM_COLUMNS,
     NORMALIZATIONS,
     ORTHONORMAL,
     PROJECTIONS,
     TABLE1_IDS,
     TABLE2_K,
     TABLE2_PAPER,
+    UCI_SOURCES,
     is_tie,
     stress_estimate,
 )
@@ -45,7 +47,7 @@ def render_markdown(r: dict) -> str:
         "`reproduction.json` next to this file holds every number, every seed's value included. To regenerate both:",
         f"```sh\n{r['command']}\n```",
         "The paper is Oliveira & Zaïane, *Privacy-Preserving Clustering by Object Similarity-Based "
-        "Representation and Dimensionality Reduction Transformation* (seed 004 of `/work/shared/reference.md`). "
+        "Representation and Dimensionality Reduction Transformation* (ICDM workshop, 2004). "
         "Stress is its eq. 6, `sqrt(sum (dhat - d)^2 / sum d^2)` over all pairs (`ppcsim.evaluate.stress`). "
         "Every projection is the simulator's own `drbt` method: RP1 is `projection = \"gaussian\"` (N(0,1) "
         "entries, unit-length columns), RP2 is `\"sparse\"` (eq. 9), and the projected block is scaled by "
@@ -180,6 +182,15 @@ def _data_section(r: dict) -> str:
         "sorted order (`encode_categorical`): mushroom's `?` (missing `stalk-root`) is a category of its own and, "
         "sorting first, gets code 0; chess column 12 (`g`/`l`) becomes 0/1 and the 0/1 and 0/1/2 columns keep "
         "their values. Mushroom's `veil-type` has a single value, so it is a constant column (0 after z-scoring).")]
+    out.append("Where to get them (UCI Machine Learning Repository; neither is bundled):")
+    out += [f"- **{name}**: <{url}> ({what})." for name, (url, what) in UCI_SOURCES.items()]
+    out.append("For mushroom, put this line first: `" + ",".join(MUSHROOM_COLUMNS) + "`. The chess numbers "
+               "below were computed from a copy whose two-valued attributes were already coded 0/1 and whose "
+               "three-valued column 14 was coded 0/1/2; UCI's letters are coded the same way (each column's values "
+               "in sorted order), so binary columns give the same distances, and column 14 may order its three "
+               "values differently.")
+    if r["encoding"]:
+        out.append("The files this report was computed from:")
     for name, e in r["encoding"].items():
         many = {c: v for c, v in e["categories"].items() if len(v) > 2}
         out.append(f"- **{name}** (`{e['path']}`): {e['rows']} rows, {len(e['categories'])} columns; with more "

@@ -10,8 +10,11 @@ The grid is the scenario's ``[sweep]`` table; every combination is one run:
 ``normalize``             every party's normalisation
 ``seed``                  the scenario seed (and so every party's seed)
 ``parties``               re-split all columns, in order, over this many parties ``p1..pN`` that
-                          take the first party's settings; a drbt ``k`` is then the total output
-                          dims, shared out in proportion to each party's column count (004 §6.2)
+                          take the first party's settings (method, projection, normalisation...:
+                          the other parties' settings are dropped); a drbt ``k`` is then the total
+                          output dims, shared out in proportion to each party's column count
+                          (004 §6.2). Refused beside a ``<party>.<field>`` key (that party no
+                          longer exists) and when a party reads its own ``data`` file.
 ``rows``                  rows of a ``synthetic:blobs`` source
 ``<party>.<field>``       one field of one party, e.g. ``"lab.k"``
 """
@@ -140,9 +143,46 @@ def load_sweep(path: Path) -> tuple[dict, dict[str, list]]:
             errors.append(f"[sweep]: {unknown(key, (*GLOBAL_KEYS, '<party>.<field>')).replace('field', 'key', 1)}")
         if not isinstance(values, list) or not values:
             errors.append(f"[sweep]: '{key}' must be a non-empty list of values")
+    if "parties" in grid:
+        errors += _parties_conflicts(raw, grid)
     if errors:
         raise ScenarioError(Path(path), errors)
     return raw, grid
+
+
+def _parties_conflicts(raw: dict, grid: dict) -> list[str]:
+    """What a ``parties`` key would silently ignore: fields of parties it replaces, files it cannot split."""
+    errors = []
+    for key in grid:
+        if "." in key:
+            errors.append(f"[sweep]: '{key}' cannot be swept beside 'parties': 'parties' replaces every party by "
+                          "p1..pN with the first party's settings, so party '" + key.split(".", 1)[0]
+                          + "' does not exist in those runs (sweep 'k', 'projection', 'method' or 'normalize' "
+                          "for all parties instead)")
+    own = [p.get("name") for p in raw.get("parties", []) if isinstance(p, dict) and p.get("data")]
+    if own:
+        errors.append(f"[sweep]: 'parties' re-splits the columns of [data] by position, but "
+                      f"{', '.join(map(str, own))} read{'s' if len(own) == 1 else ''} its own data file; give the "
+                      "columns in [data] or sweep without 'parties'")
+    return errors
+
+
+def describe_parties_rewrite(raw: dict, grid: dict) -> str | None:
+    """In words: what a ``parties`` key does to the scenario's parties, or None without one."""
+    if "parties" not in grid:
+        return None
+    parties = [p for p in raw.get("parties", []) if isinstance(p, dict)]
+    if not parties:
+        return None
+    first = parties[0]
+    settings = ", ".join(f"{k} {v}" for k, v in first.items() if k not in ("name", "columns"))
+    columns = sum(len(p.get("columns", [])) for p in parties)
+    differ = sorted({k for p in parties[1:] for k, v in p.items()
+                     if k not in ("name", "columns") and first.get(k) != v})
+    total = (f"; its k {first['k']} becomes the total output dims, shared out in proportion to the columns"
+             if first.get("method") == "drbt" and "k" in first and "k" not in grid else "")
+    return (f"'parties' re-splits the {columns} columns over p1..pN, each with {first.get('name')}'s settings "
+            f"({settings}){total}" + (f"; the other parties' {', '.join(differ)} are not used" if differ else ""))
 
 
 def plan(path: Path, out: Path) -> list[Point]:
@@ -200,6 +240,9 @@ def row(point: Point, report: dict) -> dict:
     out["privacy_worst_mean"] = sum(worst) / len(worst) if worst else None
     for key in ("predicted", "payload", "serialized"):
         out[f"bytes_{key}"] = sum(p["bytes"][key] or 0 for p in parties)
+    # what the parties' TCP connections carried: measured only when the point ran as processes
+    wire = [p["bytes"].get("wire") for p in parties]
+    out["bytes_wire"] = sum(wire) if wire and None not in wire else None
     out["seconds"] = report["timing"].get("total")
     return out
 
@@ -222,6 +265,9 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
 def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process: bool = False, log=sys.stderr) -> list[dict]:
     """Run every point of ``path``'s grid; write ``out/sweep.csv`` (one row per run) and return the rows."""
     points = plan(path, out)
+    note = describe_parties_rewrite(*load_sweep(path))
+    if note:
+        print(f"ppc sweep: {note}", file=log, flush=True)
     rows = []
     t0 = time.perf_counter()
     for point in points:

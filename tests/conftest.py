@@ -43,3 +43,10 @@ def first_seen(labels) -> list[int]:
 def assert_same_partition(labels, expected) -> None:
     """The same clusters, whatever their numbers."""
     assert first_seen(labels) == first_seen(expected)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """``ppc demo`` run once for every test that reads its outputs: the folder and the finished process."""
+    tmp = tmp_path_factory.mktemp("demo")
+    return tmp / "demo", run_ppc("demo", "--out", tmp / "demo", cwd=tmp)

@@ -22,14 +22,32 @@ def test_bundled_scenario_is_valid(path, tmp_path):
         assert scenario.parties and scenario.name
 
 
-def test_demo_runs_with_no_files(tmp_path):
-    proc = run_ppc("demo", "--out", tmp_path / "demo", cwd=tmp_path)
+def test_demo_runs_with_no_files(demo_run):
+    out, proc = demo_run
     assert proc.returncode == 0, proc.stderr
-    report = read_report(tmp_path / "demo")
+    report = read_report(out)
     assert report["scenario"] == "wine-3-parties" and report["state"] == "done"
     assert report["join"]["rows_joined"] == 178
     assert [p["method"] for p in report["parties"]] == ["drbt", "drbt", "none"]
     assert sum(report["clustering"]["sizes"]) == 178
+    # the README's sample table shows this run's bytes (wire bytes vary by a few with TLS and HTTP/2 framing)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for party in report["parties"]:
+        line = next(line for line in readme.splitlines() if line.startswith(f"{party['name']} ") and "dims" in line)
+        cells = line.split()
+        b = party["bytes"]
+        assert [int(c.replace(",", "")) for c in cells[-4:-1]] == [b["predicted"], b["payload"], b["serialized"]], line
+    assert (out / "report.html").exists()  # the demo writes its page by itself
+
+
+def test_readme_sample_errors_are_what_ppc_prints(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    shown = [line for line in readme.splitlines() if line.startswith("ppc run: error: bad.toml:")]
+    (tmp_path / "bad.toml").write_text('name = "bad"\nseed = 1\n[data]\nsource = "sklearn:wine"\n[[parties]]\n'
+                                       'name = "lab"\ncolumns = ["alcohol"]\nmethod = "drtb"\n[clustering]\n'
+                                       'algorithm = "kmean"\nn_clusters = 3\n')
+    proc = run_ppc("run", "bad.toml", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.splitlines() == shown
 
 
 def test_clinic_insurer_reports_dropped_rows(tmp_path):

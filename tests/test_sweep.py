@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import xml.etree.ElementTree as ET
 
 import matplotlib.image
@@ -86,6 +87,8 @@ def test_in_process_points_equal_real_multiprocess_runs(tmp_path):
     assert len(fast) == len(real) == 2
     for f, r in zip(fast, real):
         f.pop("seconds"), r.pop("seconds")
+        # the wire is measured only where there is one: real runs carry it, above the serialized bytes
+        assert f.pop("bytes_wire") is None and r.pop("bytes_wire") > r["bytes_serialized"]
         assert f == r
     # bytes: DRBT payload is m * k_j * 8 over both parties
     assert [r["bytes_payload"] for r in real] == [178 * 2 * 8 * 2, 178 * 3 * 8 * 2]
@@ -115,7 +118,12 @@ def test_sweep_command_writes_csv_figures_and_html(tmp_path):
         assert image.shape[0] > 200 and image.shape[1] > 300
         assert ET.parse(out / "figures" / f"{name}.svg").getroot().tag.endswith("svg")
     html = (out / "sweep.html").read_text()
-    assert html.count("data:image/png;base64,") == 2 and html.count("<tr>") == 13
+    # the grid (3 parameters), then one row per run
+    assert html.count("data:image/png;base64,") == 2 and html.count("<tr>") == 4 + 13
+    assert "<h2>What was swept</h2>" in html and "<td class=t>projection</td><td class=t>gaussian, sparse</td>" in html
+    assert "Every run of the sweep is drawn." in html and "class='wide nowrap'" in html  # scrolls sideways
+    with open(out / "sweep.csv") as fh:
+        assert all(r["bytes_wire"] == "" for r in csv.DictReader(fh))  # in-process: no wire to count
 
 
 def test_run_html_report_is_self_contained(tmp_path):
@@ -123,8 +131,9 @@ def test_run_html_report_is_self_contained(tmp_path):
     proc = run_ppc("run", path, "--out", tmp_path / "run", "--html")
     assert proc.returncode == 0, proc.stderr
     html = (tmp_path / "run" / "report.html").read_text()
-    assert "<h2>Utility</h2>" in html and "<h2>Privacy</h2>" in html
-    assert html.count("data:image/png;base64,") == 2
+    assert "<h2>Utility: what the disguise cost</h2>" in html and "<h2>Privacy: what an attacker recovers</h2>" in html
+    # bytes, clusters, privacy per column, and one reconstruction figure per party
+    assert html.count("data:image/png;base64,") == 5
     assert "src=\"http" not in html and "<link" not in html
 
 
@@ -171,3 +180,45 @@ def test_a_misspelt_sweep_key_gets_a_suggestion(tmp_path):
     assert "did you mean 'projection'?" in text
     assert "'lab.dtpye'" in text and "did you mean 'dtype'?" in text
     assert "'labb.k' names no party" in text and "did you mean 'lab'?" in text
+
+
+def test_parties_key_refuses_what_it_would_ignore(tmp_path):
+    """'parties' replaces every party by p1..pN with the first party's settings: a field of a named party
+    beside it, or a party reading its own file, would be silently ignored, so both are refused."""
+    path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nparties = [2, 3]\n"lab.k" = [1, 2]\n')
+    with pytest.raises(ScenarioError, match=r"'lab.k' cannot be swept beside 'parties'.*party 'lab' does not exist"):
+        plan(path, tmp_path / "out")
+    own = SCENARIO.replace('name = "shop"', 'name = "shop"\n    data = "shop.csv"\n    id_column = "id"')
+    path = write_scenario(tmp_path, own + "\n[sweep]\nparties = [2]\n")
+    with pytest.raises(ScenarioError, match=r"'parties' re-splits the columns of \[data\].*shop reads its own data"):
+        plan(path, tmp_path / "out2")
+
+
+def test_parties_key_says_what_it_rewrites(tmp_path):
+    from ppcsim.sweep import describe_parties_rewrite, load_sweep
+
+    path = write_scenario(tmp_path, SCENARIO + "\n[sweep]\nparties = [2, 4]\n")
+    note = describe_parties_rewrite(*load_sweep(path))
+    assert note == ("'parties' re-splits the 10 columns over p1..pN, each with lab's settings (method drbt, k 4); "
+                    "its k 4 becomes the total output dims, shared out in proportion to the columns; "
+                    "the other parties' k, projection are not used")
+    rows = sweep(path, tmp_path / "out", in_process=True, settings=Settings(attacks=False), log=(log := io.StringIO()))
+    assert f"ppc sweep: {note}" in log.getvalue()
+    assert [r["parties"] for r in rows] == [2, 4] and [r["output_dims"] for r in rows] == [4, 4]
+
+
+def test_each_sweep_figure_says_which_methods_it_leaves_out():
+    from ppcsim.plots import left_out
+
+    drbt = {"methods": "drbt", "output_dims": 4, "stress": 0.2, "ari": 0.8, "privacy_known_io_mean": 0.1,
+            "privacy_multilateration_mean": None, "privacy_worst_mean": 0.1, "rows": 178, "bytes_payload": 9}
+    osbr = {**drbt, "methods": "osbr", "output_dims": None, "privacy_known_io_mean": None,
+            "privacy_multilateration_mean": 0.0, "privacy_worst_mean": 0.0}
+    plain = {**drbt, "methods": "none", "privacy_known_io_mean": None, "privacy_worst_mean": None}
+    rows = [drbt, osbr, plain]
+    assert left_out("stress_vs_dims", rows) == {"osbr": "they send dissimilarities, not dimensions"}
+    assert left_out("utility_vs_privacy", rows) == {
+        "osbr": "the known input-output attack does not apply to what they send",
+        "none": "the known input-output attack does not apply to what they send"}
+    assert left_out("methods", rows) == {"none": "no attack was measured on them"}
+    assert left_out("bytes_vs_rows", rows) == {}

@@ -45,17 +45,25 @@ def evaluate(
     sent: dict[str, Contribution],
     settings: Settings,
     own: dict[str, Disguised] | None = None,
+    details: dict | None = None,
 ) -> dict:
     """``{"utility": ..., "privacy": ...}`` for a run whose coordinator reached ``outcome``.
 
     ``own`` is each party's disguise when the caller has it already; otherwise
     it is replayed from the scenario (same data, normalisation and seed).
+    ``details``, when given, is filled with the arrays behind the numbers, for
+    pictures (ppcsim.pictures): ``own`` (each party's disguise), ``joined``
+    (the original joined normalised columns, in the join's order),
+    ``original_labels`` (the same clustering of the original data) and
+    ``attacks[party][attack]`` (``original``, ``estimate``, ``columns``).
     """
     own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
     for cfg in scenario.parties:
         _check_replayed(cfg, own[cfg.name], sent[cfg.name])
-    report = {"utility": utility(scenario, outcome, own)}
-    report["privacy"] = privacy(scenario, own, settings) if settings.attacks else {"skipped": "--no-attacks"}
+    if details is not None:
+        details["own"] = own
+    report = {"utility": utility(scenario, outcome, own, details)}
+    report["privacy"] = privacy(scenario, own, settings, details) if settings.attacks else {"skipped": "--no-attacks"}
     return report
 
 
@@ -113,7 +121,7 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
     return np.unique([by_id[i] for i in as_text(ids).tolist()], return_inverse=True)[1]
 
 
-def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised]) -> dict:
+def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], details: dict | None = None) -> dict:
     """Stress (004 eq. 6) and agreement of the clustering with that of the original joined data."""
     n = len(outcome.join.ids)
     reference = reference_combined(scenario, outcome, own)
@@ -129,6 +137,10 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised]) -> 
         + (" (normalised columns)" if reference.features is not None else " (dissimilarities of all joined columns)"),
     }
     original = cluster(scenario.clustering, reference)
+    if details is not None:
+        index = outcome.join.index
+        details["joined"] = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
+        details["original_labels"] = np.asarray(original)
     out["vs_original"] = agreement(original, outcome.labels)
     first = scenario.parties[0].name  # the joined records by their own ids (the coordinator's may be pseudonyms)
     truth = true_labels(scenario, own[first].data.ids[outcome.join.index[first]])
@@ -145,7 +157,14 @@ def _scores(original: np.ndarray, estimate: np.ndarray, columns: list[str]) -> d
     return {"columns": dict(zip(columns, p.tolist())), **summary(p), "vd": vd(original, estimate)}
 
 
-def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -> dict:
+def _keep(details: dict | None, party: str, attack: str, original, estimate, columns) -> None:
+    """Keep an attack's reconstruction beside the truth it is scored against, when asked to."""
+    if details is not None:
+        details.setdefault("attacks", {}).setdefault(party, {})[attack] = {
+            "original": original, "estimate": estimate, "columns": list(columns)}
+
+
+def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, details: dict | None = None) -> dict:
     """Per party and per original column: how well each applicable attack reconstructs the party's block."""
     out = {}
     for index, cfg in enumerate(scenario.parties):
@@ -161,11 +180,13 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -
             known = rng.choice(len(rows), size=q, replace=False)
             unknown = np.setdiff1d(np.arange(len(rows)), known)
             estimate = known_io(X[rows], Y[rows], known)
+            _keep(details, cfg.name, "known_io", X[rows][unknown], estimate[unknown], mine.data.columns)
             attacks["known_io"] = {
                 "knowledge": f"{q} of {len(rows)} records ({q / len(rows):.1%}) in original and disguised form",
                 **_scores(X[rows][unknown], estimate[unknown], mine.data.columns),
             }
             estimate = ica_attack(X[rows], Y[rows], random_state=int(rng.integers(2**31)))
+            _keep(details, cfg.name, "ica", X[rows], estimate, mine.data.columns)
             attacks["ica"] = {
                 "knowledge": "each original column's min, max and histogram",
                 **_scores(X[rows], estimate, mine.data.columns),
@@ -176,6 +197,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings) -
             estimate = multilateration(distances, refs, X[rows][refs])
             others = np.setdiff1d(np.arange(len(rows)), refs)
             rho = multilateration_privacy(X[rows], estimate, refs)
+            _keep(details, cfg.name, "multilateration", X[rows][others], estimate[others], mine.data.columns)
             attacks["multilateration"] = {
                 "knowledge": f"{len(refs)} records' original values (n + 1) and the party's dissimilarities",
                 **_scores(X[rows][others], estimate[others], mine.data.columns),

@@ -109,12 +109,20 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
 
 
 def write_outputs(out: Path, report: dict, session: Session, sent: bool = True) -> None:
-    """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, sent/<party>.npz."""
+    """report.json, labels.csv (id,cluster of the joined records), clustered.npz and, with ``sent``, sent/<party>.npz.
+
+    ``clustered.npz`` holds ``ids`` and ``features``, the matrix the coordinator
+    clustered, when it clustered features (not dissimilarities).
+    """
     write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
     outcome = session.outcome
     if outcome is not None:
         lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(outcome.join.ids.tolist(), outcome.labels.tolist())]
         write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
+    if outcome is not None and outcome.combined.features is not None:
+        # what the coordinator clustered (joined features, or an nmds embedding), rows in the join's order
+        write_atomic(out / "clustered.npz", lambda fh: np.savez(fh, ids=as_text(outcome.join.ids),
+                                                                 features=outcome.combined.features))
     for party, c in session.contributions.items():
         if not sent or not c.arrays:
             continue  # the coordinator only summed this party's dissimilarities (keep_uploads off)
@@ -152,6 +160,8 @@ def summary_table(report: dict) -> str:
         noise = f", noise {c['noise']}" if c["noise"] else ""
         lines.append(f"clustering: {c['algorithm']} on {c['input']}")
         lines.append(f"clusters: {c['n_clusters_found']} (sizes {sizes}{noise})")
+        if (c.get("embedding") or {}).get("warning"):
+            lines.append(f"warning: {c['embedding']['warning']}")
     u = report.get("utility")
     if u:
         o = u["vs_original"]

@@ -159,3 +159,28 @@ def test_cli_reports_malformed_file_before_running(tmp_path, capsys):
     assert cli.main(["reproduce", "--chess", str(bad), "--out", str(tmp_path / "out")]) == 2
     assert "data row 2 has 2 fields, expected 3" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_table3_rp2_is_eq9_with_unit_columns():
+    t3 = rp.table3_rp2()
+    assert t3["max_abs_diff"] < 0.01  # the printed rounding
+    assert [c["signs"] for c in t3["columns"]] == [[0, 0, 0, 0, 1, 0], [-1, -1, -1, -1, 0, 0], [-1, 0, -1, 0, 0, 0]]
+    assert t3["achlioptas_max_abs_diff"] > 1.0
+
+
+def test_table2_places_the_paper_under_both_readings_of_eq6(table2_small):
+    for how in rp.NORMALIZATIONS:
+        cell = table2_small[how]["gaussian"]["5"]
+        values = np.array(cell["values"])
+        assert cell["paper_percentile"] == 100 * np.mean(values <= 0.0223)
+        assert cell["paper_percentile_squared"] == 100 * np.mean(values**2 <= 0.0223)
+        assert cell["mean_squared"] == pytest.approx(np.mean(values**2), rel=1e-5)
+        readings = table2_small["readings"][how]
+        assert readings["stress"]["of"] == 6 and readings["favoured"] in ("stress", "stress_squared")
+    assert rp.SPARSE_UNIT in table2_small["none"]
+
+
+def test_format_command_names_no_folder(tmp_path):
+    command = rp.format_command({"mushroom": tmp_path / "data" / "mushroom.csv"}, tmp_path / "docs", 50)
+    assert command == "ppc reproduce --mushroom mushroom.csv --out docs --seeds 50"
+    assert str(tmp_path) not in command

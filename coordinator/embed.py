@@ -15,7 +15,7 @@ EMBED_KEYS = ("embed", "dims", "n_init", "init", "max_iter")
 #: Kruskal's stress-1 above this is a poor fit (Kruskal 1964 calls 0.2 "poor"): the run warns.
 POOR_STRESS = 0.2
 #: SMACOF stops when the relative decrease of the stress falls below this (scikit-learn's ``eps``).
-EPS = 1e-9
+EPS = 1e-7
 
 
 def requested_embedding(contributions: list[Contribution]) -> dict[str, str] | None:

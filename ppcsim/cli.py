@@ -53,9 +53,12 @@ def demo_path() -> Path:
 def settings_from(args: argparse.Namespace) -> Settings | None:
     if not 0 < args.known_fraction <= 1:
         raise ScenarioError(Path("--known-fraction"), [f"must be in (0, 1], got {args.known_fraction}"])
+    if getattr(args, "known_draws", 1) < 1:
+        raise ScenarioError(Path("--known-draws"), [f"must be at least 1, got {args.known_draws}"])
     if getattr(args, "no_eval", False):
         return None
-    return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction)
+    return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction,
+                    known_draws=getattr(args, "known_draws", Settings.known_draws))
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -290,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measure utility only; skip the privacy attacks (faster on large data)")
         p.add_argument("--known-fraction", type=float, default=0.05, metavar="F",
                        help="share of records the known input-output attacker knows (default: 0.05)")
+        p.add_argument("--known-draws", type=int, default=Settings.known_draws, metavar="N",
+                       help="repeat each known-record attack over N draws of the known records and report the "
+                       f"mean and spread (default: {Settings.known_draws}; multilateration at most 10)")
 
     def add_run_options(p):
         p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/ "

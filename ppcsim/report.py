@@ -167,6 +167,10 @@ def summary_table(report: dict) -> str:
         o = u["vs_original"]
         lines.append(f"utility: stress {u['stress']:.4f} (004 eq. 6, {u['stress_records']:,} records); vs clustering "
                      f"the original data: ARI {o['ari']:.3f}, misclassified {o['misclassification']:.1%}")
+        if "np" in u:
+            lines.append(f"         neighbourhood preservation {u['np']['mean']:.3f} (000 eq. 5.21, k = 3..10)"
+                         + (f", class compactness {u['cc']['mean']:.3f} (original data: {u['cc_original']['mean']:.3f})"
+                            if "cc" in u else ""))
         if "vs_truth" in u:
             lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
                          f"(original data: {u['original_vs_truth']['ari']:.3f})")

@@ -1,4 +1,4 @@
-"""``ppc reproduce``: recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 next to the paper.
+"""``ppc reproduce``: recompute 004's Table 1 / eq. 11, Tables 2-3 and Figs 1-2, and 000's Tables 5.8 and 5.13.
 
 Every random projection runs over seeds 0..N-1 and each cell is reported as
 mean, spread and range, beside the paper's single draw. The UCI files are the
@@ -60,12 +60,15 @@ from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable
 )
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.reproduction_doc import render_markdown
+from ppcsim.thesis000 import tables as thesis_tables
 from ppcsim.scenario import party_seeds
 
 Progress = Callable[[str], object]
 
 #: Draws per Table 2 cell (at least): enough to place the paper's single draw to a percent.
 TABLE2_DRAWS = 2000
+#: Seeds for the thesis' Tables 5.8 and 5.13 at most (each seed redraws RP and the CV folds).
+THESIS_SEEDS = 20
 #: A cell keeps every draw's value in the JSON only up to this many draws.
 KEEP_VALUES = 200
 
@@ -378,7 +381,8 @@ def default_jobs() -> int:
 
 
 def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: int = 50,
-              progress: Progress = print, jobs: int | None = None, command: str | None = None) -> dict:
+              progress: Progress = print, jobs: int | None = None, command: str | None = None,
+              table2_draws: int | None = None, thesis: bool = True) -> dict:
     """Run every experiment, write ``out/reproduction.md`` and ``out/reproduction.json``, return the numbers.
 
     Parameters
@@ -396,6 +400,10 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
         Worker processes for the UCI experiments (default: the CPU count, at most 4).
     command : str, optional
         The command line to print in the report (default: the equivalent ``ppc reproduce``).
+    table2_draws : int, optional
+        Draws per Table 2 cell (default: ``seeds``, at least ``TABLE2_DRAWS``).
+    thesis : bool, default=True
+        Also reproduce the thesis' Tables 5.8 and 5.13 (wine and iris, at most ``THESIS_SEEDS`` seeds).
 
     Returns
     -------
@@ -420,13 +428,19 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     progress(f"  max |ours - paper| = {results['table1_eq11']['max_abs_diff']:.1e}")
 
     t = time.perf_counter()
-    draws = max(seeds, TABLE2_DRAWS)
+    draws = table2_draws or max(seeds, TABLE2_DRAWS)
     progress(f"table 2: RP1 and RP2 on table 1, k = 6, 5, 4, 3, raw and z-scored, {draws} draws")
     results["table2"] = table2(draws)
     times["table 2"] = time.perf_counter() - t
     progress("table 3: which RP2 matrix gives the paper's projected table 1")
     results["table3"] = table3_rp2()
     progress(f"  max |ours - paper| = {results['table3']['max_abs_diff']:.3f}")
+
+    t = time.perf_counter()
+    if thesis:
+        progress(f"thesis tables 5.8 and 5.13: NP and 4-NN accuracy on wine and iris, {min(seeds, THESIS_SEEDS)} seeds")
+        results["thesis000"] = thesis_tables(min(seeds, THESIS_SEEDS), progress)
+        times["thesis tables 5.8, 5.13"] = time.perf_counter() - t
 
     data = {name: encode_categorical(p, header=HEADER[name]) for name, p in paths.items()}
     results["encoding"] = {

@@ -170,6 +170,7 @@ def row(point: Point, report: dict) -> dict:
     for key in ("misclassification", "ari", "nmi", "variation_of_information", "f_measure"):
         out[key] = u.get("vs_original", {}).get(key)
     out["ari_truth"] = u.get("vs_truth", {}).get("ari")
+    out["nmds_stress_1"] = (report.get("clustering", {}).get("embedding") or {}).get("kruskal_stress_1")
     for key in ("np", "cc", "cc_original"):  # 000 eqs. 5.21-5.23, mean over k = 3..10
         out[key] = u.get(key, {}).get("mean")
     privacy = report.get("privacy", {})

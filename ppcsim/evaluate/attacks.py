@@ -269,7 +269,9 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
     sphere equation ``||x - r_1||^2 = d_1^2`` from the others:
     ``2 (r_i - r_1) . x = ||r_i||^2 - ||r_1||^2 - d_i^2 + d_1^2``, which is
     already exact when the distances are exact and the references span the
-    space. Deterministic: no random start.
+    space; where the distances are inexact and the references' centroid
+    fits them better, the centroid is the start instead. Deterministic: no
+    random start.
 
     Parameters
     ----------
@@ -312,7 +314,16 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
     A = 2.0 * (points[1:] - points[0])  # (q-1) x n
     b = (squared[1:] - squared[0])[None, :] - d[:, 1:] ** 2 + d[:, :1] ** 2  # T x (q-1)
     start, *_ = np.linalg.lstsq(A, b.T, rcond=None)
-    estimate[targets] = _gauss_newton(start.T.copy(), points, d, max_iter=max_iter, tol=tol)
+    start = start.T
+    # with inexact distances (noise, an embedding) the linearised system can be ill-conditioned and throw
+    # the start far away: start instead from the references' centroid wherever that fits the distances better
+    centroid = np.broadcast_to(points.mean(axis=0), start.shape)
+
+    def misfit(x):
+        return ((np.linalg.norm(x[:, None, :] - points[None, :, :], axis=2) - d) ** 2).sum(axis=1)
+
+    start = np.where((misfit(centroid) < misfit(start))[:, None], centroid, start)
+    estimate[targets] = _gauss_newton(start.copy(), points, d, max_iter=max_iter, tol=tol)
     return estimate
 
 

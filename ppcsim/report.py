@@ -176,8 +176,9 @@ def summary_table(report: dict) -> str:
                          f"(original data: {u['original_vs_truth']['ari']:.3f})")
     for party, entry in report.get("privacy", {}).items():
         if isinstance(entry, dict):
-            found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}" if "min" in r else f"{a} skipped"
-                              for a, r in entry["attacks"].items())
+            found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}"
+                              + (f" (002 scale {r['privacy_002']['mean']:.3f})" if "privacy_002" in r else "")
+                              if "min" in r else f"{a} skipped" for a, r in entry["attacks"].items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
     for p in report["parties"]:
         if "network" not in p or p["network"]["link"].startswith("loopback"):

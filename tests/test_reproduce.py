@@ -1,6 +1,6 @@
 """``ppcsim.reproduce``: the paper's test vectors, the encoding, the vertical split, the report.
 
-Nothing here reads /work/shared: the UCI files are replaced by small in-memory
+Nothing here reads the UCI files: they are replaced by small in-memory
 or generated CSVs with the same layout.
 """
 

@@ -162,7 +162,7 @@ def _eq6_section(r: dict) -> str:
     favoured = readings["favoured"]
     verdict = (
         f"Read as stress, {s1['extreme']} of the paper's {s1['of']} RP1/RP2 values at k = 5, 4, 3 are extreme "
-        f"(below or above 99% of our draws); read as stress², {s2['extreme']} of {s2['of']} are.")
+        f"(at a percentile below 1 or above 99 of our draws); read as stress², {s2['extreme']} of {s2['of']} are.")
     if fig_rows:
         out.append("Figs 1-2 under both readings (means over our seeds of the cells the paper's bounds cover):\n\n"
                    + _table(["figure", "paper's bound", "stress means", "stress² means"], fig_rows))

@@ -77,7 +77,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = io.StringIO() if args.quiet else sys.stderr
     report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
                           keep_sent=not args.no_sent)
-    written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
+    written = "report.json, labels.csv" + (", clustered.npz" if (out / "clustered.npz").exists() else "")
+    written += "" if args.no_sent else ", sent/<party>.npz"
     if args.html:  # matplotlib is imported only for pages
         from ppcsim.html import run_page
         from ppcsim.plots import run_figures

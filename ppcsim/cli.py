@@ -296,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="share of records the known input-output attacker knows (default: 0.05)")
         p.add_argument("--known-draws", type=int, default=Settings.known_draws, metavar="N",
                        help="repeat each known-record attack over N draws of the known records and report the "
-                       f"mean and spread (default: {Settings.known_draws}; multilateration at most 10)")
+                       f"mean and spread (default: {Settings.known_draws}; fewer above 4,000 records, at least 10; "
+                       "multilateration at most 10)")
 
     def add_run_options(p):
         p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/ "

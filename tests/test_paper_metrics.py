@@ -100,3 +100,14 @@ def test_known_io_estimators_agree_without_noise_and_differ_with_it():
         ours.append(column_privacy_002(X, known_io(X, noisy, known)).mean())
         theirs.append(column_privacy_002(X, known_io_forward(X, noisy, known)).mean())
     assert np.mean(ours) < np.mean(theirs)
+
+
+def test_known_record_draws_shrink_with_the_records_but_not_below_ten():
+    from ppcsim.evaluate.observer import known_draws
+    from ppcsim.evaluate.settings import Settings
+
+    assert known_draws(Settings(), 178) == 100
+    assert known_draws(Settings(), 20000) == 20
+    assert known_draws(Settings(), 10**6) == 10
+    assert known_draws(Settings(known_draws=5), 20000) == 5
+    assert known_draws(Settings(known_draws=500), 178) == 500

@@ -12,8 +12,9 @@ class Settings:
     ``known_draws`` is how many times each known-record attack (known_io, its
     forward form, multilateration) is repeated with a fresh draw of the known
     records; the report gives the mean over the draws and their spread. 002
-    §7.5 averages 500; multilateration, the costliest, is capped at
-    ``MULTILATERATION_DRAWS`` (in ``ppcsim.evaluate.observer``).
+    §7.5 averages 500. To bound the cost, draws x records stays within
+    ``DRAW_BUDGET`` (at least 10 draws) and multilateration, the costliest,
+    takes at most ``MULTILATERATION_DRAWS`` (both in ``ppcsim.evaluate.observer``).
     """
 
     attacks: bool = True

@@ -57,9 +57,12 @@ def demo_path() -> Path:
 def settings_from(args: argparse.Namespace) -> Settings | None:
     if not 0 < args.known_fraction <= 1:
         raise ScenarioError(Path("--known-fraction"), [f"must be in (0, 1], got {args.known_fraction}"])
+    if getattr(args, "known_draws", 1) < 1:
+        raise ScenarioError(Path("--known-draws"), [f"must be at least 1, got {args.known_draws}"])
     if getattr(args, "no_eval", False):
         return None
-    return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction)
+    return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction,
+                    known_draws=getattr(args, "known_draws", Settings.known_draws))
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -91,7 +94,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
                                   keep_sent=not args.no_sent, details=details)
         _write_run_page(args, out, report, details)
-    written = "report.json, labels.csv" + ("" if args.no_sent else ", sent/<party>.npz")
+    written = "report.json, labels.csv" + (", clustered.npz" if (out / "clustered.npz").exists() else "")
+    written += "" if args.no_sent else ", sent/<party>.npz"
     written += ", report.html" if args.html else ""
     if not args.quiet:
         print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
@@ -367,6 +371,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="measure utility only; skip the privacy attacks (faster on large data)")
         p.add_argument("--known-fraction", type=float, default=0.05, metavar="F",
                        help="share of records the known input-output attacker knows (default: 0.05)")
+        p.add_argument("--known-draws", type=int, default=Settings.known_draws, metavar="N",
+                       help="repeat each known-record attack over N draws of the known records and report the "
+                       f"mean and spread (default: {Settings.known_draws}; fewer above 4,000 records, at least 10; "
+                       "multilateration at most 10)")
 
     def add_replace_option(p):
         p.add_argument("--replace", action="store_true",
@@ -496,9 +504,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "its seed this way)")
     party.set_defaults(func=cmd_party)
 
-    rep = sub.add_parser("reproduce", help="recompute the paper's Table 1 / eq. 11, Table 2 and Figs 1-2",
-                         description="Recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 over many seeds and "
-                         "write reproduction.md and reproduction.json (the UCI files are not bundled).")
+    rep = sub.add_parser("reproduce", help="recompute the papers' tables and figures next to the printed values",
+                         description="Recompute 004's Table 1 / eq. 11, Tables 2-3 and Figs 1-2 over many seeds "
+                         "(with both readings of its eq. 6) and the thesis' Tables 5.8 and 5.13 on wine and iris, and "
+                         "write reproduction.md and reproduction.json (the UCI files are not bundled; without them "
+                         "Figs 1-2 are left out).")
     rep.add_argument("--mushroom", type=Path, metavar="CSV", help="UCI mushroom file (23 columns, header row)")
     rep.add_argument("--chess", type=Path, metavar="CSV", help="UCI chess kr-vs-kp file (37 columns, no header)")
     rep.add_argument("--out", type=Path, required=True, metavar="DIR",

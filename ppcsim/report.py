@@ -179,10 +179,13 @@ def id_bytes(session: Session, summaries: dict[str, dict]) -> dict:
 
 
 def write_outputs(out: Path, report: dict, session: Session, sent: bool = True, labels: bytes | None = None) -> None:
-    """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, sent/<party>.npz.
+    """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, clustered.npz and
+    sent/<party>.npz.
 
     ``labels``: labels.csv as a party wrote it, by its own record ids (``ppc run``); else the coordinator's,
-    by the ids it received (pseudonyms in hexadecimal when the session uses them).
+    by the ids it received (pseudonyms in hexadecimal when the session uses them). ``clustered.npz`` holds
+    ``ids`` (as the coordinator received them) and ``features``, the matrix the coordinator clustered, when it
+    clustered features (not dissimilarities).
     """
     write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
     outcome = session.outcome
@@ -192,6 +195,10 @@ def write_outputs(out: Path, report: dict, session: Session, sent: bool = True, 
         ids = as_text(outcome.join.ids).tolist()
         lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(ids, outcome.labels.tolist())]
         write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
+    if sent and outcome is not None and outcome.combined.features is not None:
+        # what the coordinator clustered (joined features, or an nmds embedding), rows in the join's order
+        write_atomic(out / "clustered.npz", lambda fh: np.savez(fh, ids=as_text(outcome.join.ids),
+                                                                 features=outcome.combined.features))
     for party, c in session.contributions.items():
         if not sent or not c.arrays:
             continue  # the coordinator only summed this party's dissimilarities (keep_uploads off)
@@ -229,18 +236,25 @@ def summary_table(report: dict) -> str:
         noise = f", noise {c['noise']}" if c["noise"] else ""
         lines.append(f"clustering: {c['algorithm']} on {c['input']}")
         lines.append(f"clusters: {c['n_clusters_found']} (sizes {sizes}{noise})")
+        if (c.get("embedding") or {}).get("warning"):
+            lines.append(f"warning: {c['embedding']['warning']}")
     u = report.get("utility")
     if u:
         o = u["vs_original"]
         lines.append(f"utility: stress {u['stress']:.4f} (004 eq. 6, {u['stress_records']:,} records); vs clustering "
                      f"the original data: ARI {o['ari']:.3f}, misclassified {o['misclassification']:.1%}")
+        if "np" in u:
+            lines.append(f"         neighbourhood preservation {u['np']['mean']:.3f} (000 eq. 5.21, k = 3..10)"
+                         + (f", class compactness {u['cc']['mean']:.3f} (original data: {u['cc_original']['mean']:.3f})"
+                            if "cc" in u else ""))
         if "vs_truth" in u:
             lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
                          f"(original data: {u['original_vs_truth']['ari']:.3f})")
     for party, entry in report.get("privacy", {}).items():
         if isinstance(entry, dict):
-            found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}" if "min" in r else f"{a} skipped"
-                              for a, r in entry["attacks"].items())
+            found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}"
+                              + (f" (002 scale {r['privacy_002']['mean']:.3f})" if "privacy_002" in r else "")
+                              if "min" in r else f"{a} skipped" for a, r in entry["attacks"].items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
     for p in report["parties"]:
         if "network" not in p or p["network"]["link"].startswith("loopback"):

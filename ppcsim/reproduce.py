@@ -1,9 +1,10 @@
-"""``ppc reproduce``: recompute 004's Table 1 / eq. 11, Table 2 and Figs 1-2 next to the paper.
+"""``ppc reproduce``: recompute 004's Table 1 / eq. 11, Tables 2-3 and Figs 1-2, and 000's Tables 5.8 and 5.13.
 
 Every random projection runs over seeds 0..N-1 and each cell is reported as
 mean, spread and range, beside the paper's single draw. The UCI files
-(``UCI_SOURCES``: mushroom with a header row, chess kr-vs-kp without) are not
-bundled; without them only Table 1 / eq. 11 and Table 2 run. This module
+(``UCI_SOURCES``: the Mushroom data with a header row, the Chess (King-Rook vs.
+King-Pawn) data without) are not bundled; without them only Table 1 / eq. 11
+and Tables 2-3 run. This module
 computes; ``ppcsim.reproduction_doc`` writes the numbers up as ``reproduction.md``.
 """
 
@@ -34,64 +35,44 @@ from parties.methods.drbt import DRBT
 from parties.methods.osbr import OSBR
 from parties.normalize import normalize
 from ppcsim.evaluate.stress import stress
+from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
+    EQ11,
+    FIG1_BOUND,
+    FIG1_K,
+    FIG2_BOUND,
+    FIG2_K,
+    FIG2_PARTIES,
+    HEADER,
+    MUSHROOM_COLUMNS,
+    NORMALIZATIONS,
+    ORTHONORMAL,
+    PAPER_ROW,
+    PROJECTIONS,
+    SPARSE_UNIT,
+    TABLE1,
+    TABLE1_COLUMNS,
+    TABLE1_IDS,
+    TABLE2_K,
+    TABLE2_PAPER,
+    TABLE3_RP2,
+    TIE,
+    UCI_SOURCES,
+    is_tie,
+    stress_estimate,
+)
 from ppcsim.partition import share_k, split_sizes
+from ppcsim.reproduction_doc import render_markdown
+from ppcsim.thesis000 import tables as thesis_tables
 from ppcsim.scenario import party_seeds
 
 Progress = Callable[[str], object]
 
-# --- the paper's numbers (004) -------------------------------------------------------------
-
-#: Table 1: age, weight, h_rate, int_def, QRS, PR_int of patients 123, 342, 254, 446, 286.
-TABLE1 = np.array(
-    [
-        [75, 80, 63, 32, 91, 193],
-        [56, 64, 53, 24, 81, 174],
-        [40, 52, 70, 24, 77, 129],
-        [28, 58, 76, 40, 83, 251],
-        [44, 90, 68, 44, 109, 128],
-    ],
-    dtype=np.float64,
-)
-TABLE1_COLUMNS = ["age", "weight", "h_rate", "int_def", "QRS", "PR_int"]
-TABLE1_IDS = [123, 342, 254, 446, 286]
-#: Eq. 11 as a condensed array: pairs (0,1), (0,2), ..., (3,4), scipy's pdist order.
-EQ11 = np.array([2.2436, 3.3489, 3.6903, 3.0203, 2.4776, 3.8844, 4.0828, 3.1767, 4.1303, 3.9955])
-#: Table 2: one random draw per cell in the paper.
-TABLE2_K = (6, 5, 4, 3)
-TABLE2_PAPER = {
-    "gaussian": {6: 0.0000, 5: 0.0223, 4: 0.0490, 3: 0.2454},
-    "sparse": {6: 0.0000, 5: 0.0281, 4: 0.0375, 3: 0.1120},
-}
-PROJECTIONS = {"gaussian": "RP1", "sparse": "RP2"}
-#: Not the paper's method: R with orthonormal columns (QR of a Gaussian matrix), a diagnostic.
-ORTHONORMAL = "orthonormal"
-NORMALIZATIONS = {"none": "raw", "zscore": "z-score"}
-
-#: The UCI files: whether the CSV has a header row.
-HEADER = {"mushroom": True, "chess": False}
-#: Mushroom's columns in UCI's order (its attribute information), for the header row the command expects.
-MUSHROOM_COLUMNS = (
-    "edibility,cap-shape,cap-surface,cap-color,bruises,odor,gill-attachment,gill-spacing,gill-size,gill-color,"
-    "stalk-shape,stalk-root,stalk-surface-above-ring,stalk-surface-below-ring,stalk-color-above-ring,"
-    "stalk-color-below-ring,veil-type,veil-color,ring-number,ring-type,spore-print-color,population,habitat"
-).split(",")
-#: Where the UCI files come from (UCI Machine Learning Repository), and what the command expects of them.
-UCI_SOURCES = {
-    "mushroom": ("https://archive.ics.uci.edu/dataset/73/mushroom",
-                 "agaricus-lepiota.data, 8124 rows, the class (e/p) first and 22 single-letter attributes; the "
-                 "command expects a header row naming the 23 columns"),
-    "chess": ("https://archive.ics.uci.edu/dataset/22/chess+king+rook+vs+king+pawn",
-              "kr-vs-kp.data, 3196 rows, 36 attributes and the class (won/nowin) last, no header"),
-}
-#: Fig. 1: "from 23 to 15, taking 3 dimensions at a time" cannot land on 15 from 23; we read it as
-#: 21, 18, 15. Chess "from 37 to 17, 4 at a time": 33, ..., 17. k = d comes first, as a reference.
-FIG1_K = {"mushroom": (23, 21, 18, 15), "chess": (37, 33, 29, 25, 21, 17)}
-FIG1_BOUND = {"mushroom": 0.14, "chess": 0.11}
-FIG2_K = {"mushroom": 12, "chess": 18}
-FIG2_BOUND = {"mushroom": 0.13, "chess": 0.12}
-FIG2_PARTIES = (1, 2, 3, 4)
-#: Two scores closer than this (relative) are reported as a tie.
-TIE = 0.10
+#: Draws per Table 2 cell (at least): enough to place the paper's single draw to a percent.
+TABLE2_DRAWS = 2000
+#: Seeds for the thesis' Tables 5.8 and 5.13 at most (each seed redraws RP and the CV folds).
+THESIS_SEEDS = 20
+#: A cell keeps every draw's value in the JSON only up to this many draws.
+KEEP_VALUES = 200
 
 
 # --- data -----------------------------------------------------------------------------------
@@ -167,24 +148,13 @@ def project_blocks(X: np.ndarray, sizes: list[int], ks: list[int], projection: s
     return np.hstack(blocks)
 
 
-def project_orthonormal(X: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Diagnostic, not in the paper: X times k orthonormal columns (QR of N(0,1)), scaled by sqrt(d/k)."""
-    d = X.shape[1]
-    Q, _ = np.linalg.qr(np.random.default_rng(party_seeds(seed, 1)[0]).standard_normal((d, d)))
-    return (X @ Q[:, :k]) * np.sqrt(d / k)
-
-
 def projection_stress(X: np.ndarray, d: np.ndarray, sizes: list[int], ks: list[int], projection: str,
                       seed: int, *, out: np.ndarray | None = None) -> float:
     """Stress (eq. 6) of the joined projection against the original distances ``d`` (condensed).
 
     ``out``, an array shaped like ``d``, receives the projected distances (saves an allocation).
     """
-    if projection == ORTHONORMAL:
-        Y = project_orthonormal(X, sum(ks), seed)
-    else:
-        Y = project_blocks(X, sizes, ks, projection, seed)
-    return stress(d, pdist(Y, out=out))
+    return stress(d, pdist(project_blocks(X, sizes, ks, projection, seed), out=out))
 
 
 #: A worker's data and original distances, handed over once per pool (inherited on fork).
@@ -240,24 +210,17 @@ def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int, la
 
 
 def summarize(values: Iterable[float]) -> dict:
-    """Mean, sample standard deviation, min and max of one cell over the seeds (and the values)."""
-    v = np.asarray(list(values), dtype=np.float64)
-    return {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
-            "min": float(v.min()), "max": float(v.max()), "values": [round(float(x), 6) for x in v]}
+    """Mean, sample standard deviation, min and max of one cell over the seeds (and the values).
 
-
-def stress_estimate(projection: str, d: int, k: int) -> float:
-    """First-order estimate of the stress of an unbiased random projection from d to k dims.
-
-    A projected squared distance (eq. 8 scaling) is the mean of k independent
-    terms whose relative variance is 2 for RP2 (its entries have the Gaussian
-    fourth moment, E r^4 = 3) and 2(d-1)/(d+2) for RP1 (a unit-length column is
-    uniform on the sphere: Beta(1/2, (d-1)/2)). A distance's relative error is
-    half its square's, so stress ~ 1/sqrt(2k) for RP2 and sqrt((d-1)/(d+2)) times
-    that for RP1. It ignores the data's shape: a guide to the magnitude only.
+    ``mean_squared`` is the mean of the squared values: the cell under the
+    reading of eq. 6 as printed, which defines stress squared.
     """
-    factor = np.sqrt((d - 1) / (d + 2)) if projection == "gaussian" else 1.0
-    return float(factor / np.sqrt(2 * k))
+    v = np.asarray(list(values), dtype=np.float64)
+    out = {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+           "min": float(v.min()), "max": float(v.max()), "mean_squared": float(np.mean(v**2)), "draws": int(v.size)}
+    if v.size <= KEEP_VALUES:
+        out["values"] = [round(float(x), 6) for x in v]
+    return out
 
 
 # --- the experiments ------------------------------------------------------------------------
@@ -272,38 +235,86 @@ def table1_eq11() -> dict:
 
 
 def table2(seeds: int) -> dict:
-    """RP1, RP2 (and the orthonormal diagnostic) on Table 1 at k = 6..3, raw and z-scored."""
+    """RP1, RP2 (both constructions) and the orthonormal diagnostic on Table 1 at k = 6..3, raw and z-scored.
+
+    Each cell is ``seeds`` draws. Eq. 6 as printed defines stress *squared*,
+    while the text calls its root "the relative error"; Table 2 does not say
+    which it prints. So for each of the paper's values we report where it
+    falls among our draws under both readings: ``paper_percentile`` (the
+    share of our stress values at or below it) and ``paper_percentile_squared``
+    (the share of our stress² values at or below it).
+    """
     paper = {p: {str(k): v for k, v in row.items()} for p, row in TABLE2_PAPER.items()}
-    out: dict = {"k": list(TABLE2_K), "paper": paper}
+    out: dict = {"k": list(TABLE2_K), "paper": paper, "draws": seeds}
     for how in NORMALIZATIONS:
         X = normalize(TABLE1, how)
         d = pdist(X)
         out[how] = {}
-        for projection in (*PROJECTIONS, ORTHONORMAL):
+        for projection in (*PROJECTIONS, SPARSE_UNIT, ORTHONORMAL):
             out[how][projection] = {}
             for k in TABLE2_K:
-                cell = summarize(projection_stress(X, d, [6], [k], projection, s) for s in range(seeds))
-                if projection in TABLE2_PAPER:
+                values = np.array([projection_stress(X, d, [6], [k], projection, s) for s in range(seeds)])
+                cell = summarize(values)
+                if projection in PAPER_ROW:
                     # where the paper's single draw falls: the share of our draws at or below it
-                    below = np.array(cell["values"]) <= TABLE2_PAPER[projection][k]
-                    cell["paper_percentile"] = float(100 * below.mean())
+                    v = TABLE2_PAPER[PAPER_ROW[projection]][k]
+                    cell["paper_percentile"] = float(100 * np.mean(values <= v))
+                    cell["paper_percentile_squared"] = float(100 * np.mean(values**2 <= v))
                 out[how][projection][str(k)] = cell
     out["log_error"] = {how: _log_error(out[how]) for how in NORMALIZATIONS}
+    out["log_error_squared"] = {how: _log_error(out[how], "mean_squared") for how in NORMALIZATIONS}
     out["closer"] = min(NORMALIZATIONS, key=out["log_error"].get)
     # on a tie, Table 3's evidence decides: the paper projected the raw values
     err = out["log_error"]
     out["preferred"] = "none" if is_tie(err["none"], err["zscore"]) else out["closer"]
+    out["readings"] = {how: _readings(out[how]) for how in NORMALIZATIONS}
     return out
 
 
-def is_tie(a: float, b: float) -> bool:
-    """Whether two scores are within ``TIE`` (relative to the larger) of each other."""
-    return abs(a - b) <= TIE * max(a, b)
+def _readings(cells: dict) -> dict:
+    """For each reading of eq. 6, the paper's RP1/RP2 percentiles at k = 5, 4, 3 and how many are extreme.
+
+    A percentile below 1 or above 99 is extreme: that draw would be rarer than 1 in 100.
+    """
+    out = {}
+    for reading, key in (("stress", "paper_percentile"), ("stress_squared", "paper_percentile_squared")):
+        pct = {p: {str(k): cells[p][str(k)][key] for k in TABLE2_K[1:]} for p in PROJECTIONS}
+        flat = [v for row in pct.values() for v in row.values()]
+        out[reading] = {"percentiles": pct, "extreme": sum(v < 1 or v > 99 for v in flat), "of": len(flat)}
+    out["favoured"] = min(("stress", "stress_squared"), key=lambda r: out[r]["extreme"])
+    return out
 
 
-def _log_error(cells: dict) -> float:
+def table3_rp2() -> dict:
+    """Which eq. 9 matrix, normalised to unit-length columns, turns Table 1 into Table 3's RP2 block.
+
+    For each of the three columns of the block, every sign pattern s in
+    {-1, 0, 1}^6 is tried: the column ``TABLE1 @ s / ||s||`` (``drbt``'s
+    ``"sparse-unit"`` before eq. 8's scale) and, for comparison, ``TABLE1 @ s``,
+    which is what the Achlioptas scaling (``"sparse"``, sqrt(3) s / sqrt(3))
+    gives at k = 3. The best pattern of each is kept.
+    """
+    import itertools
+
+    patterns = np.array([s for s in itertools.product((-1.0, 0.0, 1.0), repeat=6) if any(s)])
+    unit = TABLE1 @ (patterns / np.linalg.norm(patterns, axis=1, keepdims=True)).T  # 5 x 728
+    plain = TABLE1 @ patterns.T
+    out: dict = {"paper": TABLE3_RP2.tolist(), "columns": []}
+    for j in range(TABLE3_RP2.shape[1]):
+        err_unit = np.abs(unit - TABLE3_RP2[:, [j]]).max(axis=0)
+        err_plain = np.abs(plain - TABLE3_RP2[:, [j]]).max(axis=0)
+        best = int(err_unit.argmin())
+        out["columns"].append({"signs": patterns[best].astype(int).tolist(), "ours": unit[:, best].round(4).tolist(),
+                               "max_abs_diff": float(err_unit[best]),
+                               "achlioptas_max_abs_diff": float(err_plain.min())})
+    out["max_abs_diff"] = max(c["max_abs_diff"] for c in out["columns"])
+    out["achlioptas_max_abs_diff"] = max(c["achlioptas_max_abs_diff"] for c in out["columns"])
+    return out
+
+
+def _log_error(cells: dict, key: str = "mean") -> float:
     """Mean |log(our mean / paper)| over RP1 and RP2 at k = 5, 4, 3 (the paper's k = 6 is 0)."""
-    return float(np.mean([abs(np.log(cells[p][str(k)]["mean"] / v))
+    return float(np.mean([abs(np.log(cells[p][str(k)][key] / v))
                           for p, row in TABLE2_PAPER.items() for k, v in row.items() if v > 0]))
 
 
@@ -377,7 +388,8 @@ def default_jobs() -> int:
 
 
 def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: int = 50,
-              progress: Progress = print, jobs: int | None = None, command: str | None = None) -> dict:
+              progress: Progress = print, jobs: int | None = None, command: str | None = None,
+              table2_draws: int | None = None, thesis: bool = True) -> dict:
     """Run every experiment, write ``out/reproduction.md`` and ``out/reproduction.json``, return the numbers.
 
     Parameters
@@ -395,6 +407,10 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
         Worker processes for the UCI experiments (default: the CPU count, at most 4).
     command : str, optional
         The command line to print in the report (default: the equivalent ``ppc reproduce``).
+    table2_draws : int, optional
+        Draws per Table 2 cell (default: ``seeds``, at least ``TABLE2_DRAWS``).
+    thesis : bool, default=True
+        Also reproduce the thesis' Tables 5.8 and 5.13 (wine and iris, at most ``THESIS_SEEDS`` seeds).
 
     Returns
     -------
@@ -419,13 +435,23 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     progress(f"  max |ours - paper| = {results['table1_eq11']['max_abs_diff']:.1e}")
 
     t = time.perf_counter()
-    progress(f"table 2: RP1 and RP2 on table 1, k = 6, 5, 4, 3, raw and z-scored, {seeds} seeds")
-    results["table2"] = table2(seeds)
+    draws = table2_draws or max(seeds, TABLE2_DRAWS)
+    progress(f"table 2: RP1 and RP2 on table 1, k = 6, 5, 4, 3, raw and z-scored, {draws} draws")
+    results["table2"] = table2(draws)
     times["table 2"] = time.perf_counter() - t
+    progress("table 3: which RP2 matrix gives the paper's projected table 1")
+    results["table3"] = table3_rp2()
+    progress(f"  max |ours - paper| = {results['table3']['max_abs_diff']:.3f}")
+
+    t = time.perf_counter()
+    if thesis:
+        progress(f"thesis tables 5.8 and 5.13: NP and 4-NN accuracy on wine and iris, {min(seeds, THESIS_SEEDS)} seeds")
+        results["thesis000"] = thesis_tables(min(seeds, THESIS_SEEDS), progress)
+        times["thesis tables 5.8, 5.13"] = time.perf_counter() - t
 
     data = {name: encode_categorical(p, header=HEADER[name]) for name, p in paths.items()}
     results["encoding"] = {
-        name: {"path": Path(paths[name]).name, "rows": int(enc.X.shape[0]),
+        name: {"file": paths[name].name, "rows": int(enc.X.shape[0]),
                "categories": dict(zip(enc.columns, enc.categories))}
         for name, enc in data.items()
     }
@@ -455,18 +481,19 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "reproduction.json").write_text(json.dumps(results, indent=1) + "\n")
-    from ppcsim.reproduction_doc import render_markdown  # here: that module imports this one
-
     (out / "reproduction.md").write_text(render_markdown(results))
     progress(f"wrote {out / 'reproduction.md'} and {out / 'reproduction.json'} ({times['total']:.0f} s)")
     return results
 
 
 def format_command(paths: dict[str, Path], out: Path, seeds: int) -> str:
-    """The ``ppc reproduce`` command line for these arguments, with file names only (the report is
-    shared: it does not record where the files sat on the machine that ran it)."""
+    """The ``ppc reproduce`` command line for these arguments, with file and folder names only.
+
+    Only the last part of each path is kept, so that the command written into
+    the report names no folder of the machine it ran on.
+    """
     args = [f"--{name} {shlex.quote(Path(p).name)}" for name, p in paths.items()]
-    return " ".join(["ppc reproduce", *args, f"--out {shlex.quote(Path(out).name or '.')}/", f"--seeds {seeds}"])
+    return " ".join(["ppc reproduce", *args, f"--out {shlex.quote(Path(out).name or '.')}", f"--seeds {seeds}"])
 
 
 # --- command line ---------------------------------------------------------------------------

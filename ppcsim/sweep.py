@@ -228,12 +228,21 @@ def row(point: Point, report: dict) -> dict:
     for key in ("misclassification", "ari", "nmi", "variation_of_information", "f_measure"):
         out[key] = u.get("vs_original", {}).get(key)
     out["ari_truth"] = u.get("vs_truth", {}).get("ari")
+    out["nmds_stress_1"] = (report.get("clustering", {}).get("embedding") or {}).get("kruskal_stress_1")
+    for key in ("np", "cc", "cc_original"):  # 000 eqs. 5.21-5.23, mean over k = 3..10
+        out[key] = u.get(key, {}).get("mean")
     privacy = report.get("privacy", {})
-    for attack in ("known_io", "ica", "multilateration"):
-        found = [v["attacks"][attack] for v in privacy.values() if isinstance(v, dict)
-                 and attack in v.get("attacks", {}) and "min" in v["attacks"][attack]]
+    entries = [v for v in privacy.values() if isinstance(v, dict)]
+    for attack in ("known_io", "known_io_forward", "ica", "multilateration", "multilateration_nmds"):
+        found = [v["attacks"][attack] for v in entries if "min" in v.get("attacks", {}).get(attack, {})]
         out[f"privacy_{attack}_min"] = min((a["min"] for a in found), default=None)
         out[f"privacy_{attack}_mean"] = sum(a["mean"] for a in found) / len(found) if found else None
+        out[f"privacy_002_{attack}_mean"] = sum(a["privacy_002"]["mean"] for a in found) / len(found) if found else None
+        for key in ("vd", "rp", "rm", "cp", "ck"):  # 001 eqs. 2.7-2.11 of the attacker's estimate
+            out[f"{attack}_{key}"] = sum(a[key] for a in found) / len(found) if found else None
+    sent = [v["sent_distortion"] for v in entries if "sent_distortion" in v]
+    for key in ("vd", "rp", "rm", "cp", "ck"):  # 001 eqs. 2.7-2.11 of what was sent, where it has the original's shape
+        out[f"sent_{key}"] = sum(s[key] for s in sent) / len(sent) if sent else None
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
     worst = [min(a["mean"] for a in v["attacks"].values() if "mean" in a)
              for v in privacy.values() if isinstance(v, dict) and any("mean" in a for a in v.get("attacks", {}).values())]

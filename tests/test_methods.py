@@ -352,7 +352,7 @@ def test_drbt_rp2_sent_data():
     np.testing.assert_allclose(sent[0].array, X @ method.components_ / np.sqrt(2), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("projection", ["gaussian", "sparse"])
+@pytest.mark.parametrize("projection", ["gaussian", "sparse", "sparse-unit", "orthonormal"])
 def test_drbt_squared_distances_unbiased(projection):
     # Anisotropic data: for isotropic data RP1 would be unbiased even with a wrong scale convention.
     X = random_block(5) * np.linspace(0.2, 3.0, 20)
@@ -362,6 +362,91 @@ def test_drbt_squared_distances_unbiased(projection):
         for seed in range(200)
     ]
     assert abs(np.mean(ratios) - 1.0) < 0.05
+
+
+# 004 Table 3, the RP2 block: Table 1 projected from 6 to 3 dims, printed to 2 decimals.
+TABLE3_RP2 = np.array(
+    [
+        [91.0, -125.0, -97.58],
+        [81.0, -98.50, -77.07],
+        [77.0, -93.0, -77.78],
+        [83.0, -101.0, -73.53],
+        [109.0, -123.0, -79.19],
+    ]
+)
+
+
+def _best_sign_column(target: np.ndarray, unit: bool) -> tuple[float, np.ndarray]:
+    """The sign pattern s in {-1, 0, 1}^6 whose Table 1 projection is closest to ``target``."""
+    import itertools
+
+    best = (np.inf, None)
+    for s in itertools.product((-1.0, 0.0, 1.0), repeat=6):
+        s = np.array(s)
+        if not s.any():
+            continue
+        r = s / np.linalg.norm(s) if unit else np.sqrt(3.0) * s / np.sqrt(3)  # "sparse": sqrt(3) s / sqrt(k)
+        best = min(best, (float(np.abs(TABLE1 @ r - target).max()), s), key=lambda b: b[0])
+    return best
+
+
+def test_drbt_sparse_unit_reproduces_004_table3(monkeypatch):
+    # Every column of Table 3's RP2 block is Table 1 times an eq. 9 column normalised to unit length,
+    # with no eq. 8 scale: agreement to the printed rounding ...
+    found = [_best_sign_column(TABLE3_RP2[:, j], unit=True) for j in range(3)]
+    assert max(f[0] for f in found) < 0.01
+    signs = np.column_stack([f[1] for f in found])
+    np.testing.assert_array_equal(signs[:, 0], [0, 0, 0, 0, 1, 0])  # Att1 is the QRS column itself
+    # ... which the Achlioptas scaling ("sparse", sqrt(3) {+-1, 0} / sqrt(k)) cannot give: its third column
+    # is an integer combination of Table 1, never -97.58
+    assert _best_sign_column(TABLE3_RP2[:, 2], unit=False)[0] > 0.4
+    # drbt's "sparse-unit" builds exactly that matrix from those signs, and sends it scaled by sqrt(d/k)
+    import parties.methods.drbt as drbt
+
+    monkeypatch.setattr(drbt, "achlioptas_signs", lambda rng, d, k: signs.copy())
+    method = DRBT(k=3, projection="sparse-unit", random_state=0)
+    sent = method.disguise(TABLE1, [])[0].array
+    assert method.scale_ == pytest.approx(np.sqrt(2.0), rel=1e-15)
+    np.testing.assert_allclose(sent / method.scale_, TABLE3_RP2, rtol=0, atol=0.01)
+
+
+def test_drbt_sparse_unit_columns():
+    method = DRBT(k=40, projection="sparse-unit", random_state=3)
+    X = random_block(6, m=12, d=50)
+    sent = method.disguise(X, [])[0].array
+    R = method.components_
+    np.testing.assert_allclose(np.linalg.norm(R, axis=0), np.ones(40), rtol=0, atol=1e-12)  # no zero column
+    for column in R.T:  # every non-zero entry is +-1/sqrt(nnz): eq. 9 normalised
+        nz = column[column != 0]
+        np.testing.assert_allclose(np.abs(nz), 1 / np.sqrt(nz.size), rtol=1e-12)
+    np.testing.assert_allclose(sent, X @ R * np.sqrt(50 / 40), rtol=1e-12, atol=1e-12)
+    # two columns: a column is all zero with probability 4/9, and is drawn again
+    for seed in range(20):
+        R = DRBT(k=2, projection="sparse-unit", random_state=seed).random_matrix(2)
+        np.testing.assert_allclose(np.linalg.norm(R, axis=0), [1.0, 1.0], rtol=0, atol=1e-12)
+
+
+def test_drbt_orthonormal_is_a_haar_frame():
+    from parties.methods.rotation import haar_orthogonal
+
+    X = random_block(7, m=10, d=6)
+    method = DRBT(k=4, projection="orthonormal", random_state=11)
+    sent = method.disguise(X, [])[0].array
+    R = method.components_
+    np.testing.assert_allclose(R.T @ R, np.eye(4), rtol=0, atol=1e-12)  # orthonormal columns (000 eq. 2.18)
+    # by definition the first k columns of the Haar orthogonal matrix drawn from the same seed
+    np.testing.assert_array_equal(R, haar_orthogonal(6, np.random.default_rng(11))[:, :4])
+    np.testing.assert_allclose(sent, X @ R * np.sqrt(6 / 4), rtol=1e-12, atol=1e-12)
+    # k = d is a rotation: every distance kept
+    full = DRBT(k=6, projection="orthonormal", random_state=2).disguise(X, [])[0].array
+    np.testing.assert_allclose(pdist(full), pdist(X), rtol=1e-12)
+    # Haar: a column is uniform on the sphere, E r^2 = 1/d, E r^4 = 3/(d(d+2)), and each sign equally likely
+    # (a QR without the sign fix gives Q[0, 0] of one sign only)
+    first = np.array([DRBT(k=1, projection="orthonormal", random_state=s).random_matrix(4)[0, 0]
+                      for s in range(3000)])
+    assert abs(np.mean(first**2) - 1 / 4) < 0.01
+    assert abs(np.mean(first**4) - 3 / 24) < 0.01
+    assert abs(np.mean(first > 0) - 0.5) < 0.04
 
 
 def test_drbt_k_larger_than_d_raises():
@@ -406,7 +491,8 @@ def test_check_params_missing_required():
         ({"k": True}, "'k' must be an integer, got True"),
         ({"k": 0}, "'k' must be at least 1, got 0"),
         ({"k": 2, "projection": 1}, "'projection' must be a string, got 1"),
-        ({"k": 2, "projection": "uniform"}, "'projection' must be one of gaussian, sparse, got 'uniform'"),
+        ({"k": 2, "projection": "uniform"},
+         "'projection' must be one of gaussian, sparse, sparse-unit, orthonormal, got 'uniform'"),
     ],
 )
 def test_check_params_bad_values_name_the_field(params, fragment):

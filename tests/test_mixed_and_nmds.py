@@ -78,3 +78,67 @@ def test_parties_must_ask_for_the_same_embedding(tmp_path):
     with pytest.raises(SessionError, match="ask for different embeddings"):
         run(tmp_path, 'method = "nmds"\ndims = 2\nn_init = 1', 'method = "nmds"\ndims = 3\nn_init = 1',
             'algorithm = "kmeans"\nn_clusters = 3')
+
+
+def _wine_nmds(tmp_path, extra: str = ""):
+    from sklearn.datasets import load_wine
+
+    columns = ", ".join(f'"{c}"' for c in load_wine().feature_names)
+    text = f"""
+        name = "wine-nmds"
+        seed = 1
+        [data]
+        source = "sklearn:wine"
+        label_column = "target"
+        [[parties]]
+        name = "all"
+        columns = [{columns}]
+        method = "nmds"
+        dims = 12
+        {extra}
+        [clustering]
+        algorithm = "kmeans"
+        n_clusters = 3
+    """
+    scenario = load_scenario(write_scenario(tmp_path, text))
+    session, own = simulate(scenario)
+    return scenario, session, own
+
+
+def test_nmds_from_the_classical_start_converges_on_wine(tmp_path):
+    """000 §5.2.3.1 starts NMDS from classical scaling: wine's 13 columns in 12 dims fit almost exactly."""
+    scenario, session, own = _wine_nmds(tmp_path)
+    outcome = session.wait(0)
+    info = outcome.combined.embedding
+    assert info["init"] == "classical" and info["converged"]
+    assert info["kruskal_stress_1"] < 0.01
+    assert "warning" not in info
+    # the observer's neighbourhood preservation of that embedding (000 eq. 5.21) is close to 1
+    measured = evaluate(scenario, outcome, session.contributions, Settings(attacks=False), own=own)
+    assert measured["utility"]["stress"] < 0.05
+
+
+def test_nmds_warns_when_stress_is_poor():
+    from coordinator.combine import Combined
+    from coordinator.embed import POOR_STRESS, nmds
+
+    X = np.random.default_rng(0).normal(size=(60, 10))
+    out = nmds(Combined(dissimilarity=pdist(X), description="noise"), {"dims": "1", "init": "classical",
+                                                                         "max_iter": "300"}, seed=0)
+    assert out.embedding["kruskal_stress_1"] > POOR_STRESS
+    assert "above 0.2" in out.embedding["warning"]
+
+
+def test_run_writes_what_was_clustered(tmp_path):
+    from ppcsim.report import summary_table, write_outputs
+
+    scenario, session, own = run(tmp_path, 'method = "nmds"\ndims = 1', 'method = "nmds"\ndims = 1',
+                                 'algorithm = "kmeans"\nn_clusters = 3')
+    outcome = session.wait(0)
+    report = build_report(scenario, session, {}, {})
+    write_outputs(tmp_path / "out", report, session)
+    with np.load(tmp_path / "out" / "clustered.npz") as f:
+        np.testing.assert_array_equal(f["features"], outcome.combined.features)
+        assert f["ids"].shape == (150,) and f["features"].shape == (150, 1)
+    warned = "warning: nmds stress-1" in summary_table(report)
+    assert warned == (outcome.combined.embedding["kruskal_stress_1"] > 0.2)

@@ -14,7 +14,8 @@ WINE_A = '["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "to
 WINE_B = '["nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "proline"]'
 
 
-def measured(tmp_path, method_a: str, method_b: str, clustering: str = 'algorithm = "kmeans"\nn_clusters = 3'):
+def measured(tmp_path, method_a: str, method_b: str, clustering: str = 'algorithm = "kmeans"\nn_clusters = 3',
+             settings: Settings = Settings()):
     path = write_scenario(tmp_path, f"""
         name = "obs"
         seed = 4
@@ -34,7 +35,7 @@ def measured(tmp_path, method_a: str, method_b: str, clustering: str = 'algorith
     """)
     scenario = load_scenario(path)
     session, own = simulate(scenario)
-    return evaluate(scenario, session.wait(0), session.contributions, Settings(), own=own)
+    return evaluate(scenario, session.wait(0), session.contributions, settings, own=own)
 
 
 def test_none_gives_stress_zero_and_perfect_agreement(tmp_path):
@@ -133,3 +134,23 @@ def test_other_osbr_metrics_skip_multilateration(tmp_path, metric, params):
     assert report["utility"]["stress"] < 1e-12  # the parties' parts add up to the centralised matrix
     assert report["privacy"]["a"]["attacks"]["multilateration"] == {
         "skipped": f"needs Euclidean distances, not metric '{metric}'"}
+
+
+def test_paper_metrics_are_reported(tmp_path):
+    report = measured(tmp_path, 'method = "rotation"', 'method = "nmds"\ndims = 4', settings=Settings(known_draws=4))
+    u = report["utility"]
+    for key in ("np", "cc", "cc_original"):  # 000 eqs. 5.21-5.23
+        assert 0 < u[key]["mean"] <= 1 and list(u[key]["by_k"]) == [str(k) for k in range(3, 11)]
+    a, b = report["privacy"]["a"], report["privacy"]["b"]
+    # a rotation keeps every distance and the shape: 001's distortion of what was sent is measured
+    assert set(a["sent_distortion"]) == {"vd", "rp", "rm", "cp", "ck"} and a["sent_distortion"]["vd"] > 0.1
+    for attack in ("known_io", "known_io_forward"):
+        found = a["attacks"][attack]
+        assert found["draws"] == 4 and found["spread"]["mean"] >= 0
+        assert found["mean"] < 1e-6 and found["privacy_002"]["mean"] < 1e-6  # q >= d + 1 recovers a rotation
+    assert "min" in a["attacks"]["ica"]["privacy_002"]
+    # nmds: multilateration on the party's own distances and on the coordinator's embedding (000 §4.4)
+    own_distances, embedding = b["attacks"]["multilateration"], b["attacks"]["multilateration_nmds"]
+    assert own_distances["mean"] < 1e-6 and own_distances["draws"] == 4
+    assert 0 < embedding["mean"] and "nmds embedding" in embedding["knowledge"]
+    assert "sent_distortion" not in b

@@ -126,7 +126,8 @@ def test_reproduce_writes_report_and_records_seeds(tmp_path):
     _write_categorical(mushroom, 40, 23, header=True, seed=1)
     _write_categorical(chess, 30, 37, header=False, seed=2)
     lines = []
-    results = rp.reproduce(mushroom, chess, tmp_path / "out", seeds=2, jobs=1, progress=lines.append)
+    results = rp.reproduce(mushroom, chess, tmp_path / "out", seeds=2, jobs=1, progress=lines.append,
+                           table2_draws=20, thesis=False)
     saved = json.loads((tmp_path / "out" / "reproduction.json").read_text())
     assert saved["seeds"] == [0, 1] == results["seeds"]
     assert saved["command"].startswith("ppc reproduce --mushroom")
@@ -142,10 +143,13 @@ def test_reproduce_writes_report_and_records_seeds(tmp_path):
 
 
 def test_reproduce_without_uci_files(tmp_path):
-    results = rp.reproduce(None, None, tmp_path, seeds=3, progress=lambda _: None)
+    results = rp.reproduce(None, None, tmp_path, seeds=3, progress=lambda _: None, table2_draws=30, thesis=False)
     assert results["seeds"] == [0, 1, 2]
-    assert "fig1" not in results
-    assert "Not run: no UCI file was given" in (tmp_path / "reproduction.md").read_text()
+    assert "fig1" not in results and "thesis000" not in results
+    assert results["table2"]["draws"] == 30
+    text = (tmp_path / "reproduction.md").read_text()
+    assert "Not run: no UCI file was given" in text
+    assert "## Eq. 6: stress, or stress squared?" in text and "## Table 3" in text
 
 
 def test_cli_reports_missing_file(tmp_path, capsys):
@@ -159,3 +163,48 @@ def test_cli_reports_malformed_file_before_running(tmp_path, capsys):
     assert cli.main(["reproduce", "--chess", str(bad), "--out", str(tmp_path / "out")]) == 2
     assert "data row 2 has 2 fields, expected 3" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_table3_rp2_is_eq9_with_unit_columns():
+    t3 = rp.table3_rp2()
+    assert t3["max_abs_diff"] < 0.01  # the printed rounding
+    assert [c["signs"] for c in t3["columns"]] == [[0, 0, 0, 0, 1, 0], [-1, -1, -1, -1, 0, 0], [-1, 0, -1, 0, 0, 0]]
+    assert t3["achlioptas_max_abs_diff"] > 1.0
+
+
+def test_table2_places_the_paper_under_both_readings_of_eq6(table2_small):
+    for how in rp.NORMALIZATIONS:
+        cell = table2_small[how]["gaussian"]["5"]
+        values = np.array(cell["values"])
+        assert cell["paper_percentile"] == 100 * np.mean(values <= 0.0223)
+        assert cell["paper_percentile_squared"] == 100 * np.mean(values**2 <= 0.0223)
+        assert cell["mean_squared"] == pytest.approx(np.mean(values**2), rel=1e-5)
+        readings = table2_small["readings"][how]
+        assert readings["stress"]["of"] == 6 and readings["favoured"] in ("stress", "stress_squared")
+    assert rp.SPARSE_UNIT in table2_small["none"]
+
+
+def test_format_command_names_no_folder(tmp_path):
+    command = rp.format_command({"mushroom": tmp_path / "data" / "mushroom.csv"}, tmp_path / "docs", 50)
+    assert command == "ppc reproduce --mushroom mushroom.csv --out docs --seeds 50"
+    assert str(tmp_path) not in command
+
+
+def test_thesis_tables_match_the_thesis_where_the_methods_are_defined():
+    from ppcsim.thesis000 import tables
+
+    t = tables(2, progress=lambda _: None)
+    wine, iris = t["wine"]["cells"], t["iris"]["cells"]
+    assert t["wine"]["p"] == 12 and t["iris"]["p"] == 3
+    # 000 Table 5.8: PCA 0.97 / 0.93 and NMDS 0.98 / 0.93 on wine / iris
+    assert abs(wine["pca"]["np"]["mean"] - 0.97) < 0.02 and abs(wine["nmds"]["np"]["mean"] - 0.98) < 0.02
+    assert abs(iris["pca"]["np"]["mean"] - 0.93) < 0.02 and abs(iris["nmds"]["np"]["mean"] - 0.93) < 0.02
+    # centred data: plain SVD is PCA up to signs, so it keeps the same neighbours
+    assert wine["svd"]["np"]["mean"] == pytest.approx(wine["pca"]["np"]["mean"])
+    # orthonormal RP near the thesis' 0.85 on wine; Gaussian RP1 well below it
+    assert abs(wine["rp_orthonormal"]["np"]["mean"] - 0.85) < 0.06 and wine["rp"]["np"]["mean"] < 0.7
+    assert 85 < wine["x"]["knn"]["mean"] <= 100 and wine["x"]["knn"]["n"] == 2
+    from ppcsim.reproduction_doc import _thesis_section
+
+    text = _thesis_section(t)
+    assert "| pca | 0.97 |" in text and "**Where we cannot match.**" in text

@@ -58,11 +58,16 @@ def known_io(original, disguised, known, *, fit_intercept: bool = True) -> np.nd
     with ``X`` the original (m x d) and ``Y`` the disguised block (m x k), it
     solves ``X[known] ~ [Y[known], 1] B`` by least squares and returns
     ``[Y, 1] B`` for every row. This is 002's regression estimator
-    ``R^ = O' X (X' X)^-1`` written in the inverse direction, so that it also
-    applies when the disguise has no inverse (random projection with k < d):
-    it is then the best linear predictor of X from Y, not a recovery.
-    When the disguise is linear and invertible (k >= d, no noise) and at least
-    k + 1 known rows are in general position, it recovers X exactly.
+    ``R^ = O' X (X' X)^-1`` turned around: 002 fits the forward map from X
+    to the disguised data and inverts it (:func:`known_io_forward`); this
+    fits the inverse map directly, so that it also applies when the disguise
+    has no inverse (random projection with k < d): it is then the best
+    linear predictor of X from Y, not a recovery. The two agree only without
+    noise: when the disguise is linear and invertible (k >= d, no noise) and
+    at least k + 1 known rows are in general position, both recover X
+    exactly. With noise they differ, and this one is the stronger attack
+    (least squares on the noisy side shrinks towards the known rows instead
+    of amplifying the noise through R^-1).
 
     Parameters
     ----------
@@ -86,6 +91,37 @@ def known_io(original, disguised, known, *, fit_intercept: bool = True) -> np.nd
     design = np.hstack([Y, np.ones((Y.shape[0], 1))]) if fit_intercept else Y
     B, *_ = np.linalg.lstsq(design[index], X[index], rcond=None)
     return design @ B
+
+
+def known_io_forward(original, disguised, known) -> np.ndarray:
+    """002's known input-output estimator (§6.2.4): fit the forward map, then invert it.
+
+    In row convention the disguise is ``Y = X R' + t + noise``. From the known
+    rows the attacker fits ``Y[known] ~ [X[known], 1] [R'; t]`` by least
+    squares (002's minimum-variance unbiased ``R^ = O' X (X' X)^-1``, and
+    ``t^`` the mean residual, which the intercept gives) and estimates every
+    row as ``X^ = (Y - t^) pinv(R'^)``. When k < d the forward map has no
+    inverse and the pseudo-inverse returns the minimum-norm preimage.
+
+    Parameters
+    ----------
+    original : ndarray of shape (m, d)
+        Only the rows ``known`` are used.
+    disguised : ndarray of shape (m, k)
+    known : array-like of int, or boolean mask of shape (m,)
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+        The attacker's estimate of ``original``.
+    """
+    X = _block("original", original)
+    Y = _block("disguised", disguised, rows=X.shape[0])
+    index = _indices("known", known, X.shape[0])
+    design = np.hstack([X[index], np.ones((index.size, 1))])
+    B, *_ = np.linalg.lstsq(design, Y[index], rcond=None)
+    forward, shift = B[:-1], B[-1]  # d x k and k
+    return (Y - shift) @ np.linalg.pinv(forward)
 
 
 def _histogram(column: np.ndarray, bins: int) -> np.ndarray:
@@ -233,7 +269,9 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
     sphere equation ``||x - r_1||^2 = d_1^2`` from the others:
     ``2 (r_i - r_1) . x = ||r_i||^2 - ||r_1||^2 - d_i^2 + d_1^2``, which is
     already exact when the distances are exact and the references span the
-    space. Deterministic: no random start.
+    space; where the distances are inexact and the references' centroid
+    fits them better, the centroid is the start instead. Deterministic: no
+    random start.
 
     Parameters
     ----------
@@ -276,7 +314,16 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
     A = 2.0 * (points[1:] - points[0])  # (q-1) x n
     b = (squared[1:] - squared[0])[None, :] - d[:, 1:] ** 2 + d[:, :1] ** 2  # T x (q-1)
     start, *_ = np.linalg.lstsq(A, b.T, rcond=None)
-    estimate[targets] = _gauss_newton(start.T.copy(), points, d, max_iter=max_iter, tol=tol)
+    start = start.T
+    # with inexact distances (noise, an embedding) the linearised system can be ill-conditioned and throw
+    # the start far away: start instead from the references' centroid wherever that fits the distances better
+    centroid = np.broadcast_to(points.mean(axis=0), start.shape)
+
+    def misfit(x):
+        return ((np.linalg.norm(x[:, None, :] - points[None, :, :], axis=2) - d) ** 2).sum(axis=1)
+
+    start = np.where((misfit(centroid) < misfit(start))[:, None], centroid, start)
+    estimate[targets] = _gauss_newton(start.copy(), points, d, max_iter=max_iter, tol=tol)
     return estimate
 
 

@@ -62,6 +62,37 @@ def column_privacy(original, estimate) -> np.ndarray:
     return np.std(error - error[0], axis=0)
 
 
+def column_privacy_002(original, estimate) -> np.ndarray:
+    """002's unified column privacy as §6.1.1 defines it: half the RMSE on the standardised column.
+
+    ``Priv = (1 / (2 sigma)) sqrt(mean_i ((y_i - mu) / sigma - yhat_i)^2)`` with
+    both the original and the estimate standardised by the original column's
+    mean ``mu`` and (population) standard deviation ``sigma``: ``r / 2`` where
+    ``r`` is the RMSE in units of sigma, the range mu ± 2 sigma standing for
+    the column's value range. Unlike :func:`column_privacy` (the spread of
+    the error on [0, 1]-scaled columns, which 002 uses in its experiments,
+    §6.2.2) it counts a constant bias as protection, and it is on a
+    different scale: guessing every value as the column's mean scores
+    exactly 0.5 here (and about 0.29 there for a uniform column). A constant
+    column is divided by 1 instead of its zero deviation.
+
+    Parameters
+    ----------
+    original : ndarray of shape (m, d)
+    estimate : ndarray of shape (m, d)
+        The attacker's estimate, in the original units.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+        ``Priv`` per column; 0 is full disclosure.
+    """
+    original, estimate = _pair(original, estimate)
+    sigma = original.std(axis=0)
+    sigma = np.where(sigma > 0, sigma, 1.0)
+    return np.sqrt(np.mean(((original - estimate) / sigma) ** 2, axis=0)) / 2.0
+
+
 def summary(p) -> dict[str, float]:
     """002 §6.1: minimum privacy guarantee Phi1 = min_j p_j and average Phi2 = mean_j p_j.
 

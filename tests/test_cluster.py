@@ -94,7 +94,7 @@ def test_multi_process_points_start_on_the_workers_and_their_outputs_come_back(t
         assert a["stress"] == pytest.approx(b["stress"], rel=1e-12)
     for name in ("cl-000", "cl-001"):
         run = tmp_path / "dask" / "runs" / name
-        assert sorted(p.name for p in run.iterdir()) == ["labels.csv", "logs", "report.json", "sent"]
+        assert sorted(p.name for p in run.iterdir()) == ["clustered.npz", "labels.csv", "logs", "report.json", "sent"]
         assert sorted(p.name for p in (run / "sent").iterdir()) == ["lab.npz", "shop.npz"]
         assert sorted(p.name for p in (run / "logs").iterdir()) == ["lab.log", "shop.log"]
         assert np.load(run / "sent" / "lab.npz")["ids"].shape == (178,)

@@ -20,6 +20,11 @@ from coordinator.errors import SessionError
 from coordinator.linkage import UPDATES, merges_in_place
 
 ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
+#: How a session clusters: one upload of disguised data, or k-means by rounds of secure aggregation.
+PROTOCOLS = ("upload", "secure_aggregation")
+SECURE = "secure_aggregation"
+#: Initial centres of secure-aggregation k-means.
+INITS = ("random",)
 LINKAGES = ("single", "average", "complete", "ward")
 
 
@@ -39,6 +44,14 @@ class ClusteringSpec:
     min_samples: int = 5
     n_init: int = 10
     seed: int = 0
+    #: "upload" (the disguised data, once) or "secure_aggregation" (k-means rounds; coordinator.secagg).
+    protocol: str = "upload"
+    #: secure_aggregation: most centre updates, the fraction of labels that may still change at
+    #: convergence, how the initial centres are drawn, and the fixed-point scale (values * 2^scale_bits).
+    max_iter: int = 300
+    tol: float = 0.0
+    init: str = "random"
+    scale_bits: int = 32
 
     def check(self) -> list[str]:
         """Every problem with the settings, as messages naming the field."""
@@ -55,6 +68,21 @@ class ClusteringSpec:
             errors.append(f"'min_samples' must be a positive integer, got {self.min_samples!r}")
         if not _integer(self.n_init) or self.n_init < 1:
             errors.append(f"'n_init' must be a positive integer, got {self.n_init!r}")
+        if self.protocol not in PROTOCOLS:
+            errors.append(f"'protocol' must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
+        if self.protocol == SECURE:
+            if self.algorithm != "kmeans":
+                errors.append(f"protocol = \"{SECURE}\" runs k-means only; 'algorithm' must be \"kmeans\", "
+                              f"got {self.algorithm!r}")
+            if not _integer(self.max_iter) or self.max_iter < 1:
+                errors.append(f"'max_iter' must be a positive integer, got {self.max_iter!r}")
+            if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not 0 <= self.tol < 1:
+                errors.append(f"'tol' must be a number in [0, 1) (the fraction of labels that may still change), "
+                              f"got {self.tol!r}")
+            if self.init not in INITS:
+                errors.append(f"'init' must be one of {', '.join(INITS)}, got {self.init!r}")
+            if not _integer(self.scale_bits) or not 8 <= self.scale_bits <= 48:
+                errors.append(f"'scale_bits' must be an integer from 8 to 48, got {self.scale_bits!r}")
         return errors
 
     def estimator(self, precomputed: bool):

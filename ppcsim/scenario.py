@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.clustering import ClusteringSpec
+from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.session import SessionSpec
 from parties.config import PartyConfig
 from parties.data import BUILTIN, SYNTHETIC
@@ -17,12 +17,15 @@ from parties.methods import METHODS
 from ppcsim.relay import Link
 
 PARTY_FIELDS = ("name", "data", "id_column", "columns", "method", "normalize", "dtype")
-CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init")
+CLUSTERING_FIELDS = ("algorithm", "n_clusters", "linkage", "eps", "min_samples", "n_init", "protocol", "max_iter", "tol",
+                     "init", "scale_bits")
 TOP_FIELDS = ("name", "seed", "deadline", "description", "data", "parties", "clustering", "security", "network", "sweep")
 LINK_FIELDS = ("bandwidth_mbit", "latency_ms")
 SECURITY_FIELDS = ("tls", "mutual", "tokens")
 DATA_FIELDS = ("source", "id_column", "label_column", "rows", "columns", "clusters", "cluster_std")
 BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
+#: What a party of a secure-aggregation session runs before its rounds: normalisation only.
+SECURE_METHOD = "none"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -161,6 +164,8 @@ def load_scenario(path: str | Path) -> Scenario:
     if shared and generated(shared) and label_column not in (None, "target"):
         errors.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
 
+    table = raw.get("clustering")
+    secure = isinstance(table, dict) and table.get("protocol") == SECURE
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
@@ -192,6 +197,11 @@ def load_scenario(path: str | Path) -> Scenario:
             errors.append(f"{where}: 'columns' must be a list of column names")
             columns = []
         method = entry.get("method")
+        if secure:  # the party keeps its normalised columns at home: no disguise, nothing uploaded but ids
+            if method is not None:
+                errors.append(f"{where}: a party of a secure_aggregation session keeps its columns at home and "
+                              f"sends no disguised data; remove 'method' ({method!r})")
+            method = SECURE_METHOD
         if not isinstance(method, str):
             errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
             continue

@@ -84,6 +84,10 @@ class Arbiter:
         self.done = False
         #: The last round's squared distances as the arbiter read them (the sum over parties), for the observer.
         self.seen: np.ndarray | None = None
+        #: Round 0's: the squared distances of every record to the k records it drew as centres.
+        self.seen_first: np.ndarray | None = None
+        #: Each party's post of the current round as received (masked), kept when the session keeps uploads.
+        self.posts: dict[str, np.ndarray] = {}
         self._mark = time.monotonic()
 
     def record(self, round_: int, direction: str, payload: int, serialized: int) -> None:
@@ -117,6 +121,8 @@ class Arbiter:
     def add(self, party: str, values: np.ndarray) -> None:
         """One party's post of this round, added modulo 2^64; the round's labels once every party posted."""
         np.add(self.total, values.reshape(self.m, self.k), out=self.total)  # uint64 wraps: modulo 2^64
+        if self.session.spec.keep_uploads:
+            self.posts[party] = values.reshape(self.m, self.k)
         self.posted.add(party)
         if len(self.posted) == len(self.session.spec.parties):
             self._assign()
@@ -129,6 +135,8 @@ class Arbiter:
         sizes = np.bincount(labels, minlength=self.k).tolist()
         done = (self.round > 0 and changed <= self.spec.tol * self.m) or self.round >= self.spec.max_iter
         self.seen = signed.copy()
+        if self.round == 0:
+            self.seen_first = self.seen
         now = time.monotonic()
         record = self.records[self.round]
         record.seconds, record.changed, record.sizes = now - self._mark, changed, sizes

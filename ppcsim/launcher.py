@@ -164,7 +164,12 @@ def run_scenario(
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        report.update(evaluate(scenario, session.outcome, session.contributions, settings))
+        if session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
+            from ppcsim.evaluate.secure import evaluate_secure
+
+            report.update(evaluate_secure(scenario, session, settings))
+        else:
+            report.update(evaluate(scenario, session.outcome, session.contributions, settings))
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     report["timing"].update(timing)

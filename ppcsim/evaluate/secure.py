@@ -74,7 +74,8 @@ def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=
     plain = cluster(scenario.clustering, Combined(features=X))
     utility["vs_original"] = agreement(plain, labels)
     utility["reference_original"] = "the scenario's k-means on the joined normalised data (its restarts)"
-    truth = true_labels(scenario, outcome.join.ids)
+    first = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
+    truth = true_labels(scenario, own[first].data.ids[outcome.join.index[first]])
     if truth is not None:
         utility["vs_truth"] = agreement(truth, labels)
         utility["original_vs_truth"] = agreement(truth, plain)

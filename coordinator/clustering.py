@@ -24,7 +24,7 @@ ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
 PROTOCOLS = ("upload", "secure_aggregation")
 SECURE = "secure_aggregation"
 #: Initial centres of secure-aggregation k-means.
-INITS = ("random",)
+INITS = ("random", "k-means++")
 LINKAGES = ("single", "average", "complete", "ward")
 
 

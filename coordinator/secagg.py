@@ -74,8 +74,19 @@ class Arbiter:
         self.m, self.k = len(join.ids), spec.n_clusters
         if self.k > self.m:
             raise SessionError(f"n_clusters = {self.k} is more than the {self.m} joined records")
-        # the initial centres: k distinct joined records drawn with the session seed (not a secret)
-        self.init = np.random.default_rng(spec.seed).choice(self.m, self.k, replace=False)
+        # the initial centres: k distinct joined records drawn with the session seed (not a secret); for
+        # k-means++ the first only, then one per seeding step (Arthur & Vassilvitskii's D^2 sampling)
+        self.rng = np.random.default_rng(spec.seed)
+        self.seeding_steps = self.k - 1 if spec.init == "k-means++" else 0
+        if self.seeding_steps:
+            self.init = self.rng.choice(self.m, 1)
+            self.nearest = np.full(self.m, np.inf)  # each record's squared distance to its nearest centre so far
+            self.step = 1
+        else:
+            self.init = self.rng.choice(self.m, self.k, replace=False)
+            self.step = 0
+        self.seeds: dict[int, session_pb2.LabelsHeader] = {}
+        self.seeding_records: list[RoundRecord] = [RoundRecord(1)] if self.seeding_steps else []
         self.round = 0
         self.total = np.zeros((self.m, self.k), dtype=np.uint64)
         self.posted: set[str] = set()
@@ -90,9 +101,15 @@ class Arbiter:
         self.posts: dict[str, np.ndarray] = {}
         self._mark = time.monotonic()
 
-    def record(self, round_: int, direction: str, payload: int, serialized: int) -> None:
-        if round_ < len(self.records):
-            r = self.records[round_]
+    @property
+    def seeding(self) -> bool:
+        """Whether the k-means++ seeding steps are still going."""
+        return 0 < self.step <= self.seeding_steps
+
+    def record(self, round_: int, direction: str, payload: int, serialized: int, seeding: bool = False) -> None:
+        records, index = (self.seeding_records, round_ - 1) if seeding else (self.records, round_)
+        if 0 <= index < len(records):
+            r = records[index]
             if direction == UP:
                 r.up_payload, r.up_serialized, r.up_messages = (r.up_payload + payload,
                                                                  r.up_serialized + serialized, r.up_messages + 1)
@@ -106,12 +123,16 @@ class Arbiter:
         party, name = header.party, self.session.spec.name
         if self.done:
             raise InvalidArgument(f"party '{party}': session '{name}' has finished its rounds")
-        if header.round != self.round:
-            raise InvalidArgument(f"party '{party}': posted round {header.round}, but session '{name}' is in "
-                                  f"round {self.round}")
+        if header.seeding != self.seeding or header.round != (self.step if self.seeding else self.round):
+            now = f"seeding step {self.step}" if self.seeding else f"round {self.round}"
+            asked = f"seeding step {header.round}" if header.seeding else f"round {header.round}"
+            raise InvalidArgument(f"party '{party}': posted {asked}, but session '{name}' is in {now}")
         if party in self.posted:
-            raise InvalidArgument(f"party '{party}': posted round {self.round} twice")
-        if header.rows != self.m or header.cols != self.k:
+            raise InvalidArgument(f"party '{party}': posted round {header.round} twice")
+        if header.seeding and (header.rows != self.m or header.cols != 1):
+            raise InvalidArgument(f"party '{party}': seeding step {header.round} is {header.rows} x {header.cols}; "
+                                  f"the session needs {self.m} joined records x 1 centre")
+        if not header.seeding and (header.rows != self.m or header.cols != self.k):
             raise InvalidArgument(f"party '{party}': round {header.round} is {header.rows} x {header.cols}; the "
                                   f"session needs {self.m} joined records x {self.k} centres")
         if not header.masked and not self.session.spec.allow_unmasked:
@@ -120,12 +141,36 @@ class Arbiter:
 
     def add(self, party: str, values: np.ndarray) -> None:
         """One party's post of this round, added modulo 2^64; the round's labels once every party posted."""
+        if self.seeding:
+            self._add_seeding(party, values)
+            return
         np.add(self.total, values.reshape(self.m, self.k), out=self.total)  # uint64 wraps: modulo 2^64
         if self.session.spec.keep_uploads:
             self.posts[party] = values.reshape(self.m, self.k)
         self.posted.add(party)
         if len(self.posted) == len(self.session.spec.parties):
             self._assign()
+
+    def _add_seeding(self, party: str, values: np.ndarray) -> None:
+        if not self.posted:
+            self.column = np.zeros(self.m, dtype=np.uint64)
+        np.add(self.column, values, out=self.column)
+        self.posted.add(party)
+        if len(self.posted) < len(self.session.spec.parties):
+            return
+        # D^2 sampling: the next centre with probability proportional to the squared distance to the nearest so far
+        np.minimum(self.nearest, np.maximum(self.column.view(np.int64), 0).astype(np.float64), out=self.nearest)
+        total = self.nearest.sum()
+        centre = int(self.rng.choice(self.m, p=self.nearest / total)) if total > 0 else int(self.rng.integers(self.m))
+        self.init = np.append(self.init, centre)
+        now = time.monotonic()
+        record = self.seeding_records[self.step - 1]
+        record.seconds, self._mark = now - self._mark, now
+        self.seeds[self.step] = session_pb2.LabelsHeader(round=self.step, seeding=True, centre=centre)
+        self.posted.clear()
+        self.step += 1
+        if self.seeding:
+            self.seeding_records.append(RoundRecord(self.step))
 
     def _assign(self) -> None:
         signed = self.total.view(np.int64)  # the sum of every party's e = round(d * 2^scale_bits)
@@ -172,6 +217,9 @@ class Arbiter:
         return {
             "n_joined": self.m,
             "init": [int(i) for i in self.init],
+            "init_method": self.spec.init,
+            "seeding_steps": self.seeding_steps,
+            "per_seeding_step": [r.__dict__ for r in self.seeding_records],
             "rounds": len(self.records) if self.done else self.round,
             "converged": bool(self.done and self.records[-1].changed <= self.spec.tol * self.m and len(self.records) > 1),
             "per_round": [r.__dict__ for r in self.records],
@@ -209,8 +257,8 @@ def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[sessio
     spec = arbiter.spec
     header = session_pb2.AlignmentHeader(
         n_joined=arbiter.m, n_rows=len(session.contributions[request.party].ids), n_clusters=arbiter.k,
-        init=arbiter.init.tolist(), scale_bits=spec.scale_bits, max_iter=spec.max_iter,
-        parties=session.spec.parties,
+        init=arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k].tolist(), scale_bits=spec.scale_bits,
+        max_iter=spec.max_iter, parties=session.spec.parties, seeding_steps=arbiter.seeding_steps,
     )
     messages = [(session_pb2.AlignmentMessage(header=header), 0)] + [
         (session_pb2.AlignmentMessage(positions=c), len(c.data))
@@ -233,11 +281,12 @@ def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> 
     party = header.party
     arbiter = _arbiter(session, party)
     session.ledger.record(party, "PostDistances", UP, first)
+    seeding = header.seeding
     with session.lock:
         arbiter.check(header)
-        round_ = arbiter.round
-        arbiter.record(round_, UP, 0, first.ByteSize())
-    want = arbiter.m * arbiter.k * VALUE_BYTES
+        round_ = header.round
+        arbiter.record(round_, UP, 0, first.ByteSize(), seeding)
+    want = arbiter.m * (1 if seeding else arbiter.k) * VALUE_BYTES
     buffer = bytearray(want)
     received = 0
     for message in messages:
@@ -246,7 +295,7 @@ def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> 
         payload = len(chunk.data) if chunk is not None else 0
         session.ledger.record(party, "PostDistances", UP, message, payload, size)
         with session.lock:
-            arbiter.record(round_, UP, payload, size)
+            arbiter.record(round_, UP, payload, size, seeding)
         if chunk is None or chunk.array != 0:
             raise InvalidArgument(f"party '{party}': round {round_}: a message after the header that is not a "
                                   "chunk of array 0")
@@ -258,14 +307,15 @@ def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> 
     if received != want:
         raise InvalidArgument(f"party '{party}': round {round_}: {received} of {want} bytes")
     with session.lock:
-        if arbiter.round != round_ or party in arbiter.posted:
+        if arbiter.seeding != seeding or round_ != (arbiter.step if seeding else arbiter.round) \
+                or party in arbiter.posted:
             raise InvalidArgument(f"party '{party}': round {round_} was posted meanwhile")
         arbiter.add(party, np.frombuffer(buffer, dtype="<u8"))
         session.notify()
     reply = session_pb2.DistanceReply(payload_bytes=received)
     session.ledger.record(party, "PostDistances", DOWN, reply)
     with session.lock:
-        arbiter.record(round_, DOWN, 0, reply.ByteSize())
+        arbiter.record(round_, DOWN, 0, reply.ByteSize(), seeding)
     return reply
 
 
@@ -274,6 +324,8 @@ def labels(session, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.
     if session.expects(request.party):
         session.ledger.record(request.party, "GetLabels", UP, request)
     arbiter = _arbiter(session, request.party)
+    if request.seeding:
+        return _seed(session, arbiter, request)
     with session.lock:
         arbiter.record(request.round, UP, 0, request.ByteSize())
     if request.round > arbiter.round:
@@ -297,18 +349,40 @@ def labels(session, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.
     return send()
 
 
+def _seed(session, arbiter: Arbiter, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
+    """A seeding step's chosen centre, once every party posted the step."""
+    step = request.round
+    with session.lock:
+        arbiter.record(step, UP, 0, request.ByteSize(), True)
+    if not 1 <= step <= arbiter.seeding_steps:
+        raise InvalidArgument(f"party '{request.party}': there is no seeding step {step} (the session has "
+                              f"{arbiter.seeding_steps})")
+    header = session.await_seed(arbiter, step, timeout=session.seconds_left() + 1.0)
+    message = session_pb2.LabelsMessage(header=header)
+
+    def send():
+        session.ledger.record(request.party, "GetLabels", DOWN, message, 0)
+        with session.lock:
+            arbiter.record(step, DOWN, 0, message.ByteSize(), True)
+        yield message
+
+    return send()
+
+
 # -- accounting ----------------------------------------------------------------------------------
 
-def predicted(m: int, k: int, rounds: int, rows: int) -> dict[str, int]:
+def predicted(m: int, k: int, rounds: int, rows: int, seeding_steps: int = 0) -> dict[str, int]:
     """Payload bytes one party sends and receives in a secure-aggregation session.
 
-    Up: ``rounds * m * k * 8`` (the masked partial distances, uint64). Down:
+    Up: ``rounds * m * k * 8`` (the masked partial distances, uint64), plus
+    ``seeding_steps * m * 8`` for k-means++ seeding (its answers carry no
+    array: the chosen centre is in the header). Down:
     ``m * 4`` for the alignment, ``rounds * m * 4`` for the labels and
     ``rows * 4`` for the final result in the party's own row order (int32).
     The key exchange carries no array payload: 32 bytes of public key up
     (Join) and 32 per party down (GetPeers), counted in the serialised bytes.
     """
-    return {"up": rounds * m * k * VALUE_BYTES, "down": (m + rounds * m + rows) * LABEL_BYTES}
+    return {"up": (rounds * k + seeding_steps) * m * VALUE_BYTES, "down": (m + rounds * m + rows) * LABEL_BYTES}
 
 
 def accounting(session) -> dict:
@@ -329,7 +403,7 @@ def accounting(session) -> dict:
             measured[e.direction] += e.payload
             if e.rpc in ("Join", "GetPeers", "PostSealedKeys", "GetSealedKey"):
                 keys += e.serialized
-        pred = predicted(arbiter.m, arbiter.k, rounds, rows)
+        pred = predicted(arbiter.m, arbiter.k, rounds, rows, arbiter.seeding_steps)
         by_party[party] = {"predicted": pred, "payload": measured, "key_exchange_serialized": keys,
                            "exact": pred["up"] == measured[UP] and pred["down"] == measured[DOWN]}
     out.update(protocol=SECURE, scale_bits=arbiter.spec.scale_bits, by_party=by_party)

@@ -459,6 +459,16 @@ class Session:
                 raise SessionError(f"session '{self.spec.name}': round {round_} did not finish in time")
             return arbiter.results.get(round_)
 
+    def await_seed(self, arbiter, step: int, timeout: float | None = None):
+        """The LabelsHeader naming k-means++ seeding step ``step``'s centre, once every party posted the step."""
+        with self._cond:
+            self._cond.wait_for(lambda: step in arbiter.seeds or self.state == FAILED, timeout)
+            if self.state == FAILED:
+                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+            if step not in arbiter.seeds:
+                raise SessionError(f"session '{self.spec.name}': seeding step {step} did not finish in time")
+            return arbiter.seeds[step]
+
     def complete_secure(self, outcome: Outcome) -> None:
         """The last round's labels are the session's result (call with ``lock`` held)."""
         if self.state == CLUSTERING:

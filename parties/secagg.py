@@ -36,6 +36,8 @@ from protos.ppcsim.v1 import array_pb2, session_pb2
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32
+#: Seeding step s of k-means++ masks with the keystream of "round" SEEDING_ROUNDS + s: never a Lloyd round's.
+SEEDING_ROUNDS = 1 << 32
 #: What the party names as its method in its ids-only upload header.
 METHOD = "secure_aggregation"
 
@@ -150,7 +152,8 @@ class Link:
     def post(self, messages: Iterator[session_pb2.DistanceMessage]) -> None:
         raise NotImplementedError
 
-    def labels(self, round_: int) -> tuple[session_pb2.LabelsHeader, np.ndarray]:
+    def labels(self, round_: int, seeding: bool = False) -> tuple[session_pb2.LabelsHeader, np.ndarray]:
+        """Round ``round_``'s labels; with ``seeding``, seeding step ``round_``'s header (its chosen centre)."""
         raise NotImplementedError
 
 
@@ -185,17 +188,17 @@ class GrpcLink(Link):
     def post(self, messages):
         self.client.stub.PostDistances(messages, timeout=self.timeout(), metadata=self.client.metadata)
 
-    def labels(self, round_):
-        stream = self.client.stub.GetLabels(self._request(session_pb2.LabelsRequest, round=round_),
+    def labels(self, round_, seeding=False):
+        stream = self.client.stub.GetLabels(self._request(session_pb2.LabelsRequest, round=round_, seeding=seeding),
                                             timeout=self.timeout(), metadata=self.client.metadata)
         return read_int32(stream, "labels")
 
 
 def distance_messages(session: str, party: str, round_: int, values: np.ndarray, shape: tuple[int, int],
-                      masked: bool, chunk_bytes: int) -> Iterator[session_pb2.DistanceMessage]:
+                      masked: bool, chunk_bytes: int, seeding: bool = False) -> Iterator[session_pb2.DistanceMessage]:
     """A header, then ``values`` (uint64) as little-endian ArrayChunks of at most ``chunk_bytes`` bytes."""
     yield session_pb2.DistanceMessage(header=session_pb2.DistanceHeader(
-        session=session, party=party, round=round_, rows=shape[0], cols=shape[1], masked=masked))
+        session=session, party=party, round=round_, rows=shape[0], cols=shape[1], masked=masked, seeding=seeding))
     data = memoryview(np.ascontiguousarray(values, dtype="<u8").view(np.uint8))
     for offset in range(0, len(data), chunk_bytes):
         message = session_pb2.DistanceMessage()
@@ -233,8 +236,21 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     m, k, bits = int(header.n_joined), int(header.n_clusters), int(header.scale_bits)
     if Xj.shape[0] != m:
         raise PartyError(f"the alignment gives {Xj.shape[0]} positions for {m} joined records")
-    centres = Xj[np.asarray(header.init, dtype=np.intp)].copy()
     norms = np.einsum("ij,ij->i", Xj, Xj)
+    init = [int(i) for i in header.init]
+    t = time.perf_counter()
+    for step in range(1, header.seeding_steps + 1):  # k-means++: distances to the centre chosen last
+        values = encode(partial_distances(Xj, Xj[init[-1]][None, :], norms), bits, len(order)).reshape(-1)
+        apply_masks(values, masks, SEEDING_ROUNDS + step)
+        link.post(distance_messages(session, me, step, values, (m, 1), masked, chunk_bytes, seeding=True))
+        answer, _ = link.labels(step, seeding=True)
+        if not answer.seeding or answer.centre >= m:
+            raise PartyError(f"seeding step {step}: the coordinator's answer names no joined record")
+        init.append(int(answer.centre))
+    timing["seeding"] = time.perf_counter() - t
+    if len(init) != k:
+        raise PartyError(f"the alignment gives {len(init)} initial centres for {k} clusters")
+    centres = Xj[np.asarray(init, dtype=np.intp)].copy()
     round_, labels = 0, None
     while True:
         t = time.perf_counter()

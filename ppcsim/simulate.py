@@ -68,8 +68,8 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
         def post(self, messages):
             secagg.post_distances(session, iter(messages))
 
-        def labels(self, round_):
-            request = session_pb2.LabelsRequest(session=spec.name, party=self.party, round=round_)
+        def labels(self, round_, seeding=False):
+            request = session_pb2.LabelsRequest(session=spec.name, party=self.party, round=round_, seeding=seeding)
             return read_int32(secagg.labels(session, request), "labels")
 
     results, errors = {}, []

@@ -276,3 +276,42 @@ def test_roles_by_hand_over_tls(tmp_path):
     lab = (tmp_path / "lab.csv").read_text().splitlines()
     assert lab[0] == "id,cluster" and len(lab) == 179
     assert lab == (tmp_path / "shop.csv").read_text().splitlines()
+
+
+def test_kmeans_plus_plus_seeding_through_secure_sums(tmp_path):
+    text = """\
+    name = "blobs-plusplus"
+    seed = 4
+    [data]
+    source = "synthetic:blobs"
+    rows = 400
+    columns = 4
+    clusters = 4
+    cluster_std = 0.3
+    [[parties]]
+    name = "a"
+    columns = ["x0", "x1"]
+    [[parties]]
+    name = "b"
+    columns = ["x2", "x3"]
+    [clustering]
+    algorithm = "kmeans"
+    protocol = "secure_aggregation"
+    n_clusters = 4
+    init = "k-means++"
+    """
+    scenario = load_scenario(write_scenario(tmp_path, text))
+    session, results, own = simulate_secure(scenario)
+    acc = secagg.accounting(session)
+    init = np.array(acc["init"])
+    assert acc["seeding_steps"] == 3 and len(set(init.tolist())) == 4 and len(acc["per_seeding_step"]) == 3
+    X = np.hstack([own[p.name].X for p in scenario.parties])
+    reference = KMeans(n_clusters=4, init=X[init], n_init=1, tol=0.0, algorithm="lloyd").fit(X)
+    assert np.array_equal(session.outcome.labels, reference.labels_)
+    # D^2 sampling put one initial centre in each of the four well separated blobs
+    from parties.data import blob_labels
+    truth = blob_labels(400, 4, scenario.parties[0].source_options["seed"])
+    assert sorted(truth[init].tolist()) == [0, 1, 2, 3]
+    m, rounds = 400, acc["rounds"]
+    for entry in acc["by_party"].values():
+        assert entry["exact"] and entry["payload"]["up"] == (rounds * 4 + 3) * m * 8

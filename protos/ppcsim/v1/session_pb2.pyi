@@ -274,7 +274,7 @@ class AlignmentRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
 class AlignmentHeader(_message.Message):
-    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties")
+    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps")
     N_JOINED_FIELD_NUMBER: _ClassVar[int]
     N_ROWS_FIELD_NUMBER: _ClassVar[int]
     N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -282,6 +282,7 @@ class AlignmentHeader(_message.Message):
     SCALE_BITS_FIELD_NUMBER: _ClassVar[int]
     MAX_ITER_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_STEPS_FIELD_NUMBER: _ClassVar[int]
     n_joined: int
     n_rows: int
     n_clusters: int
@@ -289,7 +290,8 @@ class AlignmentHeader(_message.Message):
     scale_bits: int
     max_iter: int
     parties: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ...) -> None: ...
+    seeding_steps: int
+    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ...) -> None: ...
 
 class AlignmentMessage(_message.Message):
     __slots__ = ("header", "positions")
@@ -300,20 +302,22 @@ class AlignmentMessage(_message.Message):
     def __init__(self, header: _Optional[_Union[AlignmentHeader, _Mapping]] = ..., positions: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
 
 class DistanceHeader(_message.Message):
-    __slots__ = ("session", "party", "round", "rows", "cols", "masked")
+    __slots__ = ("session", "party", "round", "rows", "cols", "masked", "seeding")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     PARTY_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     COLS_FIELD_NUMBER: _ClassVar[int]
     MASKED_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_FIELD_NUMBER: _ClassVar[int]
     session: str
     party: str
     round: int
     rows: int
     cols: int
     masked: bool
-    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., round: _Optional[int] = ..., rows: _Optional[int] = ..., cols: _Optional[int] = ..., masked: _Optional[bool] = ...) -> None: ...
+    seeding: bool
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., round: _Optional[int] = ..., rows: _Optional[int] = ..., cols: _Optional[int] = ..., masked: _Optional[bool] = ..., seeding: _Optional[bool] = ...) -> None: ...
 
 class DistanceMessage(_message.Message):
     __slots__ = ("header", "chunk")
@@ -330,28 +334,34 @@ class DistanceReply(_message.Message):
     def __init__(self, payload_bytes: _Optional[int] = ...) -> None: ...
 
 class LabelsRequest(_message.Message):
-    __slots__ = ("session", "party", "round")
+    __slots__ = ("session", "party", "round", "seeding")
     SESSION_FIELD_NUMBER: _ClassVar[int]
     PARTY_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_FIELD_NUMBER: _ClassVar[int]
     session: str
     party: str
     round: int
-    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., round: _Optional[int] = ...) -> None: ...
+    seeding: bool
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., round: _Optional[int] = ..., seeding: _Optional[bool] = ...) -> None: ...
 
 class LabelsHeader(_message.Message):
-    __slots__ = ("round", "done", "changed", "sizes", "n_labels")
+    __slots__ = ("round", "done", "changed", "sizes", "n_labels", "seeding", "centre")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     DONE_FIELD_NUMBER: _ClassVar[int]
     CHANGED_FIELD_NUMBER: _ClassVar[int]
     SIZES_FIELD_NUMBER: _ClassVar[int]
     N_LABELS_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_FIELD_NUMBER: _ClassVar[int]
+    CENTRE_FIELD_NUMBER: _ClassVar[int]
     round: int
     done: bool
     changed: int
     sizes: _containers.RepeatedScalarFieldContainer[int]
     n_labels: int
-    def __init__(self, round: _Optional[int] = ..., done: _Optional[bool] = ..., changed: _Optional[int] = ..., sizes: _Optional[_Iterable[int]] = ..., n_labels: _Optional[int] = ...) -> None: ...
+    seeding: bool
+    centre: int
+    def __init__(self, round: _Optional[int] = ..., done: _Optional[bool] = ..., changed: _Optional[int] = ..., sizes: _Optional[_Iterable[int]] = ..., n_labels: _Optional[int] = ..., seeding: _Optional[bool] = ..., centre: _Optional[int] = ...) -> None: ...
 
 class LabelsMessage(_message.Message):
     __slots__ = ("header", "labels")

@@ -207,7 +207,7 @@ def document(rows: list[dict]) -> str:
         "python bench/comparison.py          # writes docs/comparison.md, docs/comparison.csv, docs/figures/comparison.png",
         "```",
         "",
-        "Data: `scenarios/comparison.toml`, synthetic blobs of 8 columns in 5 clusters, two parties of 4 columns, "
+        "Data: `scenarios/comparison.toml`, synthetic blobs of 8 columns in 5 overlapping clusters (standard deviation 3), two parties of 4 columns, "
         "k-means with 5 clusters (secure aggregation: k-means++ seeding through the secure sums, then Lloyd's "
         "rounds until no label changes; the others: scikit-learn's KMeans with 10 restarts on what the "
         "coordinator received; `osbr`: average linkage, as k-means needs features). Every run is a real "

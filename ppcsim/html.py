@@ -60,6 +60,9 @@ def run_page(report: dict, figures: dict[str, Path]) -> str:
                  + f".</p><p>{html.escape(c['algorithm'])} on {html.escape(c['input'] or '')}: "
                  f"{c['n_clusters_found']} clusters of sizes {', '.join(map(str, c['sizes']))}.</p>")
     u = report.get("utility")
+    if u and "secure_aggregation" in report:
+        s.append(secure_section(report))
+        u = None
     if u:
         s.append(f"<h2>Utility</h2><p>stress (004 eq. 6) {u['stress']:.4f} over {u['stress_records']:,} records; "
                  f"reference: {html.escape(u['reference'])}.</p>")
@@ -67,7 +70,7 @@ def run_page(report: dict, figures: dict[str, Path]) -> str:
         keys = list(against[0][1])
         s.append(table(["agreement", *keys], [[name.replace("_", " "), *[m[k] for k in keys]] for name, m in against]))
     p = report.get("privacy")
-    if p and "skipped" not in p:
+    if p and "skipped" not in p and "arbiter" not in p:
         s.append("<h2>Privacy</h2><p class='note'>Column privacy: the spread of the attacker's error on each "
                  "original column scaled to [0, 1] (002 §6.1.1); 0 means recovered exactly.</p>")
         rows = []
@@ -81,6 +84,27 @@ def run_page(report: dict, figures: dict[str, Path]) -> str:
              f"({t['up']['payload']:,} B payload); down: {t['down']['messages']} messages, {t['down']['serialized']:,} B. "
              "Every message is in report.json under communication.ledger.</p>")
     return page(f"ppc-sim run: {report['scenario']}", s)
+
+
+def secure_section(report: dict) -> str:
+    """A secure-aggregation run: its rounds, utility and what the arbiter learned (docs/secure-aggregation.md)."""
+    a, u, p = report["secure_aggregation"], report["utility"], report.get("privacy", {})
+    out = [f"<h2>Secure aggregation</h2><p>{a['rounds']} rounds after {a.get('seeding_steps', 0)} seeding steps "
+           f"(init {html.escape(str(a.get('init_method')))}); labels "
+           f"{'equal' if u['labels_equal_same_init'] else 'not equal'} to scikit-learn's KMeans from the same "
+           f"initial records; ARI against the usual clustering of the original data {u['vs_original']['ari']:.3f}."
+           "</p>"]
+    out.append(table(["round", "seconds", "labels changed", "payload up B", "payload down B"],
+                     [[r["index"], f"{r['seconds']:.3f}", r["changed"], r["up_payload"], r["down_payload"]]
+                      for r in a["per_round"]]))
+    if "arbiter" in p:
+        out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p["arbiter"]["sees"]))
+                   + ". It never saw: " + "; ".join(map(html.escape, p["arbiter"]["never_sees"])) + ".</p>")
+        ml = p["multilateration"]
+        out.append("<p>Multilateration from the initial records: "
+                   + (html.escape(ml["skipped"]) if "skipped" in ml else
+                      f"column privacy min {ml['min']:.3f}, mean {ml['mean']:.3f} (0 = recovered)") + ".</p>")
+    return "".join(out)
 
 
 def sweep_page(title: str, rows: list[dict], figures: dict[str, Path]) -> str:

@@ -227,8 +227,9 @@ def test_a_party_naming_a_disguise_or_another_algorithm_is_refused(tmp_path):
 
 def test_ppc_run_over_mutual_tls_gives_scikit_learns_labels(tmp_path):
     path = write_scenario(tmp_path, WINE + "[security]\nmutual = true\n")
-    done = run_ppc("run", path, "--out", tmp_path / "out")
+    done = run_ppc("run", path, "--out", tmp_path / "out", "--html")
     assert done.returncode == 0, done.stderr
+    assert "<h2>Secure aggregation</h2>" in (tmp_path / "out" / "report.html").read_text()
     report = read_report(tmp_path / "out")
     assert report["utility"]["labels_equal_same_init"]
     secure = report["secure_aggregation"]

@@ -10,7 +10,7 @@ parties) with none, drbt and secure aggregation. Every run is a real `ppc run`
 (separate processes, mutual TLS, the relay counting and shaping each party's
 bytes). Utility is the ARI of each run's labels against the `none` run's (k-means on the
 joined normalised data, the same settings). Writes docs/comparison.md,
-docs/comparison.csv and docs/figures/comparison.png (and .svg).
+docs/comparison.csv and docs/figures/comparison.png.
 
     python bench/comparison.py [--rows 1000 10000 100000] [--out docs]
     python bench/comparison.py --from-csv        # only rewrite the page and figure from docs/comparison.csv
@@ -354,7 +354,6 @@ def figure(rows: list[dict], folder: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(folder / "comparison.png", dpi=120)
-    fig.savefig(folder / "comparison.svg")
     plt.close(fig)
 
 

@@ -316,3 +316,21 @@ def test_kmeans_plus_plus_seeding_through_secure_sums(tmp_path):
     m, rounds = 400, acc["rounds"]
     for entry in acc["by_party"].values():
         assert entry["exact"] and entry["payload"]["up"] == (rounds * 4 + 3) * m * 8
+
+
+def test_max_iter_and_tol_stop_the_rounds_where_documented(wine, tmp_path):
+    scenario, _, _, own = wine
+    X = np.hstack([own[p.name].X for p in scenario.parties])
+    short = load_scenario(write_scenario(tmp_path, WINE.replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 2"),
+                                         "short.toml"))
+    session, _, _ = simulate_secure(short)
+    acc = secagg.accounting(session)
+    assert acc["rounds"] == 3 and not acc["converged"]  # rounds 0, 1, 2: centres after 2 updates
+    reference = KMeans(n_clusters=3, init=X[session.arbiter.init], n_init=1, max_iter=2, tol=0.0,
+                       algorithm="lloyd").fit(X)
+    assert np.array_equal(session.outcome.labels, reference.labels_)
+    loose = load_scenario(write_scenario(tmp_path, WINE.replace("n_clusters = 3", "n_clusters = 3\ntol = 0.1"),
+                                         "loose.toml"))
+    session, _, _ = simulate_secure(loose)
+    changed = [r["changed"] for r in secagg.accounting(session)["per_round"]]
+    assert changed[-1] <= 0.1 * 178 and all(c > 0.1 * 178 for c in changed[1:-1])

@@ -334,3 +334,15 @@ def test_max_iter_and_tol_stop_the_rounds_where_documented(wine, tmp_path):
     session, _, _ = simulate_secure(loose)
     changed = [r["changed"] for r in secagg.accounting(session)["per_round"]]
     assert changed[-1] <= 0.1 * 178 and all(c > 0.1 * 178 for c in changed[1:-1])
+
+
+def test_an_in_process_sweep_runs_secure_aggregation(tmp_path):
+    from ppcsim.evaluate.settings import Settings
+    from ppcsim.sweep import sweep
+
+    path = write_scenario(tmp_path, WINE + "[sweep]\nseed = [1, 2]\n")
+    import io
+    rows = sweep(path, tmp_path / "out", settings=Settings(attacks=False), in_process=True, log=io.StringIO())
+    assert [r["param_seed"] for r in rows] == [1, 2]
+    assert all(r["rounds"] > 2 and r["labels_equal_same_init"] for r in rows)
+    assert all(r["bytes_payload"] == r["bytes_predicted"] == 3 * r["rounds"] * 178 * 3 * 8 for r in rows)

@@ -103,11 +103,21 @@ def pair_masks(pair: KeyPair, peers: dict[str, bytes], order: list[str], session
     return out
 
 
-def apply_masks(values: np.ndarray, masks: list[PairMask], round_: int) -> np.ndarray:
-    """``values`` (uint64, flat) plus or minus each pair's mask of this round, modulo 2^64, in place."""
+def apply_masks(values: np.ndarray, masks: list[PairMask], round_: int, scratch: np.ndarray | None = None) -> np.ndarray:
+    """``values`` (uint64, flat) plus or minus each pair's mask of this round, modulo 2^64, in place.
+
+    ``scratch``: a uint64 buffer of at least ``values.size`` to draw each
+    keystream into (reused across rounds, it spares a fresh allocation per
+    pair and round)."""
+    n = values.size
+    buffer = np.empty(n, dtype="<u8") if scratch is None or scratch.size < n else scratch[:n]
+    view = memoryview(buffer.view(np.uint8))
     for pm in masks:
-        m = mask(pm.secret, round_, values.size)
-        (np.add if pm.sign > 0 else np.subtract)(values, m, out=values)
+        buffer[:] = 0
+        encryptor = Cipher(algorithms.AES(pm.secret), modes.CTR(counter_block(round_))).encryptor()
+        encryptor.update_into(view, view)  # keystream XOR zeros, in place: mask(pm.secret, round_, n)
+        encryptor.finalize()
+        (np.add if pm.sign > 0 else np.subtract)(values, buffer, out=values)
     return values
 
 
@@ -237,11 +247,12 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     if Xj.shape[0] != m:
         raise PartyError(f"the alignment gives {Xj.shape[0]} positions for {m} joined records")
     norms = np.einsum("ij,ij->i", Xj, Xj)
+    scratch = np.empty(m * k, dtype="<u8") if masks else None  # each round's keystreams, drawn into one buffer
     init = [int(i) for i in header.init]
     t = time.perf_counter()
     for step in range(1, header.seeding_steps + 1):  # k-means++: distances to the centre chosen last
         values = encode(partial_distances(Xj, Xj[init[-1]][None, :], norms), bits, len(order)).reshape(-1)
-        apply_masks(values, masks, SEEDING_ROUNDS + step)
+        apply_masks(values, masks, SEEDING_ROUNDS + step, scratch)
         link.post(distance_messages(session, me, step, values, (m, 1), masked, chunk_bytes, seeding=True))
         answer, _ = link.labels(step, seeding=True)
         if not answer.seeding or answer.centre >= m:
@@ -258,7 +269,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         t2 = time.perf_counter()
         values = encode(D, bits, len(order)).reshape(-1)
         t3 = time.perf_counter()
-        apply_masks(values, masks, round_)
+        apply_masks(values, masks, round_, scratch)
         t4 = time.perf_counter()
         link.post(distance_messages(session, me, round_, values, (m, k), masked, chunk_bytes))
         t5 = time.perf_counter()

@@ -346,3 +346,14 @@ def test_an_in_process_sweep_runs_secure_aggregation(tmp_path):
     assert [r["param_seed"] for r in rows] == [1, 2]
     assert all(r["rounds"] > 2 and r["labels_equal_same_init"] for r in rows)
     assert all(r["bytes_payload"] == r["bytes_predicted"] == 3 * r["rounds"] * 178 * 3 * 8 for r in rows)
+
+
+def test_masks_drawn_into_a_reused_buffer_equal_fresh_ones():
+    names = ["a", "b", "c"]
+    pairs = {n: KeyPair.generate() for n in names}
+    masks = pair_masks(pairs["b"], {n: p.public for n, p in pairs.items()}, names, "s", "b")
+    values = np.arange(40, dtype=np.uint64)
+    fresh = values - mask(masks[0].secret, 7, 40) + mask(masks[1].secret, 7, 40)  # b: after a, before c
+    scratch = np.full(100, 12345, dtype=np.uint64)
+    assert np.array_equal(apply_masks(values.copy(), masks, 7, scratch), fresh)
+    assert np.array_equal(apply_masks(values.copy(), masks, 7), fresh)

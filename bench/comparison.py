@@ -4,7 +4,7 @@ Runs scenarios/comparison.toml's data (synthetic blobs, 8 columns, 5
 clusters, two parties of 4 columns) with every party's method set to `none`,
 `drbt` (k = 1 and k = 3 per party), `osbr` (average linkage; up to 1e4
 records: at 1e5 it would send 40 GB per party) and by secure aggregation, at
-ROWS records, on an unshaped loopback link and on a 100 Mbit/s, 20 ms link;
+ROWS records (1e3 to 1e6), on an unshaped loopback link and on a 100 Mbit/s, 20 ms link;
 then scenarios/literature-2d.toml (100,000 2-D points, 5 clusters, two
 parties) with none, drbt and secure aggregation. Every run is a real `ppc run`
 (separate processes, mutual TLS, the relay counting and shaping each party's
@@ -12,7 +12,7 @@ bytes). Utility is the ARI of each run's labels against the `none` run's (k-mean
 joined normalised data, the same settings). Writes docs/comparison.md,
 docs/comparison.csv and docs/figures/comparison.png.
 
-    python bench/comparison.py [--rows 1000 10000 100000] [--out docs]
+    python bench/comparison.py [--rows 1000 10000 100000 1000000] [--out docs]   # about 25 minutes
     python bench/comparison.py --from-csv        # only rewrite the page and figure from docs/comparison.csv
 """
 
@@ -147,7 +147,7 @@ def measure(report: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--no-literature", action="store_true", help="skip the 100,000-point 2-D workload")
     parser.add_argument("--from-csv", action="store_true",
@@ -194,7 +194,7 @@ def main() -> None:
 
 
 def _b(n: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{int(n)} B"
@@ -225,7 +225,7 @@ def document(rows: list[dict]) -> str:
         "in the same runs. Regenerate this page, its table and its figure with",
         "",
         "```sh",
-        "python bench/comparison.py          # writes docs/comparison.md, docs/comparison.csv, docs/figures/comparison.png",
+        "python bench/comparison.py          # about 25 minutes; writes docs/comparison.md, comparison.csv, figures/comparison.png",
         "```",
         "",
         "Data: `scenarios/comparison.toml`, synthetic blobs of 8 columns in 5 overlapping clusters (standard deviation 3), two parties of 4 columns, "
@@ -273,6 +273,12 @@ def document(rows: list[dict]) -> str:
     cross = crossover(np.array(ms, dtype=float), secure_t, osbr_model)
     drbt_t = np.array([at[(m, "drbt k=3", shaped)]["protocol_seconds"] for m in ms])
     faster = [f"{m:,}" for m, a, b in zip(ms, secure_t, drbt_t) if a < b]
+    # where the measured time curves cross (interpolated in log m between the measured m)
+    grid = np.logspace(np.log10(ms[0]), np.log10(ms[-1]), 2000)
+    gap = np.interp(np.log10(grid), np.log10(ms), secure_t - drbt_t)
+    turns = np.flatnonzero(np.diff(np.sign(gap)) != 0)
+    meet = (f" The measured curves cross at about m = {grid[turns[-1]]:,.0f} (interpolated between the measured m)."
+            if len(turns) else "")
     lines.append(
         "- **Time on 100 Mbit/s, 20 ms.** Each round costs at least two latencies (post, then labels) plus its "
         f"transfer: secure aggregation took {', '.join(f'{t:.1f} s' for t in secure_t)} at m = "
@@ -281,7 +287,7 @@ def document(rows: list[dict]) -> str:
         "clustering, and loading scikit-learn for it; the arbiter's work is inside the rounds). "
         + (f"Secure aggregation was the faster at m = {', '.join(faster)}; " if faster else
            "DRBT was the faster at every m; ")
-        + f"at the largest m it took {secure_t[-1] / drbt_t[-1]:.1f}x DRBT's time. OSBR's transfer alone "
+        + f"at the largest m it took {secure_t[-1] / drbt_t[-1]:.1f}x DRBT's time.{meet} OSBR's transfer alone "
         "(m(m-1)/2 8 bytes a party at 100 Mbit/s) overtakes the secure run's measured time "
         + (f"from about m = {cross:,.0f} records." if cross else "nowhere in the measured range."))
     lines += ["- **Utility.** Secure aggregation is k-means exactly (one k-means++ start; labels equal "

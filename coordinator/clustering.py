@@ -21,6 +21,11 @@ from coordinator.linkage import UPDATES, merges_in_place
 from protos.schema import Param, check_table
 
 ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
+#: How a session clusters: one upload of disguised data, or k-means by rounds of secure aggregation.
+PROTOCOLS = ("upload", "secure_aggregation")
+SECURE = "secure_aggregation"
+#: Initial centres of secure-aggregation k-means.
+INITS = ("random", "k-means++")
 LINKAGES = ("single", "average", "complete", "ward")
 
 #: The ``[clustering]`` table's fields (``seed`` is the coordinator's own, drawn from the scenario seed).
@@ -31,6 +36,14 @@ FIELDS = {
     "eps": Param(float, 0.5, above=0, rule="a positive number", doc="dbscan"),
     "min_samples": Param(int, 5, minimum=1, rule="a positive integer", doc="dbscan"),
     "n_init": Param(int, 10, minimum=1, rule="a positive integer", doc="kmeans restarts"),
+    "protocol": Param(str, "upload", choices=PROTOCOLS),
+}
+#: The fields of a secure-aggregation session (coordinator.secagg).
+SECURE_FIELDS = {
+    "max_iter": Param(int, 300, minimum=1, rule="a positive integer", doc="most centre updates"),
+    "tol": Param(float, 0.0, minimum=0, below=1, rule="a number in [0, 1) (the fraction of labels that may still change)"),
+    "init": Param(str, "random", choices=INITS, doc="how the initial centres are drawn"),
+    "scale_bits": Param(int, 32, minimum=8, maximum=48, rule="an integer from 8 to 48", doc="fixed point: values * 2^scale_bits"),
 }
 
 
@@ -45,11 +58,26 @@ class ClusteringSpec:
     min_samples: int = 5
     n_init: int = 10
     seed: int = 0
+    #: "upload" (the disguised data, once) or "secure_aggregation" (k-means rounds; coordinator.secagg).
+    protocol: str = "upload"
+    #: secure_aggregation: most centre updates, the fraction of labels that may still change at
+    #: convergence, how the initial centres are drawn, and the fixed-point scale (values * 2^scale_bits).
+    max_iter: int = 300
+    tol: float = 0.0
+    init: str = "random"
+    scale_bits: int = 32
 
     def check(self) -> list[str]:
-        """Every problem with the settings, as messages naming the field (``FIELDS``)."""
+        """Every problem with the settings, as messages naming the field (``FIELDS``, and ``SECURE_FIELDS`` for
+        secure aggregation)."""
         values = {k: getattr(self, k) for k in FIELDS if not (k == "n_clusters" and self.algorithm == "dbscan")}
-        return check_table(values, {k: FIELDS[k] for k in values})
+        errors = check_table(values, {k: FIELDS[k] for k in values})
+        if self.protocol == SECURE:
+            if self.algorithm != "kmeans":
+                errors.append(f"protocol = \"{SECURE}\" runs k-means only; 'algorithm' must be \"kmeans\", "
+                              f"got {self.algorithm!r}")
+            errors += check_table({k: getattr(self, k) for k in SECURE_FIELDS}, SECURE_FIELDS)
+        return errors
 
     def estimator(self, precomputed: bool):
         """The scikit-learn estimator for these settings."""

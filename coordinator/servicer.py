@@ -16,7 +16,7 @@ import threading
 
 import grpc
 
-from coordinator import handlers
+from coordinator import handlers, secagg
 from coordinator.clock import REAL, Clock
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
@@ -193,6 +193,38 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         session = self._session(request.session, context, request.party)
         try:
             messages = handlers.result(session, request)
+        except SessionError as exc:
+            self._abort(context, exc)
+        yield from messages
+
+    # -- secure aggregation (coordinator.secagg) ----------------------------------------------
+    def GetAlignment(self, request, context):
+        session = self._session(request.session, context, request.party)
+        try:
+            messages = secagg.alignment(session, request)
+        except SessionError as exc:
+            self._abort(context, exc)
+        yield from messages
+
+    def PostDistances(self, request_iterator, context):
+        first = next(request_iterator, None)
+        if first is None or first.WhichOneof("part") != "header":
+            self._abort(context, "PostDistances starts with its header", grpc.StatusCode.INVALID_ARGUMENT)
+        session = self._session(first.header.session, context, first.header.party)
+
+        def messages():
+            yield first
+            yield from request_iterator
+
+        try:
+            return secagg.post_distances(session, messages())
+        except SessionError as exc:
+            self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
+
+    def GetLabels(self, request, context):
+        session = self._session(request.session, context, request.party)
+        try:
+            messages = secagg.labels(session, request)
         except SessionError as exc:
             self._abort(context, exc)
         yield from messages

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import ClusteringSpec, preload
+from coordinator.clustering import SECURE, ClusteringSpec, preload
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.pipeline import pipeline
@@ -68,6 +68,8 @@ class SessionSpec:
     #: Per party, the disguise method and the public parameters the session expects in its upload header
     #: (as the header carries them: text); a party absent here is not checked.
     expected: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    #: Secure aggregation: whether parties may post unmasked partial distances (a benchmark's control run only).
+    allow_unmasked: bool = False
 
     @property
     def leader(self) -> str:
@@ -125,6 +127,7 @@ class Session:
         self.keys: dict[str, PeerKey] = {}  # per party: its key-agreement public key, fixed at its first Join
         self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
+        self.arbiter = None  # secure aggregation: the rounds (coordinator.secagg.Arbiter), once the ids are joined
         self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
@@ -272,7 +275,8 @@ class Session:
                 raise SessionError(f"party '{party}' is uploading already; one upload at a time")
             try:
                 self._check_header(header)
-                upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads)
+                upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
+                                ids_only=self.spec.clustering.protocol == SECURE)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
                 raise InvalidArgument(str(exc)) from None
@@ -357,6 +361,9 @@ class Session:
     # -- clustering ------------------------------------------------------------------------
     def _finish(self) -> None:
         """Run the pipeline on every contribution, then record its outcome, or fail the session with its error."""
+        if self.spec.clustering.protocol == SECURE:
+            self._begin_secure()
+            return
         # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
         threading.Thread(target=preload, name="preload", daemon=True).start()
         contributions = [self.contributions[p] for p in self.spec.parties]
@@ -377,6 +384,71 @@ class Session:
                 self.timing["done"] = self._elapsed()
                 self._timer.cancel()
             self._cond.notify_all()
+
+    # -- secure aggregation (coordinator.secagg) ---------------------------------------------
+    def _begin_secure(self) -> None:
+        """Every party's ids are in: join them and open the rounds."""
+        from coordinator.secagg import begin
+
+        try:
+            t = self.clock.now()
+            arbiter = begin(self)
+            self.timing["join_seconds"] = self.clock.now() - t
+        except SessionError as exc:
+            self.fail(str(exc))
+            return
+        with self._cond:
+            self.arbiter = arbiter
+            self._cond.notify_all()
+
+    @property
+    def lock(self) -> threading.Condition:
+        """The session's lock (a condition variable), for the rounds of coordinator.secagg."""
+        return self._cond
+
+    def notify(self) -> None:
+        """Wake every waiter (call with ``lock`` held)."""
+        self._cond.notify_all()
+
+    def await_arbiter(self, timeout: float | None = None):
+        """The secure-aggregation rounds, once every party's ids are joined; SessionError if the session fails."""
+        with self._cond:
+            self._cond.wait_for(lambda: self.arbiter is not None or self.state == FAILED, timeout)
+            if self.state == FAILED:
+                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+            if self.arbiter is None:
+                raise SessionError(f"session '{self.spec.name}': not every party's ids are in yet")
+            return self.arbiter
+
+    def await_labels(self, arbiter, round_: int, timeout: float | None = None):
+        """(header, labels) of round ``round_`` once every party posted it, None if already dropped."""
+        with self._cond:
+            self._cond.wait_for(lambda: round_ in arbiter.results or round_ < arbiter.round - 1
+                                or self.state == FAILED, timeout)
+            if self.state == FAILED:
+                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+            if round_ not in arbiter.results and round_ >= arbiter.round - 1:
+                raise SessionError(f"session '{self.spec.name}': round {round_} did not finish in time")
+            return arbiter.results.get(round_)
+
+    def await_seed(self, arbiter, step: int, timeout: float | None = None):
+        """The LabelsHeader naming k-means++ seeding step ``step``'s centre, once every party posted the step."""
+        with self._cond:
+            self._cond.wait_for(lambda: step in arbiter.seeds or self.state == FAILED, timeout)
+            if self.state == FAILED:
+                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+            if step not in arbiter.seeds:
+                raise SessionError(f"session '{self.spec.name}': seeding step {step} did not finish in time")
+            return arbiter.seeds[step]
+
+    def complete_secure(self, outcome: Outcome) -> None:
+        """The last round's labels are the session's result (call with ``lock`` held)."""
+        if self.state == CLUSTERING:
+            self.outcome = outcome
+            self.state = DONE
+            self.timing["done"] = self._elapsed()
+            self._timer.cancel()
+        self._cond.notify_all()
 
     def fail(self, error: str) -> None:
         """End the session with ``error`` (kept if it has already ended); wakes every waiter
@@ -439,7 +511,7 @@ class Session:
             up = totals.get(p, {}).get("up", {"messages": 0, "payload": 0, "serialized": 0})
             down = totals.get(p, {}).get("down", {"messages": 0, "payload": 0, "serialized": 0})
             predicted = None
-            if p in self.uploads:
+            if p in self.uploads and self.uploads[p].header.arrays:
                 h = self.uploads[p].header
                 itemsize = np.dtype(h.arrays[0].dtype).itemsize
                 predicted = predicted_payload(int(h.n_ids), [tuple(a.shape) for a in h.arrays], itemsize)

@@ -80,10 +80,11 @@ class Upload:
     """
 
     def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
-                 sums: PairSums | None = None, keep: bool = True):
+                 sums: PairSums | None = None, keep: bool = True, ids_only: bool = False):
+        """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation)."""
         self.party, self.header, self.max_bytes = party, header, max_bytes
         self.n = int(header.n_ids)
-        if not header.arrays:
+        if not header.arrays and not ids_only:
             raise SessionError(f"party '{party}': the upload announces no arrays")
         names = [a.name for a in header.arrays]
         if len(set(names)) != len(names):

@@ -85,6 +85,7 @@ def run_party(
     security: ClientSecurity | None = None,
     tls: bool = True,
     mutual: bool = False,
+    secure_only: bool = False,
     log=sys.stderr,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
@@ -94,7 +95,8 @@ def run_party(
     the coordinator holds can regenerate it). A dropped connection is retried
     up to RETRIES times with backoff, joining again and uploading from scratch.
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
-    when it runs out.
+    when it runs out. ``secure_only``: the party's table names no method, so
+    it refuses any session but a secure-aggregation one before sending data.
 
     Raises PartyError for bad input or a timeout, and grpc.RpcError when the
     coordinator refuses or the session fails.
@@ -139,6 +141,15 @@ def run_party(
             key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
                                                                          mutual))
             ids = pseudonyms(key, data.ids)
+        secure = None
+        if secure_only and reply.protocol != session_pb2.PROTOCOL_SECURE_AGGREGATION:
+            raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
+                             f"part in a secure-aggregation session only; session '{session}' expects an upload of "
+                             "disguised data: give the table the method the session expects")
+        if reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION:
+            step = "running the secure-aggregation rounds"
+            secure = secure_rounds(cfg, client, reply, done, pair, ids, left, log)
+            timing.update(secure.timing)
         step = "uploading"
 
         tries: list[int] = []
@@ -149,7 +160,8 @@ def run_party(
             tries.append(1)
             return client.upload(done.upload(session, cfg.name, reply.chunk_bytes, ids), timeout=left())
 
-        retried("Upload", upload)
+        if secure is None:
+            retried("Upload", upload)
         timing["upload"] = time.perf_counter() - t
         step = "waiting for the clustering"
         t = time.perf_counter()
@@ -187,9 +199,29 @@ def run_party(
         "timing": timing,
         "peak_rss": peak_rss(),
     }
+    if secure is not None:
+        summary.update(method="secure_aggregation", arrays={}, rounds=secure.rounds)
     if summary_out:
         summary_out.write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
+                  ids: np.ndarray | None, left, log):
+    """The secure-aggregation exchange (parties.secagg) on the party's normalised columns, over ``client``."""
+    from parties.secagg import GrpcLink, secure_party
+
+    if cfg.method != "none" or cfg.params:
+        raise PartyError(f"party '{cfg.name}': the coordinator runs this session by secure aggregation, where a "
+                         f"party keeps its columns at home; this party is configured to disguise them with "
+                         f"'{cfg.method}'")
+    peers = client.peers(left())
+    upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
+    result = secure_party(GrpcLink(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
+                          client.session, cfg.name, len(done.data.columns),
+                          min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), log=log)
+    print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)
+    return result
 
 
 def plain_id_bytes(ids: np.ndarray) -> int:

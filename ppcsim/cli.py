@@ -351,6 +351,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             security=security,
             tls=scenario.security.tls,
             mutual=scenario.security.mutual,
+            secure_only=cfg.name in scenario.unnamed,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None

@@ -265,6 +265,9 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
                        "picture's; circled records are where the two differ. Right: the same algorithm on the "
                        "original data. Nobody in the protocol ever sees this picture; only the observer can draw it."))
     u = report.get("utility")
+    if u and "secure_aggregation" in report:
+        s.append(secure_section(report))
+        u = None
     if u:
         st = u["stress"]
         s.append(f"<h2>Utility: what the disguise cost</h2><p>Distance distortion (stress{notes('004 eq. 6')}): "
@@ -282,7 +285,7 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
         s.append("<p class='note'>ARI, NMI and F-measure: 1 is identical; misclassified and VI: 0 is identical "
                  "(see the glossary).</p>")
     p = report.get("privacy")
-    if p and "skipped" not in p:
+    if p and "skipped" not in p and "arbiter" not in p:
         s.append("<h2>Privacy: what an attacker recovers</h2><p>For each party, each attack that applies to what "
                  f"it sent tries to rebuild its original columns. <i>Column privacy</i>{notes('002 §6.1.1')} is the "
                  "spread of the attacker's error on each column scaled to [0, 1]: "
@@ -307,7 +310,7 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
                                "against their true values (normalised), for up to 500 records (for known "
                                "input-output, records the attacker did not know); on the diagonal: recovered "
                                "exactly."))
-    elif p:
+    elif p and "skipped" in p:
         s.append(f"<h2>Privacy</h2><p>{NOT_MEASURED}: the attacks were skipped ({html.escape(p['skipped'])}).</p>")
     sec = report["security"]
     s.append("<h2>Security</h2><p>Settings: TLS " + ("on" if sec["tls"] else "off") + ", mutual TLS "
@@ -338,6 +341,27 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
     s.append(glossary(notes))
     s.append(notes.html())
     return page(f"ppc-sim run: {report['scenario']}", s)
+
+
+def secure_section(report: dict) -> str:
+    """A secure-aggregation run: its rounds, utility and what the arbiter learned (docs/secure-aggregation.md)."""
+    a, u, p = report["secure_aggregation"], report["utility"], report.get("privacy", {})
+    out = [f"<h2>Secure aggregation</h2><p>{a['rounds']} rounds after {a.get('seeding_steps', 0)} seeding steps "
+           f"(init {html.escape(str(a.get('init_method')))}); labels "
+           f"{'equal' if u['labels_equal_same_init'] else 'not equal'} to scikit-learn's KMeans from the same "
+           f"initial records; ARI against the usual clustering of the original data {u['vs_original']['ari']:.3f}."
+           "</p>"]
+    out.append(table(["round", "seconds", "labels changed", "payload up B", "payload down B"],
+                     [[r["index"], f"{r['seconds']:.3f}", r["changed"], r["up_payload"], r["down_payload"]]
+                      for r in a["per_round"]]))
+    if "arbiter" in p:
+        out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p["arbiter"]["sees"]))
+                   + ". It never saw: " + "; ".join(map(html.escape, p["arbiter"]["never_sees"])) + ".</p>")
+        ml = p["multilateration"]
+        out.append("<p>Multilateration from the initial records: "
+                   + (html.escape(ml["skipped"]) if "skipped" in ml else
+                      f"column privacy min {ml['min']:.3f}, mean {ml['mean']:.3f} (0 = recovered)") + ".</p>")
+    return "".join(out)
 
 
 #: What each sweep figure shows, before the list of what it leaves out.

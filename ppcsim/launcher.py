@@ -105,6 +105,12 @@ class Progress:
             what = f"{c.n_clusters} clusters" if c.algorithm != "dbscan" else f"eps {c.eps:g}"
             self.say(f"all uploads in; joining them and clustering ({c.algorithm}, {what})")
         now = time.monotonic()
+        arbiter = self.session.arbiter  # secure aggregation: say how the rounds go
+        if arbiter is not None and now - self.last >= self.every and not arbiter.done:
+            last = arbiter.records[arbiter.round - 1].changed if arbiter.round else None
+            self.say(f"secure aggregation: seeding step {arbiter.step} of {arbiter.seeding_steps}" if arbiter.seeding
+                     else f"secure aggregation: round {arbiter.round}"
+                     + (f" ({last:,} labels changed in the last)" if last is not None else ""))
         if now - self.last >= self.every:
             self.last = now
             moving = [p for p in status if p["payload_expected"] and not p["uploaded"]]
@@ -205,7 +211,12 @@ def run_scenario(
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        report.update(evaluate(scenario, session.outcome, session.contributions, settings, details=details))
+        if session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
+            from ppcsim.evaluate.secure import evaluate_secure
+
+            report.update(evaluate_secure(scenario, session, settings))
+        else:
+            report.update(evaluate(scenario, session.outcome, session.contributions, settings, details=details))
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     report["timing"].update(timing)

@@ -11,6 +11,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from coordinator.clustering import SECURE
+from coordinator.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
 from parties.run import peak_rss
 from ppcsim.scenario import Scenario
@@ -128,6 +130,14 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
         "memory": {"coordinator_peak_rss": peak_rss()},
     }
     report["clustering"]["n_clusters_found"] = len(outcome.sizes) if outcome else None
+    if session.spec.clustering.protocol == SECURE:
+        secure = report["secure_aggregation"] = accounting(session)
+        for p in report["parties"]:
+            p["method"], p["sends"] = SECURE, "masked partial distances"
+            p["output_dims"] = session.spec.clustering.n_clusters
+            if "by_party" in secure:
+                p["bytes"]["predicted"] = secure["by_party"][p["name"]]["predicted"]["up"]
+            p["rounds"] = summaries.get(p["name"], {}).get("rounds")
     return report
 
 
@@ -238,7 +248,35 @@ def summary_table(report: dict) -> str:
         lines.append(f"clusters: {c['n_clusters_found']} (sizes {sizes}{noise})")
         if (c.get("embedding") or {}).get("warning"):
             lines.append(f"warning: {c['embedding']['warning']}")
+    secure = report.get("secure_aggregation")
+    if secure and secure.get("rounds"):
+        per = secure["per_round"]
+        exact = all(p["exact"] for p in secure.get("by_party", {}).values())
+        lines.append(f"secure aggregation: {secure['rounds']} rounds ({'converged' if secure['converged'] else 'stopped'}"
+                      f"), {sum(r['seconds'] for r in per):.2f} s; payload "
+                      + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round)")
     u = report.get("utility")
+    if u and "labels_equal_same_init" in u:
+        lines.append(f"utility: labels {'equal' if u['labels_equal_same_init'] else 'NOT equal'} to scikit-learn's "
+                     f"KMeans from the same initial records; vs clustering the original data: ARI "
+                     f"{u['vs_original']['ari']:.3f}")
+        if "fixed_point" in u:
+            lines.append(f"         fixed point 2^{u['fixed_point']['scale_bits']}: largest distance error "
+                         f"{u['fixed_point']['max_abs_error']:.2g} (bound {u['fixed_point']['bound']:.2g})")
+        if "vs_truth" in u:
+            lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
+                         f"(original data: {u['original_vs_truth']['ari']:.3f})")
+        u = None
+    if isinstance(report.get("privacy"), dict) and "arbiter" in report["privacy"]:
+        priv = report["privacy"]
+        for party, entry in priv.get("posts", {}).get("by_party", {}).items():
+            lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "
+                         f"{entry['correlation_with_partial_distances']:+.3f}, uniform (KS p = "
+                         f"{entry['uniformity_ks_pvalue']:.2f})")
+        ml = priv["multilateration"]
+        lines.append("privacy of the joined records against the arbiter: multilateration from the initial records "
+                     + (f"skipped ({ml['skipped']})" if "skipped" in ml else
+                        f"column privacy min {ml['min']:.3f} mean {ml['mean']:.3f} (0 = recovered)"))
     if u:
         o = u["vs_original"]
         lines.append(f"utility: stress {u['stress']:.4f} (004 eq. 6, {u['stress_records']:,} records); vs clustering "
@@ -251,7 +289,7 @@ def summary_table(report: dict) -> str:
             lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
                          f"(original data: {u['original_vs_truth']['ari']:.3f})")
     for party, entry in report.get("privacy", {}).items():
-        if isinstance(entry, dict):
+        if isinstance(entry, dict) and "attacks" in entry:
             found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}"
                               + (f" (002 scale {r['privacy_002']['mean']:.3f})" if "privacy_002" in r else "")
                               if "min" in r else f"{a} skipped" for a, r in entry["attacks"].items())

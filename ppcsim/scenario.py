@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from coordinator.clustering import FIELDS as CLUSTERING
-from coordinator.clustering import ClusteringSpec
+from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
 from parties.normalize import NORMALIZATIONS
@@ -63,7 +63,9 @@ LINK = {
     "bandwidth_mbit": Param(float, above=0, rule="a positive number"),
     "latency_ms": Param(float, 0, minimum=0, rule="a positive number"),
 }
-CLUSTERING_FIELDS = tuple(CLUSTERING)
+CLUSTERING_FIELDS = (*CLUSTERING, *SECURE_FIELDS)
+#: What a party of a secure-aggregation session runs before its rounds: normalisation only.
+SECURE_METHOD = "none"
 BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 #: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.
 ID_MODES = SECURITY["ids"].choices
@@ -110,6 +112,9 @@ class Scenario:
     security: Security = Security()
     links: dict[str, Link] = field(default_factory=dict)  # per party; absent: unshaped
     hosts: dict[str, str] = field(default_factory=dict)  # per party: where ppc run --scheduler starts it
+    #: Parties whose own table (as a party reads it) names no method: they may take part in a secure-aggregation
+    #: session only, and refuse any other before sending data.
+    unnamed: tuple[str, ...] = ()
 
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
@@ -126,7 +131,10 @@ class Scenario:
             mutual=self.security.mutual,
             keep_uploads=keep_uploads,
             ids=self.security.ids,
-            expected={p.name: (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
+            # what each party's upload header must say: its method and public parameters, or, in a
+            # secure-aggregation session, the protocol's name (an upload of ids alone)
+            expected={p.name: (SECURE, {}) if self.clustering.protocol == SECURE else
+                      (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -226,6 +234,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     valid = {k: top[k] for k in TOP if k in top and not TOP[k].check(k, top[k])}
     name, seed, deadline = valid.get("name", path.stem), valid.get("seed", 0), valid.get("deadline", 600)
 
+    table = raw.get("clustering")
+    secure = isinstance(table, dict) and table.get("protocol") == SECURE
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
@@ -247,8 +257,9 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
 
     parties: list[PartyConfig] = []
     names: list[str] = []
+    unnamed: list[str] = []
     for i, entry in enumerate(raw_parties):
-        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors)
+        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors, secure, unnamed)
         if cfg is not None:
             parties.append(cfg if role != "observer" else replace(cfg, seed=party_seed(seed, cfg.name)))
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -291,6 +302,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         security=security,
         links=links,
         hosts=hosts,
+        unnamed=tuple(unnamed),
     )
 
 
@@ -317,9 +329,17 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
 
 
 def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_column: str | None, base: Path,
-           role: str, names: list[str], errors: list[str]) -> PartyConfig | None:
+           role: str, names: list[str], errors: list[str], secure: bool = False,
+           unnamed: list[str] | None = None) -> PartyConfig | None:
     """One ``[[parties]]`` table as ``role`` reads it: the coordinator checks its name, method and method
-    parameters; a party and the observer check everything, data and columns included."""
+    parameters; a party and the observer check everything, data and columns included.
+
+    In a ``secure`` session a party keeps its normalised columns at home and
+    names no method. A party that reads only its own table cannot tell: one
+    that names no method runs ``SECURE_METHOD`` and may only take part in a
+    secure-aggregation session (``parties.run.run_party`` refuses anything
+    else before it sends a byte of data).
+    """
     pname = entry.get("name", f"#{i + 1}") if isinstance(entry, dict) else f"#{i + 1}"
     where = f"[[parties]] '{pname}'"
     if not isinstance(entry, dict):
@@ -329,6 +349,15 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         errors.append(f"{where}: 'name' must be {_NAME_RULE}")
     names.append(pname)
     method = entry.get("method")
+    if secure:  # the party keeps its normalised columns at home: no disguise, nothing uploaded but ids
+        if method is not None:
+            errors.append(f"{where}: a party of a secure_aggregation session keeps its columns at home and sends no "
+                          f"disguised data; remove 'method' ({method!r})")
+        method = SECURE_METHOD
+    elif method is None and role == "party":
+        method = SECURE_METHOD  # only a secure-aggregation session will take it (see the docstring)
+        if unnamed is not None:
+            unnamed.append(str(pname))
     if not isinstance(method, str):
         errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
         return None

@@ -68,3 +68,72 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
         for _ in handlers.result(session, session_pb2.ResultRequest(session=scenario.name, party=cfg.name)):
             pass
     return session, own
+
+
+def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float | None = None):
+    """A secure-aggregation session run in one process: each party a thread, every message through the
+    coordinator's handler functions (so the ledger counts what a real run sends), ids plain.
+
+    ``masked=False`` runs the same rounds with no mask added: a benchmark's
+    control, which only this function can select. Returns the finished
+    session, each party's RoundsResult and its normalised data.
+    """
+    import threading
+    from dataclasses import replace
+
+    from coordinator import secagg
+    from parties.keys import KeyPair
+    from parties.secagg import Link, read_int32, secure_party
+
+    spec = replace(scenario.session_spec(), ids="plain", allow_unmasked=not masked,
+                   deadline=deadline or scenario.deadline)
+    session = Session(spec)
+    own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
+    pairs = {cfg.name: KeyPair.generate() for cfg in scenario.parties}
+    replies = {name: handlers.join(session, session_pb2.JoinRequest(session=spec.name, party=name,
+                                                                     public_key=pairs[name].public))
+               for name in own}
+
+    class InProcess(Link):
+        def __init__(self, party):
+            self.party = party
+
+        def alignment(self):
+            request = session_pb2.AlignmentRequest(session=spec.name, party=self.party)
+            return read_int32(secagg.alignment(session, request), "positions")
+
+        def post(self, messages):
+            secagg.post_distances(session, iter(messages))
+
+        def labels(self, round_, seeding=False):
+            request = session_pb2.LabelsRequest(session=spec.name, party=self.party, round=round_, seeding=seeding)
+            return read_int32(secagg.labels(session, request), "labels")
+
+    results, errors = {}, []
+
+    def party(name: str) -> None:
+        try:
+            peers = handlers.peers(session, session_pb2.PeersRequest(session=spec.name, party=name)).peers
+
+            def upload(messages):
+                stream = Received.stream(messages)
+                handlers.upload(session, next(stream), stream)
+
+            done = own[name]
+            results[name] = secure_party(InProcess(name), upload, list(peers), pairs[name], done.X, done.data.ids,
+                                         spec.name, name, len(done.data.columns), replies[name].chunk_bytes,
+                                         masked=masked)
+            for _ in handlers.result(session, session_pb2.ResultRequest(session=spec.name, party=name)):
+                pass
+        except Exception as exc:  # noqa: BLE001 - the other parties must be woken, then it is raised
+            errors.append(exc)
+            session.fail(f"party '{name}': {exc}")
+
+    threads = [threading.Thread(target=party, args=(name,), daemon=True) for name in own]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return session, results, own

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import tomli_w
 
+from coordinator.clustering import SECURE
 from coordinator.errors import SessionError
 from parties.errors import PartyError
 from parties.methods import METHODS, method_class
@@ -253,6 +254,9 @@ def row(point: Point, report: dict) -> dict:
     wire = [p["bytes"].get("wire") for p in parties]
     out["bytes_wire"] = sum(wire) if wire and None not in wire else None
     out["seconds"] = report["timing"].get("total")
+    if "secure_aggregation" in report:
+        out["rounds"] = report["secure_aggregation"].get("rounds")
+        out["labels_equal_same_init"] = u.get("labels_equal_same_init")
     return out
 
 
@@ -262,6 +266,16 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     if not in_process:
         return run_scenario(scenario, out / "runs" / scenario.name, log=io.StringIO(), settings=settings)
     t0 = time.perf_counter()
+    if scenario.clustering.protocol == SECURE:  # rounds, each party a thread (ppcsim.simulate.simulate_secure)
+        from ppcsim.evaluate.secure import evaluate_secure
+        from ppcsim.simulate import simulate_secure
+
+        session, _, own = simulate_secure(scenario)
+        session.wait(0)
+        report = build_report(scenario, session, {}, {})
+        report.update(evaluate_secure(scenario, session, settings, own=own))
+        report["timing"]["total"] = time.perf_counter() - t0
+        return report
     session, own = simulate(scenario)
     outcome = session.wait(0)
     report = build_report(scenario, session, {}, {})
@@ -286,7 +300,9 @@ def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process:
             raise RunError(f"point {point.index} {point.values}: {exc}") from None
         rows.append(row(point, report))
         eta = (time.perf_counter() - t0) / len(rows) * (len(points) - len(rows))
-        print(f"ppc sweep: {len(rows)}/{len(points)} {point.values} stress={rows[-1]['stress']:.4f} "
+        stress = rows[-1]["stress"]
+        print(f"ppc sweep: {len(rows)}/{len(points)} {point.values} "
+              + (f"stress={stress:.4f} " if stress is not None else f"rounds={rows[-1].get('rounds')} ") +
               f"ari={rows[-1]['ari']:.3f} bytes={rows[-1]['bytes_payload']:,} (about {eta:.0f} s left)",
               file=log, flush=True)
     write_csv(out, rows)

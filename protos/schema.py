@@ -26,7 +26,7 @@ class Param:
     """One field of a table as the scenario file gives it.
 
     ``type`` is int, float (any finite number), str, bool or list (of
-    strings); ``minimum`` is inclusive, ``above`` exclusive; ``pattern`` a
+    strings); ``minimum`` and ``maximum`` are inclusive bounds, ``above`` and ``below`` exclusive ones; ``pattern`` a
     regular expression a string must match in full. With ``rule``, every
     violation reads ``'<name>' must be <rule>, got <value>``.
     """
@@ -37,6 +37,8 @@ class Param:
     choices: tuple | None = None
     minimum: float | None = None
     above: float | None = None
+    maximum: float | None = None
+    below: float | None = None
     pattern: str | None = None
     rule: str = ""
     doc: str = ""
@@ -69,6 +71,10 @@ class Param:
             return f"at least {self.minimum}"
         if self.above is not None and value <= self.above:
             return f"more than {self.above}"
+        if self.maximum is not None and value > self.maximum:
+            return f"at most {self.maximum}"
+        if self.below is not None and value >= self.below:
+            return f"less than {self.below}"
         if self.pattern is not None and not re.fullmatch(self.pattern, value):
             return f"of the form {self.pattern}"
         return None

@@ -8,6 +8,11 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class Protocol(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PROTOCOL_UPLOAD: _ClassVar[Protocol]
+    PROTOCOL_SECURE_AGGREGATION: _ClassVar[Protocol]
+
 class IdMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     IDS_PLAIN: _ClassVar[IdMode]
@@ -27,6 +32,8 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLUSTERING: _ClassVar[SessionState]
     DONE: _ClassVar[SessionState]
     FAILED: _ClassVar[SessionState]
+PROTOCOL_UPLOAD: Protocol
+PROTOCOL_SECURE_AGGREGATION: Protocol
 IDS_PLAIN: IdMode
 IDS_PSEUDONYMOUS: IdMode
 ID_TEXT: IdEncoding
@@ -52,16 +59,18 @@ class JoinRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., public_key: _Optional[bytes] = ..., key_signature: _Optional[bytes] = ...) -> None: ...
 
 class JoinReply(_message.Message):
-    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties")
+    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties", "protocol")
     CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
     SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_FIELD_NUMBER: _ClassVar[int]
     chunk_bytes: int
     seconds_left: float
     ids: IdMode
     parties: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ...) -> None: ...
+    protocol: Protocol
+    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ..., protocol: _Optional[_Union[Protocol, str]] = ...) -> None: ...
 
 class PeersRequest(_message.Message):
     __slots__ = ("session", "party")
@@ -255,3 +264,109 @@ class StatusReply(_message.Message):
     parties: _containers.RepeatedCompositeFieldContainer[PartyStatus]
     ledger: _containers.RepeatedCompositeFieldContainer[LedgerEntry]
     def __init__(self, state: _Optional[_Union[SessionState, str]] = ..., error: _Optional[str] = ..., parties: _Optional[_Iterable[_Union[PartyStatus, _Mapping]]] = ..., ledger: _Optional[_Iterable[_Union[LedgerEntry, _Mapping]]] = ...) -> None: ...
+
+class AlignmentRequest(_message.Message):
+    __slots__ = ("session", "party")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
+
+class AlignmentHeader(_message.Message):
+    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps")
+    N_JOINED_FIELD_NUMBER: _ClassVar[int]
+    N_ROWS_FIELD_NUMBER: _ClassVar[int]
+    N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    INIT_FIELD_NUMBER: _ClassVar[int]
+    SCALE_BITS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ITER_FIELD_NUMBER: _ClassVar[int]
+    PARTIES_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_STEPS_FIELD_NUMBER: _ClassVar[int]
+    n_joined: int
+    n_rows: int
+    n_clusters: int
+    init: _containers.RepeatedScalarFieldContainer[int]
+    scale_bits: int
+    max_iter: int
+    parties: _containers.RepeatedScalarFieldContainer[str]
+    seeding_steps: int
+    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ...) -> None: ...
+
+class AlignmentMessage(_message.Message):
+    __slots__ = ("header", "positions")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    header: AlignmentHeader
+    positions: _array_pb2.ArrayChunk
+    def __init__(self, header: _Optional[_Union[AlignmentHeader, _Mapping]] = ..., positions: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
+
+class DistanceHeader(_message.Message):
+    __slots__ = ("session", "party", "round", "rows", "cols", "masked", "seeding")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    COLS_FIELD_NUMBER: _ClassVar[int]
+    MASKED_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    round: int
+    rows: int
+    cols: int
+    masked: bool
+    seeding: bool
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., round: _Optional[int] = ..., rows: _Optional[int] = ..., cols: _Optional[int] = ..., masked: _Optional[bool] = ..., seeding: _Optional[bool] = ...) -> None: ...
+
+class DistanceMessage(_message.Message):
+    __slots__ = ("header", "chunk")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    CHUNK_FIELD_NUMBER: _ClassVar[int]
+    header: DistanceHeader
+    chunk: _array_pb2.ArrayChunk
+    def __init__(self, header: _Optional[_Union[DistanceHeader, _Mapping]] = ..., chunk: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
+
+class DistanceReply(_message.Message):
+    __slots__ = ("payload_bytes",)
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    payload_bytes: int
+    def __init__(self, payload_bytes: _Optional[int] = ...) -> None: ...
+
+class LabelsRequest(_message.Message):
+    __slots__ = ("session", "party", "round", "seeding")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    round: int
+    seeding: bool
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., round: _Optional[int] = ..., seeding: _Optional[bool] = ...) -> None: ...
+
+class LabelsHeader(_message.Message):
+    __slots__ = ("round", "done", "changed", "sizes", "n_labels", "seeding", "centre")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    SIZES_FIELD_NUMBER: _ClassVar[int]
+    N_LABELS_FIELD_NUMBER: _ClassVar[int]
+    SEEDING_FIELD_NUMBER: _ClassVar[int]
+    CENTRE_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    done: bool
+    changed: int
+    sizes: _containers.RepeatedScalarFieldContainer[int]
+    n_labels: int
+    seeding: bool
+    centre: int
+    def __init__(self, round: _Optional[int] = ..., done: _Optional[bool] = ..., changed: _Optional[int] = ..., sizes: _Optional[_Iterable[int]] = ..., n_labels: _Optional[int] = ..., seeding: _Optional[bool] = ..., centre: _Optional[int] = ...) -> None: ...
+
+class LabelsMessage(_message.Message):
+    __slots__ = ("header", "labels")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    header: LabelsHeader
+    labels: _array_pb2.ArrayChunk
+    def __init__(self, header: _Optional[_Union[LabelsHeader, _Mapping]] = ..., labels: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...

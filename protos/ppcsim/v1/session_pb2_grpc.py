@@ -69,6 +69,21 @@ class CoordinatorStub:
                 request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.StatusRequest.SerializeToString,
                 response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.StatusReply.FromString,
                 _registered_method=True)
+        self.GetAlignment = channel.unary_stream(
+                '/ppcsim.v1.Coordinator/GetAlignment',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.AlignmentRequest.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.AlignmentMessage.FromString,
+                _registered_method=True)
+        self.PostDistances = channel.stream_unary(
+                '/ppcsim.v1.Coordinator/PostDistances',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.DistanceMessage.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.DistanceReply.FromString,
+                _registered_method=True)
+        self.GetLabels = channel.unary_stream(
+                '/ppcsim.v1.Coordinator/GetLabels',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsRequest.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsMessage.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServicer:
@@ -134,6 +149,45 @@ class CoordinatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetAlignment(self, request, context):
+        """Secure-aggregation k-means (JoinReply.protocol = PROTOCOL_SECURE_AGGREGATION)
+        replaces the one Upload of disguised arrays by rounds. The order, for
+        every party:
+        Join -> GetPeers (X25519 keys; each pair of parties derives its mask
+        secret) -> [GetSealedKey / PostSealedKeys for pseudonymous ids] ->
+        Upload with no arrays (header method "secure_aggregation", the ids only:
+        the alignment) -> GetAlignment -> for round r = 0, 1, ...:
+        PostDistances(r) -> GetLabels(r), until GetLabels says done ->
+        GetResult (the final labels in the party's row order, as in every
+        session).
+
+        Waits until every party's ids are in and joined, then sends this party's
+        alignment: a header (the join's size, the initial centres, the rounds'
+        settings) and the position in this party's uploaded rows of every joined
+        record, in the join's order, as int32 little-endian ArrayChunks (array 0).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PostDistances(self, request_iterator, context):
+        """Client-streaming: one round's masked partial squared distances of one
+        party, a header then uint64 little-endian ArrayChunks (array 0) of an
+        n_joined x n_clusters row-major matrix. Once per party per round.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLabels(self, request, context):
+        """Server-streaming: waits until every party posted round `round`, then sends
+        a header and the joined records' labels for that round (the nearest centre
+        of each), int32 little-endian ArrayChunks (array 0) in the join's order.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -171,6 +225,21 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.GetStatus,
                     request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.StatusRequest.FromString,
                     response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.StatusReply.SerializeToString,
+            ),
+            'GetAlignment': grpc.unary_stream_rpc_method_handler(
+                    servicer.GetAlignment,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.AlignmentRequest.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.AlignmentMessage.SerializeToString,
+            ),
+            'PostDistances': grpc.stream_unary_rpc_method_handler(
+                    servicer.PostDistances,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.DistanceMessage.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.DistanceReply.SerializeToString,
+            ),
+            'GetLabels': grpc.unary_stream_rpc_method_handler(
+                    servicer.GetLabels,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsRequest.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -362,6 +431,87 @@ class Coordinator:
             '/ppcsim.v1.Coordinator/GetStatus',
             protos_dot_ppcsim_dot_v1_dot_session__pb2.StatusRequest.SerializeToString,
             protos_dot_ppcsim_dot_v1_dot_session__pb2.StatusReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAlignment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ppcsim.v1.Coordinator/GetAlignment',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.AlignmentRequest.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.AlignmentMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PostDistances(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/ppcsim.v1.Coordinator/PostDistances',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.DistanceMessage.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.DistanceReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLabels(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/ppcsim.v1.Coordinator/GetLabels',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsRequest.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsMessage.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,410 @@
+"""Secure-aggregation k-means: the coordinator as the arbiter of Lloyd's rounds.
+
+The vertical k-means of production federated systems (FATE's HeteroKmeans,
+for example): every party keeps its normalised columns and its own block of
+each centre; in every round it sends the squared distances of its records to
+its centre blocks, masked so that only the sum over all parties is readable;
+the arbiter adds them (modulo 2^64), assigns each record to its nearest
+centre and returns the labels, from which each party updates its own centre
+block. The clustering is Lloyd's k-means exactly (up to the fixed-point scale,
+see parties.secagg), at the cost of many rounds of m * k values per party.
+
+The arbiter learns, in every round, the squared distance of every joined
+record to every centre (the sum over parties) and so the labels and cluster
+sizes; it never sees a party's values, a party's partial distances or a
+centre block (each party's post is uniformly random without its pair secrets).
+
+Alignment reuses the session's Upload: each party uploads its (pseudonymous)
+ids with no arrays; once all are in, the session joins them and starts the
+rounds here (``begin``) instead of clustering. Every message is recorded in
+the session's ledger like any other, and counted per round.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from coordinator.clustering import SECURE
+from coordinator.combine import Combined
+from coordinator.errors import InvalidArgument, PermissionDenied, SessionError
+from coordinator.join import Join, join_ids
+from coordinator.ledger import DOWN, UP
+from coordinator.upload import shown
+from protos.ppcsim.v1 import array_pb2, session_pb2
+
+#: Bytes of one masked fixed-point value (uint64) and of one label (int32).
+VALUE_BYTES, LABEL_BYTES = 8, 4
+#: What a secure-aggregation party names as its method in its (ids only) upload header.
+METHOD = SECURE
+
+
+def int32_chunks(values: np.ndarray, chunk_bytes: int) -> Iterator[array_pb2.ArrayChunk]:
+    """``values`` as int32 little-endian ArrayChunks (array 0) of at most ``chunk_bytes`` bytes."""
+    data = memoryview(np.ascontiguousarray(values, dtype="<i4").reshape(-1).view(np.uint8))
+    for offset in range(0, len(data), chunk_bytes):
+        yield array_pb2.ArrayChunk(array=0, offset=offset, data=bytes(data[offset : offset + chunk_bytes]))
+
+
+@dataclass
+class RoundRecord:
+    """One round as the arbiter saw it."""
+
+    index: int
+    seconds: float = 0.0  # from the previous round's labels (or the alignment) to this round's
+    changed: int = 0
+    sizes: list[int] = field(default_factory=list)
+    up_payload: int = 0
+    up_serialized: int = 0
+    up_messages: int = 0
+    down_payload: int = 0
+    down_serialized: int = 0
+    down_messages: int = 0
+
+
+class Arbiter:
+    """The rounds of one secure-aggregation session; every method runs under the session's lock."""
+
+    def __init__(self, session, join: Join):
+        spec = session.spec.clustering
+        self.session, self.join, self.spec = session, join, spec
+        self.m, self.k = len(join.ids), spec.n_clusters
+        if self.k > self.m:
+            raise SessionError(f"n_clusters = {self.k} is more than the {self.m} joined records")
+        # the initial centres: k distinct joined records drawn with the session seed (not a secret); for
+        # k-means++ the first only, then one per seeding step (Arthur & Vassilvitskii's D^2 sampling)
+        self.rng = np.random.default_rng(spec.seed)
+        self.seeding_steps = self.k - 1 if spec.init == "k-means++" else 0
+        if self.seeding_steps:
+            self.init = self.rng.choice(self.m, 1)
+            self.nearest = np.full(self.m, np.inf)  # each record's squared distance to its nearest centre so far
+            self.step = 1
+        else:
+            self.init = self.rng.choice(self.m, self.k, replace=False)
+            self.step = 0
+        self.seeds: dict[int, session_pb2.LabelsHeader] = {}
+        self.seeding_records: list[RoundRecord] = [RoundRecord(1)] if self.seeding_steps else []
+        self.round = 0
+        self.total = np.zeros((self.m, self.k), dtype=np.uint64)
+        self.posted: set[str] = set()
+        self.results: dict[int, tuple[session_pb2.LabelsHeader, np.ndarray]] = {}
+        self.records: list[RoundRecord] = [RoundRecord(0)]
+        self.done = False
+        #: The last round's squared distances as the arbiter read them (the sum over parties), for the observer.
+        self.seen: np.ndarray | None = None
+        #: Round 0's: the squared distances of every record to the k records it drew as centres.
+        self.seen_first: np.ndarray | None = None
+        #: Each party's post of the current round as received (masked), kept when the session keeps uploads.
+        self.posts: dict[str, np.ndarray] = {}
+        self._mark = time.monotonic()
+
+    @property
+    def seeding(self) -> bool:
+        """Whether the k-means++ seeding steps are still going."""
+        return 0 < self.step <= self.seeding_steps
+
+    def record(self, round_: int, direction: str, payload: int, serialized: int, seeding: bool = False) -> None:
+        records, index = (self.seeding_records, round_ - 1) if seeding else (self.records, round_)
+        if 0 <= index < len(records):
+            r = records[index]
+            if direction == UP:
+                r.up_payload, r.up_serialized, r.up_messages = (r.up_payload + payload,
+                                                                 r.up_serialized + serialized, r.up_messages + 1)
+            else:
+                r.down_payload, r.down_serialized, r.down_messages = (r.down_payload + payload,
+                                                                      r.down_serialized + serialized,
+                                                                      r.down_messages + 1)
+
+    def check(self, header: session_pb2.DistanceHeader) -> None:
+        """InvalidArgument unless ``header`` is the next post this party owes."""
+        party, name = header.party, self.session.spec.name
+        if self.done:
+            raise InvalidArgument(f"party '{party}': session '{name}' has finished its rounds")
+        if header.seeding != self.seeding or header.round != (self.step if self.seeding else self.round):
+            now = f"seeding step {self.step}" if self.seeding else f"round {self.round}"
+            asked = f"seeding step {header.round}" if header.seeding else f"round {header.round}"
+            raise InvalidArgument(f"party '{party}': posted {asked}, but session '{name}' is in {now}")
+        if party in self.posted:
+            raise InvalidArgument(f"party '{party}': posted round {header.round} twice")
+        if header.seeding and (header.rows != self.m or header.cols != 1):
+            raise InvalidArgument(f"party '{party}': seeding step {header.round} is {header.rows} x {header.cols}; "
+                                  f"the session needs {self.m} joined records x 1 centre")
+        if not header.seeding and (header.rows != self.m or header.cols != self.k):
+            raise InvalidArgument(f"party '{party}': round {header.round} is {header.rows} x {header.cols}; the "
+                                  f"session needs {self.m} joined records x {self.k} centres")
+        if not header.masked and not self.session.spec.allow_unmasked:
+            raise InvalidArgument(f"party '{party}': an unmasked post; session '{name}' takes masked partial "
+                                  "distances only")
+
+    def add(self, party: str, values: np.ndarray) -> None:
+        """One party's post of this round, added modulo 2^64; the round's labels once every party posted."""
+        if self.seeding:
+            self._add_seeding(party, values)
+            return
+        np.add(self.total, values.reshape(self.m, self.k), out=self.total)  # uint64 wraps: modulo 2^64
+        if self.session.spec.keep_uploads:
+            self.posts[party] = values.reshape(self.m, self.k)
+        self.posted.add(party)
+        if len(self.posted) == len(self.session.spec.parties):
+            self._assign()
+
+    def _add_seeding(self, party: str, values: np.ndarray) -> None:
+        if not self.posted:
+            self.column = np.zeros(self.m, dtype=np.uint64)
+        np.add(self.column, values, out=self.column)
+        self.posted.add(party)
+        if len(self.posted) < len(self.session.spec.parties):
+            return
+        # D^2 sampling: the next centre with probability proportional to the squared distance to the nearest so far
+        np.minimum(self.nearest, np.maximum(self.column.view(np.int64), 0).astype(np.float64), out=self.nearest)
+        total = self.nearest.sum()
+        centre = int(self.rng.choice(self.m, p=self.nearest / total)) if total > 0 else int(self.rng.integers(self.m))
+        self.init = np.append(self.init, centre)
+        now = time.monotonic()
+        record = self.seeding_records[self.step - 1]
+        record.seconds, self._mark = now - self._mark, now
+        self.seeds[self.step] = session_pb2.LabelsHeader(round=self.step, seeding=True, centre=centre)
+        self.posted.clear()
+        self.step += 1
+        if self.seeding:
+            self.seeding_records.append(RoundRecord(self.step))
+
+    def _assign(self) -> None:
+        signed = self.total.view(np.int64)  # the sum of every party's e = round(d * 2^scale_bits)
+        labels = np.argmin(signed, axis=1).astype(np.int32)  # exact: integers, ties to the first centre
+        previous = self.results.get(self.round - 1)
+        changed = self.m if previous is None else int(np.count_nonzero(labels != previous[1]))
+        sizes = np.bincount(labels, minlength=self.k).tolist()
+        done = (self.round > 0 and changed <= self.spec.tol * self.m) or self.round >= self.spec.max_iter
+        self.seen = signed.copy()
+        if self.round == 0:
+            self.seen_first = self.seen
+        now = time.monotonic()
+        record = self.records[self.round]
+        record.seconds, record.changed, record.sizes = now - self._mark, changed, sizes
+        self._mark = now
+        header = session_pb2.LabelsHeader(round=self.round, done=done, changed=changed, sizes=sizes,
+                                          n_labels=self.m)
+        self.results[self.round] = (header, labels)
+        self.results.pop(self.round - 2, None)  # every party has fetched it: it posted the round after
+        self.total[:] = 0
+        self.posted.clear()
+        if done:
+            self.done = True
+            self.session.complete_secure(self._outcome(labels))
+        else:
+            self.round += 1
+            self.records.append(RoundRecord(self.round))
+
+    def _outcome(self, labels: np.ndarray):
+        from coordinator.session import Outcome
+
+        by_party = {}
+        for party in self.session.spec.parties:
+            own = np.full(len(self.session.contributions[party].ids), -2, dtype=np.int32)
+            own[self.join.index[party]] = labels
+            by_party[party] = own
+        parts = ", ".join(f"{p} ({len(self.session.contributions[p].ids)} rows)" for p in self.session.spec.parties)
+        combined = Combined(description=f"k-means by secure aggregation over {parts}: {len(self.records)} rounds "
+                                        "of masked partial squared distances")
+        return Outcome(self.join, combined, labels, by_party)
+
+    def summary(self) -> dict:
+        """The rounds for the report."""
+        return {
+            "n_joined": self.m,
+            "init": [int(i) for i in self.init],
+            "init_method": self.spec.init,
+            "seeding_steps": self.seeding_steps,
+            "per_seeding_step": [r.__dict__ for r in self.seeding_records],
+            "rounds": len(self.records) if self.done else self.round,
+            "converged": bool(self.done and self.records[-1].changed <= self.spec.tol * self.m and len(self.records) > 1),
+            "per_round": [r.__dict__ for r in self.records],
+        }
+
+
+def begin(session) -> Arbiter:
+    """Join the parties' ids (their ids-only uploads) and open round 0; called by the session once all are in."""
+    contributions = {p: session.contributions[p] for p in session.spec.parties}
+    for c in contributions.values():
+        if c.method != METHOD or c.names:
+            raise SessionError(f"party '{c.party}': a secure-aggregation session takes an upload of ids only "
+                               f"(method '{METHOD}', no arrays), got method '{shown(c.method)}' with "
+                               f"{len(c.names)} arrays")
+    join = join_ids({p: c.ids for p, c in contributions.items()})
+    return Arbiter(session, join)
+
+
+# -- the RPCs, as plain functions (gRPC servicer and in-process runs alike) ----------------------
+
+def _arbiter(session, party: str) -> Arbiter:
+    if not session.expects(party):
+        raise PermissionDenied(f"session '{session.spec.name}' expects no party '{shown(party)}'")
+    if session.spec.clustering.protocol != SECURE:
+        raise SessionError(f"session '{session.spec.name}' does not cluster by secure aggregation")
+    return session.await_arbiter(timeout=session.seconds_left() + 1.0)
+
+
+def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[session_pb2.AlignmentMessage]:
+    """This party's rows in the join's order, once every party's ids are joined."""
+    if session.expects(request.party):
+        session.ledger.record(request.party, "GetAlignment", UP, request)
+    arbiter = _arbiter(session, request.party)
+    positions = arbiter.join.index[request.party]
+    spec = arbiter.spec
+    header = session_pb2.AlignmentHeader(
+        n_joined=arbiter.m, n_rows=len(session.contributions[request.party].ids), n_clusters=arbiter.k,
+        init=arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k].tolist(), scale_bits=spec.scale_bits,
+        max_iter=spec.max_iter, parties=session.spec.parties, seeding_steps=arbiter.seeding_steps,
+    )
+    messages = [(session_pb2.AlignmentMessage(header=header), 0)] + [
+        (session_pb2.AlignmentMessage(positions=c), len(c.data))
+        for c in int32_chunks(positions, session.spec.chunk_bytes)]
+
+    def send():
+        for message, payload in messages:
+            session.ledger.record(request.party, "GetAlignment", DOWN, message, payload)
+            yield message
+
+    return send()
+
+
+def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> session_pb2.DistanceReply:
+    """One party's masked partial distances of one round: a header, then the uint64 values in chunks."""
+    first = next(messages, None)
+    if first is None or first.WhichOneof("part") != "header":
+        raise InvalidArgument("PostDistances starts with its header")
+    header = first.header
+    party = header.party
+    arbiter = _arbiter(session, party)
+    session.ledger.record(party, "PostDistances", UP, first)
+    seeding = header.seeding
+    with session.lock:
+        arbiter.check(header)
+        round_ = header.round
+        arbiter.record(round_, UP, 0, first.ByteSize(), seeding)
+    want = arbiter.m * (1 if seeding else arbiter.k) * VALUE_BYTES
+    buffer = bytearray(want)
+    received = 0
+    for message in messages:
+        size = message.ByteSize()
+        chunk = message.chunk if message.WhichOneof("part") == "chunk" else None
+        payload = len(chunk.data) if chunk is not None else 0
+        session.ledger.record(party, "PostDistances", UP, message, payload, size)
+        with session.lock:
+            arbiter.record(round_, UP, payload, size, seeding)
+        if chunk is None or chunk.array != 0:
+            raise InvalidArgument(f"party '{party}': round {round_}: a message after the header that is not a "
+                                  "chunk of array 0")
+        if chunk.offset != received or received + payload > want:
+            raise InvalidArgument(f"party '{party}': round {round_}: chunk at byte {chunk.offset} of {want}, "
+                                  f"expected {received}")
+        buffer[received : received + payload] = chunk.data
+        received += payload
+    if received != want:
+        raise InvalidArgument(f"party '{party}': round {round_}: {received} of {want} bytes")
+    with session.lock:
+        if arbiter.seeding != seeding or round_ != (arbiter.step if seeding else arbiter.round) \
+                or party in arbiter.posted:
+            raise InvalidArgument(f"party '{party}': round {round_} was posted meanwhile")
+        arbiter.add(party, np.frombuffer(buffer, dtype="<u8"))
+        session.notify()
+    reply = session_pb2.DistanceReply(payload_bytes=received)
+    session.ledger.record(party, "PostDistances", DOWN, reply)
+    with session.lock:
+        arbiter.record(round_, DOWN, 0, reply.ByteSize(), seeding)
+    return reply
+
+
+def labels(session, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
+    """The labels of round ``request.round``, once every party posted it."""
+    if session.expects(request.party):
+        session.ledger.record(request.party, "GetLabels", UP, request)
+    arbiter = _arbiter(session, request.party)
+    if request.seeding:
+        return _seed(session, arbiter, request)
+    with session.lock:
+        arbiter.record(request.round, UP, 0, request.ByteSize())
+    if request.round > arbiter.round:
+        raise InvalidArgument(f"party '{request.party}': asked for round {request.round}; the session is in "
+                              f"round {arbiter.round}")
+    found = session.await_labels(arbiter, request.round, timeout=session.seconds_left() + 1.0)
+    if found is None:
+        raise InvalidArgument(f"party '{request.party}': round {request.round}'s labels are gone (rounds end "
+                              "once every party has posted the next one)")
+    header, values = found
+    messages = [(session_pb2.LabelsMessage(header=header), 0)] + [
+        (session_pb2.LabelsMessage(labels=c), len(c.data)) for c in int32_chunks(values, session.spec.chunk_bytes)]
+
+    def send():
+        for message, payload in messages:
+            session.ledger.record(request.party, "GetLabels", DOWN, message, payload)
+            with session.lock:
+                arbiter.record(request.round, DOWN, payload, message.ByteSize())
+            yield message
+
+    return send()
+
+
+def _seed(session, arbiter: Arbiter, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
+    """A seeding step's chosen centre, once every party posted the step."""
+    step = request.round
+    with session.lock:
+        arbiter.record(step, UP, 0, request.ByteSize(), True)
+    if not 1 <= step <= arbiter.seeding_steps:
+        raise InvalidArgument(f"party '{request.party}': there is no seeding step {step} (the session has "
+                              f"{arbiter.seeding_steps})")
+    header = session.await_seed(arbiter, step, timeout=session.seconds_left() + 1.0)
+    message = session_pb2.LabelsMessage(header=header)
+
+    def send():
+        session.ledger.record(request.party, "GetLabels", DOWN, message, 0)
+        with session.lock:
+            arbiter.record(step, DOWN, 0, message.ByteSize(), True)
+        yield message
+
+    return send()
+
+
+# -- accounting ----------------------------------------------------------------------------------
+
+def predicted(m: int, k: int, rounds: int, rows: int, seeding_steps: int = 0) -> dict[str, int]:
+    """Payload bytes one party sends and receives in a secure-aggregation session.
+
+    Up: ``rounds * m * k * 8`` (the masked partial distances, uint64), plus
+    ``seeding_steps * m * 8`` for k-means++ seeding (its answers carry no
+    array: the chosen centre is in the header). Down:
+    ``m * 4`` for the alignment, ``rounds * m * 4`` for the labels and
+    ``rows * 4`` for the final result in the party's own row order (int32).
+    The key exchange carries no array payload: 32 bytes of public key up
+    (Join) and 32 per party down (GetPeers), counted in the serialised bytes.
+    """
+    return {"up": (rounds * k + seeding_steps) * m * VALUE_BYTES, "down": (m + rounds * m + rows) * LABEL_BYTES}
+
+
+def accounting(session) -> dict:
+    """The report's view of a secure-aggregation session: rounds, bytes per round and party, the prediction."""
+    arbiter = session.arbiter
+    if arbiter is None:
+        return {"protocol": SECURE, "rounds": 0}
+    out = arbiter.summary()
+    rounds = len(arbiter.records) if arbiter.done else arbiter.round
+    by_party = {}
+    for party in session.spec.parties:
+        rows = len(session.contributions[party].ids)
+        measured = {UP: 0, DOWN: 0}
+        keys = 0
+        for e in session.ledger.entries():
+            if e.party != party:
+                continue
+            measured[e.direction] += e.payload
+            if e.rpc in ("Join", "GetPeers", "PostSealedKeys", "GetSealedKey"):
+                keys += e.serialized
+        pred = predicted(arbiter.m, arbiter.k, rounds, rows, arbiter.seeding_steps)
+        by_party[party] = {"predicted": pred, "payload": measured, "key_exchange_serialized": keys,
+                           "exact": pred["up"] == measured[UP] and pred["down"] == measured[DOWN]}
+    out.update(protocol=SECURE, scale_bits=arbiter.spec.scale_bits, by_party=by_party)
+    return out

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coordinator.clustering import SECURE
-from coordinator.combine import Combined
 from coordinator.errors import InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
-from coordinator.upload import shown
+from coordinator.text import shown
+from coordinator.types import Combined, Outcome
 from protos.ppcsim.v1 import array_pb2, session_pb2
 
 #: Bytes of one masked fixed-point value (uint64) and of one label (int32).
@@ -199,9 +199,7 @@ class Arbiter:
             self.round += 1
             self.records.append(RoundRecord(self.round))
 
-    def _outcome(self, labels: np.ndarray):
-        from coordinator.session import Outcome
-
+    def _outcome(self, labels: np.ndarray) -> Outcome:
         by_party = {}
         for party in self.session.spec.parties:
             own = np.full(len(self.session.contributions[party].ids), -2, dtype=np.int32)

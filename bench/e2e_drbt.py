@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 import numpy as np
 from sklearn.cluster import KMeans
 
+import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.data import load_blobs
 from parties.run import disguise
 from ppcsim.scenario import load_scenario
@@ -79,7 +79,7 @@ def main() -> int:
         joined = np.hstack([disguise(cfg).wire_arrays()["data"] for cfg in load_scenario(path).parties])
     seed = report["clustering"]["seed"]  # the coordinator's, drawn from the scenario seed
     kmeans = lambda X: KMeans(n_clusters=8, n_init=args.n_init, random_state=seed).fit_predict(X)  # noqa: E731
-    k40, labels40 = timed(lambda: kmeans(joined))
+    k40, labels40 = timed(lambda: kmeans(joined))  # noqa: F821 - joined is deleted only after this call
     del joined
     raw = load_blobs({"rows": args.rows, "columns": 100, "clusters": 8, "seed": 7}, [f"x{c}" for c in range(100)])
     k100, _ = timed(lambda: kmeans(raw))

@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
+import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from ppcsim.scenario import load_scenario
 from ppcsim.simulate import simulate_secure
 

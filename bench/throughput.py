@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 import grpc
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 import numpy as np
 
+import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.client import ClientSecurity, CoordinatorClient, upload_messages
 from parties.methods import Sent
 from protos.serde import CHUNK_BYTES, Layout

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coordinator.types import Combined
 from coordinator.errors import SessionError
 from coordinator.linkage import UPDATES, merges_in_place
+from coordinator.types import Combined
 from protos.schema import Param, check_table
 
 ALGORITHMS = ("kmeans", "agglomerative", "dbscan")

@@ -6,9 +6,8 @@ import warnings
 
 import numpy as np
 
-from coordinator.types import Combined, Contribution
 from coordinator.errors import SessionError
-
+from coordinator.types import Combined, Contribution
 
 #: The public parameters that define an embedding; every party must send the same ones.
 EMBED_KEYS = ("embed", "dims", "n_init", "init", "max_iter")

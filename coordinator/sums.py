@@ -36,7 +36,7 @@ class PairSums:
     def m(self) -> int:
         return 0 if self.ids is None else len(self.ids)
 
-    def attach(self, ids: np.ndarray) -> "PartySums":
+    def attach(self, ids: np.ndarray) -> PartySums:
         """The adder for one party's upload over ``ids`` (distinct)."""
         with self._lock:
             if self.ids is None:

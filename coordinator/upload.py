@@ -12,11 +12,11 @@ from coordinator.errors import SessionError
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
-from protos.ppcsim.v1 import session_pb2
 from protos.ids import ENCODINGS as ID_ENCODINGS
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import IdError
 from protos.ids import unpack as unpack_ids
+from protos.ppcsim.v1 import session_pb2
 from protos.serde import ArrayAssembler, Layout, WireError, spec_nbytes
 
 #: Default cap on what one party's upload may announce and send: array bytes plus id characters.
@@ -35,21 +35,21 @@ class Received:
     data: bytes | None = None
 
     @classmethod
-    def of(cls, message: session_pb2.UploadMessage, size: int) -> "Received":
+    def of(cls, message: session_pb2.UploadMessage, size: int) -> Received:
         return cls(message, size, message.chunk.data if message.WhichOneof("part") == "chunk" else None)
 
     @classmethod
-    def parse(cls, raw: bytes) -> "Received":
+    def parse(cls, raw: bytes) -> Received:
         """gRPC's request deserializer for Upload: the message and its size as received, never re-serialised."""
         return cls.of(session_pb2.UploadMessage.FromString(raw), len(raw))
 
     @classmethod
-    def made(cls, message: session_pb2.UploadMessage) -> "Received":
+    def made(cls, message: session_pb2.UploadMessage) -> Received:
         """A message made in this process (the in-process simulation, tests): sized by serialising it."""
         return cls.of(message, message.ByteSize())
 
     @classmethod
-    def stream(cls, messages: Iterable[session_pb2.UploadMessage]) -> Iterator["Received"]:
+    def stream(cls, messages: Iterable[session_pb2.UploadMessage]) -> Iterator[Received]:
         return (cls.made(m) for m in messages)
 
 

@@ -12,9 +12,9 @@ import numpy as np
 from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
 from parties.methods import Sent
-from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
+from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.serde import ArrayAssembler, array_pieces, array_spec, labels_spec
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
@@ -33,7 +33,7 @@ class ClientSecurity:
     token: str = ""
 
     @classmethod
-    def load(cls, folder: Path, party: str) -> "ClientSecurity":
+    def load(cls, folder: Path, party: str) -> ClientSecurity:
         """From a ``ppc credentials`` folder: the whole one, or this party's ``parties/<name>`` folder."""
         folder = Path(folder)
         if (folder / "parties" / party).is_dir():

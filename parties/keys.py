@@ -57,7 +57,7 @@ class KeyPair:
     private: X25519PrivateKey
 
     @classmethod
-    def generate(cls, seed: int | None = None) -> "KeyPair":
+    def generate(cls, seed: int | None = None) -> KeyPair:
         """A new key pair: from this process's entropy, or derived from the party's own ``seed``, so that a
         party process restarted with the same seed can join its session again with the same key."""
         if seed is None:

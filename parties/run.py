@@ -13,14 +13,14 @@ import grpc
 import numpy as np
 
 from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, key_signature, upload_messages
-from parties.keys import KeyPair, pseudonyms
-from protos.ids import pack as pack_ids
-from protos.ppcsim.v1 import session_pb2
 from parties.config import PartyConfig
 from parties.data import PartyData, load_party_data
 from parties.errors import PartyError
+from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from protos.ids import pack as pack_ids
+from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
 

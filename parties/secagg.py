@@ -32,7 +32,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from protos.ppcsim.v1 import array_pb2, session_pb2
+from protos.ppcsim.v1 import session_pb2
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32

@@ -101,7 +101,6 @@ def connect(address: str, *, log=None) -> Iterator:
     processes with it, when the block ends.
     """
     distributed = _distributed()
-    import dask
 
     log = log or sys.stderr
     workers = parse_local(address)

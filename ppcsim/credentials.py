@@ -32,7 +32,6 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from parties.client import COORDINATOR_NAME
 
 
-
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -46,7 +45,7 @@ def _pem_key(key) -> bytes:
 
 
 def _certificate(subject: str, key, issuer_name, issuer_key, *, ca: bool = False, sans=(), usage=None, days: int = 7):
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
     builder = (
         x509.CertificateBuilder()

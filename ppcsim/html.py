@@ -60,8 +60,11 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
 def table(header: list[str], rows: list[list], nowrap: bool = False) -> str:
     """A table, scrollable sideways when wider than the page; ``nowrap`` keeps each cell on one line."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>" for v in r)
-                   + "</tr>" for r in rows)
+
+    def td(v) -> str:
+        return f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>"
+
+    body = "".join("<tr>" + "".join(td(v) for v in r) + "</tr>" for r in rows)
     return f"<div class='wide{' nowrap' if nowrap else ''}'><table><tr>{head}</tr>{body}</table></div>"
 
 
@@ -208,14 +211,15 @@ def samples_section(report: dict, details: dict, records: int = 5) -> str:
         first = next(iter(sent.values()))
         if first.ndim == 2:
             header += [f"sent {j + 1}" for j in range(first.shape[1])]
-            body = [[str(i), *[float(v) for v in mine.X[r]], *[float(v) for v in first[r]]] for i, r in zip(mine.data.ids[rows].tolist(), rows)]
+            body = [[str(i), *[float(v) for v in mine.X[r]], *[float(v) for v in first[r]]]
+                    for i, r in zip(mine.data.ids[rows].tolist(), rows)]
         else:
             # a condensed triangle: the party's pairs in its own row order; show each record's distance to the next
             m = mine.X.shape[0]
             name = next(iter(sent))
             header += [f"sent {name}: to the next record"]
 
-            def pair(i: int, j: int) -> float:
+            def pair(i: int, j: int, first=first, m=m) -> float:
                 i, j = min(i, j), max(i, j)
                 return float(first[m * i - i * (i + 1) // 2 + (j - i - 1)])
 
@@ -299,7 +303,7 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
                              r.get("knowledge", r.get("skipped")), score(r.get("min")), score(r.get("mean")),
                              score(r.get("vd"), zero_means="recovered exactly")])
         s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
-                        "column privacy, mean", f"VD"], rows))
+                        "column privacy, mean", "VD"], rows))
         if "privacy" in figures:
             s.append(image(figures["privacy"], "privacy per column", "Column privacy of every original column "
                            "against each attack (a missing bar: zero, or an attack that does not apply; the "

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import json
 from pathlib import Path
 
 from coordinator.security import load_server_security, load_token_digests

@@ -157,7 +157,7 @@ class Relay:
         self._threads: list[threading.Thread] = []
         self._thread = threading.Thread(target=self._accept, name="relay", daemon=True)
 
-    def start(self) -> "Relay":
+    def start(self) -> Relay:
         self._thread.start()
         return self
 

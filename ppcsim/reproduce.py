@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -62,8 +62,8 @@ from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable
 )
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.reproduction_doc import render_markdown
-from ppcsim.thesis000 import tables as thesis_tables
 from ppcsim.scenario import party_seeds
+from ppcsim.thesis000 import tables as thesis_tables
 
 Progress = Callable[[str], object]
 
@@ -426,7 +426,7 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
         "command": command or format_command(paths, Path(out), seeds),
         "seeds": list(range(seeds)),
         "jobs": jobs if isinstance(jobs, int) else jobs.workers,
-        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "environment": {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
                         "cpus": os.cpu_count(), "machine": platform.machine()},
     }

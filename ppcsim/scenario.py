@@ -13,11 +13,11 @@ from coordinator.clustering import FIELDS as CLUSTERING
 from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
-from parties.normalize import NORMALIZATIONS
-from protos.schema import Param, check_table, unknown
 from parties.data import BUILTIN, SYNTHETIC
 from parties.methods import METHODS, method_class
+from parties.normalize import NORMALIZATIONS
 from ppcsim.relay import Link
+from protos.schema import Param, check_table, unknown
 
 #: Names of sessions and parties: they appear in file names and on the wire.
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"

@@ -37,14 +37,14 @@ from coordinator.clustering import SECURE
 from coordinator.errors import SessionError
 from parties.errors import PartyError
 from parties.methods import METHODS, method_class
-from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.errors import RunError
+from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.report import build_report, observer_section, write_atomic
 from ppcsim.scenario import PARTY, ScenarioError, load_scenario
-from protos.schema import unknown
 from ppcsim.simulate import simulate
+from protos.schema import unknown
 
 GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows")
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
 from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
-from conftest import assert_same_partition, first_seen
 
+from conftest import assert_same_partition, first_seen
 from coordinator.clustering import ClusteringSpec, cluster
 from coordinator.combine import Combined
 from coordinator.errors import SessionError

@@ -14,7 +14,7 @@ from coordinator.combine import Contribution, combine, reorder_condensed
 from coordinator.join import join_ids
 from coordinator.ledger import predicted_payload
 from parties.data import codes
-from parties.methods import DRBT, OSBR, METHODS, Plain, method_class
+from parties.methods import DRBT, METHODS, OSBR, Plain, method_class
 from parties.normalize import normalize
 from protos.serde import Layout
 

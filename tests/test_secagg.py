@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,11 +13,19 @@ from sklearn.cluster import KMeans
 
 from conftest import read_report, run_ppc, write_scenario
 from coordinator import secagg
-from coordinator.errors import InvalidArgument
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from parties.secagg import (apply_masks, counter_block, decode, distance_messages, encode, mask, pair_masks,
-                            partial_distances, update_centres)
+from parties.secagg import (
+    apply_masks,
+    counter_block,
+    decode,
+    distance_messages,
+    encode,
+    mask,
+    pair_masks,
+    partial_distances,
+    update_centres,
+)
 from ppcsim.evaluate.secure import evaluate_secure
 from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate_secure
@@ -132,7 +139,7 @@ def test_payload_equals_the_prediction_and_rounds_are_counted(wine):
     acc = secagg.accounting(session)
     m, k, rounds = 178, 3, acc["rounds"]
     assert rounds == len(acc["per_round"]) == results["lab"].rounds > 2 and acc["converged"]
-    for party, entry in acc["by_party"].items():
+    for entry in acc["by_party"].values():
         assert entry["payload"]["up"] == rounds * m * k * 8 == entry["predicted"]["up"]
         assert entry["payload"]["down"] == (m + rounds * m + m) * 4 == entry["predicted"]["down"]
         assert entry["key_exchange_serialized"] > 3 * 32
@@ -163,10 +170,11 @@ def test_unmasked_control_gives_the_same_labels_and_is_refused_by_a_real_session
 
 def _unmasked_post(scenario):
     """A session that does not allow unmasked posts, given one."""
+    from dataclasses import replace
+
     from coordinator import handlers
     from coordinator.session import Session
     from coordinator.upload import Received
-    from dataclasses import replace
     from parties.client import upload_messages
     from protos.ppcsim.v1 import session_pb2
 
@@ -260,7 +268,7 @@ def test_roles_by_hand_over_tls(tmp_path):
             parties[name] = subprocess.Popen(
                 ppc + ["party", "--coordinator", address, "--scenario", str(path), "--party", name, "--credentials",
                        str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv")], **opts)
-        for name, p in parties.items():
+        for p in parties.values():
             _, err = p.communicate(timeout=120)
             assert p.returncode == 0, err
             assert "rounds of secure aggregation" in err

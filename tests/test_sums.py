@@ -28,7 +28,7 @@ def feed(sums: PairSums, ids: np.ndarray, array: np.ndarray, step: int) -> None:
 
 def test_same_order_sums_in_place():
     sums = PairSums()
-    for p, X in BLOCKS.items():
+    for X in BLOCKS.values():
         feed(sums, IDS, pdist(X, "sqeuclidean"), step=97)
     expected = sum(pdist(X, "sqeuclidean") for X in BLOCKS.values())
     np.testing.assert_allclose(sums.joined("sqdist", IDS), expected, rtol=1e-14)

@@ -11,8 +11,8 @@ import pytest
 
 from conftest import run_ppc, write_scenario
 from ppcsim.evaluate.settings import Settings
-from ppcsim.scenario import ScenarioError
 from ppcsim.partition import share_k
+from ppcsim.scenario import ScenarioError
 from ppcsim.sweep import apply_point, plan, split_columns, sweep
 
 SCENARIO = """

@@ -14,7 +14,9 @@ from parties.methods.plain import Plain
 from parties.methods.rotation import Rotation
 from parties.methods.svd import SVD
 
-METHODS: dict[str, type[Disguise]] = {cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT)}
+METHODS: dict[str, type[Disguise]] = {
+    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT)
+}
 
 
 def method_class(name: str) -> type[Disguise]:

@@ -74,7 +74,7 @@ class Disguise(ABC):
         expects in this method's upload header (a subset of ``public_params`` once fitted)."""
         return {}
 
-    def check_data(self, X: np.ndarray, columns: list[str]) -> None:
+    def check_data(self, X: np.ndarray, columns: list[str]) -> None:  # noqa: B027 - a hook: most methods take any data
         """Raise ValueError when the data do not suit the method (e.g. k > d)."""
 
     @abstractmethod

@@ -23,14 +23,14 @@ from parties.config import PartyConfig
 from parties.data import blob_labels, load_builtin, read_csv_columns
 from parties.methods import method_class
 from parties.run import Disguised, disguise
+from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attacks import ica_attack, known_io, known_io_forward, multilateration, multilateration_privacy
 from ppcsim.evaluate.distortion import distortion
 from ppcsim.evaluate.neighbours import profile
 from ppcsim.evaluate.privacy import column_privacy, column_privacy_002, summary, vd
-from ppcsim.evaluate.stress import stress
 from ppcsim.evaluate.settings import Settings
-from ppcsim.errors import RunError
+from ppcsim.evaluate.stress import stress
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
 from protos.serde import Layout

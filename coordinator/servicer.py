@@ -189,22 +189,22 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             raise BrokenStream(f"message {n + 1} is not a valid UploadMessage (not protobuf, or a string "
                                "that is not UTF-8)")
 
-    def GetResult(self, request, context):
+    def _stream(self, handler, request, context):
+        """A server-streaming RPC of a party: ``handler(session, request)`` makes the messages (or refuses before
+        the first, which aborts the call)."""
         session = self._session(request.session, context, request.party)
         try:
-            messages = handlers.result(session, request)
+            messages = handler(session, request)
         except SessionError as exc:
             self._abort(context, exc)
         yield from messages
 
+    def GetResult(self, request, context):
+        return self._stream(handlers.result, request, context)
+
     # -- secure aggregation (coordinator.secagg) ----------------------------------------------
     def GetAlignment(self, request, context):
-        session = self._session(request.session, context, request.party)
-        try:
-            messages = secagg.alignment(session, request)
-        except SessionError as exc:
-            self._abort(context, exc)
-        yield from messages
+        return self._stream(secagg.alignment, request, context)
 
     def PostDistances(self, request_iterator, context):
         first = next(request_iterator, None)
@@ -222,12 +222,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
 
     def GetLabels(self, request, context):
-        session = self._session(request.session, context, request.party)
-        try:
-            messages = secagg.labels(session, request)
-        except SessionError as exc:
-            self._abort(context, exc)
-        yield from messages
+        return self._stream(secagg.labels, request, context)
 
     def GetStatus(self, request, context):
         return handlers.status(self._session(request.session, context, ""), request)

@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import read_report, run_ppc
@@ -334,11 +335,15 @@ def test_coordinator_and_parties_on_separate_hosts_over_tls(network: Network, tm
     identity = "token and certificate" if mutual else "token"
     assert security["parties"] == {p: {"transport": transport, "identity": identity} for p in PARTIES}
 
-    # each party got the shared clustering, over the wire from the other host
+    # each party got the shared clustering, over the wire from the other host; the coordinator's labels.csv
+    # lists the records by the pseudonyms it received (both parties hold the wine rows 0..177 in order)
     shared = read_labels(out / "labels.csv")
     assert len(shared) == 178
+    with np.load(out / "sent" / "lab.npz") as npz:
+        pseudonym = dict(zip(map(str, range(178)), npz["ids"].tolist()))
+    assert not set(shared) & set(pseudonym)
     for party in PARTIES:
-        assert read_labels(tmp_path / f"{party}-labels.csv") == shared
+        assert {pseudonym[i]: c for i, c in read_labels(tmp_path / f"{party}-labels.csv").items()} == shared
 
     # every byte of the session crossed the test's veth links (TLS adds to the serialized sizes)
     sent = {p: report["communication"]["by_party"][p] for p in PARTIES}

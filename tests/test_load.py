@@ -25,8 +25,9 @@ import pytest
 
 from conftest import read_report, run_ppc
 from ppcsim.cli import main as ppc_main
-from ppcsim.scenario import load_scenario
+from ppcsim.scenario import load_scenario, party_seed
 from ppcsim.simulate import simulate
+from protos.ids import as_text
 
 #: Seconds the whole test may take before it gives up: a guard against hangs, far above the ~1.5 min it
 #: takes on 2 idle cores (most of it the start-up of 64 party processes).
@@ -114,13 +115,16 @@ def ppc_cmd(*args) -> list[str]:
     return [sys.executable, "-m", "ppcsim", *map(str, args)]
 
 
-def alone_labels(path: Path) -> str:
-    """labels.csv of the scenario run on its own, in process (as ppcsim.report.write_outputs writes it)."""
-    session, _ = simulate(load_scenario(path))
+def alone_labels(path: Path) -> tuple[str, dict[str, str]]:
+    """The scenario run on its own, in process: labels.csv as the coordinator writes it (by the pseudonyms it
+    received, in hexadecimal), and each joined record's cluster by its own id (as the parties write theirs)."""
+    session, own = simulate(load_scenario(path))
     assert session.outcome is not None, f"{path.name}: {session.error}"
     outcome = session.outcome
-    lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(outcome.join.ids.tolist(), outcome.labels.tolist())]
-    return "\n".join(lines) + "\n"
+    lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(as_text(outcome.join.ids).tolist(), outcome.labels.tolist())]
+    first = next(iter(own))
+    raw = own[first].data.ids[outcome.join.index[first]]
+    return "\n".join(lines) + "\n", dict(zip(as_text(raw).tolist(), map(str, outcome.labels.tolist())))
 
 
 def wait_all(procs: dict, end: float) -> dict:
@@ -191,7 +195,9 @@ def test_one_coordinator_serves_16_sessions_of_4_parties_like_16_runs_alone(tmp_
                     parties[n, party] = subprocess.Popen(
                         ppc_cmd("party", "--coordinator", address, "--scenario", paths[n], "--party", party,
                                 "--credentials", creds / n / "parties" / party,
-                                "--labels-out", tmp_path / f"{n}.{party}.csv", "--timeout", DEADLINE),
+                                "--labels-out", tmp_path / f"{n}.{party}.csv", "--timeout", DEADLINE,
+                                # the seed 'ppc run' would give it, so that the session equals the one run alone
+                                "--seed", party_seed(load_scenario(paths[n]).seed, party)),
                         stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, cwd=tmp_path, env=PARTY_ENV)
                 procs.append(parties[n, party])
 
@@ -222,15 +228,16 @@ def test_one_coordinator_serves_16_sessions_of_4_parties_like_16_runs_alone(tmp_
         assert report["state"] == "done" and report["error"] is None, report["error"]
         assert report["security"]["parties"] == {p: {"transport": "TLS", "identity": "token"} for p in PARTIES}
         labels = (out / n / "labels.csv").read_text()
-        assert labels == alone[n], f"session {n}: the labels differ from running it alone"
-        # every party got the labels of its own records, the same as the coordinator's
-        shared = dict(line.split(",") for line in labels.splitlines()[1:])
+        assert labels == alone[n][0], f"session {n}: the labels differ from running it alone"
+        # every party got the labels of its own records, the same as the coordinator's (by the records' own ids)
+        shared = alone[n][1]
         for party in PARTIES:
             own = (tmp_path / f"{n}.{party}.csv").read_text().splitlines()
             assert own[0] == "id,cluster" and len(own) == len(shared) + 1
             assert all(shared[i] == c for i, c in (line.split(",") for line in own[1:]))
-    for n in ALONE:
-        assert (tmp_path / "alone" / n / "labels.csv").read_text() == alone[n], f"ppc run {n} differs"
+    for n in ALONE:  # ppc run's labels.csv lists the records by their own ids, as its first party wrote them
+        written = (tmp_path / "alone" / n / "labels.csv").read_text().splitlines()
+        assert dict(line.split(",") for line in written[1:]) == alone[n][1], f"ppc run {n} differs"
     # the sessions really ran side by side: many were open (first party joined, result not ready) at once
     spans = [(t["first_join"], t["done"]) for t in (read_report(out / n)["timing"]["coordinator"] for n in names)]
     side_by_side = max(sum(start <= at < done for start, done in spans) for at, _ in spans)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from coordinator.errors import SessionError
 from parties.errors import PartyError
-from ppcsim.errors import RunError
+from ppcsim.errors import RunError, UsageError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.outdir import OutputError, claim
 from ppcsim.scenario import ScenarioError, load_scenario
@@ -56,9 +56,9 @@ def demo_path() -> Path:
 
 def settings_from(args: argparse.Namespace) -> Settings | None:
     if not 0 < args.known_fraction <= 1:
-        raise ScenarioError(Path("--known-fraction"), [f"must be in (0, 1], got {args.known_fraction}"])
+        raise UsageError(f"--known-fraction: must be in (0, 1], got {args.known_fraction}")
     if getattr(args, "known_draws", 1) < 1:
-        raise ScenarioError(Path("--known-draws"), [f"must be at least 1, got {args.known_draws}"])
+        raise UsageError(f"--known-draws: must be at least 1, got {args.known_draws}")
     if getattr(args, "no_eval", False):
         return None
     return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction,
@@ -170,7 +170,7 @@ def cmd_credentials(args: argparse.Namespace) -> int:
     else:
         names = [s.name for s in scenarios]
         if len(set(names)) != len(names):
-            raise SessionError(f"two scenarios have the same session name: {', '.join(names)}")
+            raise UsageError(f"two scenarios have the same session name: {', '.join(names)}")
         make_shared_credentials(out, {s.name: [p.name for p in s.parties] for s in scenarios}, args.host)
         where = f"{out}/<session>/parties/<name>/"
     print(f"ppc credentials: wrote {out}/ (the coordinator's files at the top; each party's in "
@@ -193,7 +193,7 @@ def _coordinator_credentials(args: argparse.Namespace, scenarios: list) -> list[
         return [None] * n
     if len(given) == 1 and n > 1:
         return [given[0] / s.name for s in scenarios]
-    raise SessionError(f"--credentials given {len(given)} times for {n} scenario{'s' if n > 1 else ''}: give it once "
+    raise UsageError(f"--credentials given {len(given)} times for {n} scenario{'s' if n > 1 else ''}: give it once "
                        "per --scenario, in the same order, or once as a folder holding a folder per session name")
 
 
@@ -532,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in str(exc).splitlines():
             print(f"{prog}: error: {line}", file=sys.stderr)
         return 2
-    except (PartyError, SessionError, WireError, OutputError) as exc:
+    except (PartyError, SessionError, WireError, OutputError, UsageError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except RunError as exc:

@@ -352,3 +352,10 @@ def test_a_party_whose_own_timeout_runs_out_names_that_timer(tmp_path):
     assert party.stderr.strip().splitlines()[-1] == (
         "ppc party: error: party 'a': this party's --timeout of 2 s ran out while agreeing the pseudonym key with "
         "the other parties")
+
+
+def test_a_bad_option_is_named_and_nothing_runs(tmp_path):
+    proc = ppc("run", "--known-fraction", "2", "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == ["ppc run: error: --known-fraction: must be in (0, 1], got 2.0"]
+    assert not (tmp_path / "out").exists()

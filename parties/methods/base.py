@@ -18,7 +18,7 @@ class Sent(NamedTuple):
 
     name: str
     array: np.ndarray
-    layout: int  # Layout.ROWS or Layout.CONDENSED
+    layout: Layout  # Layout.ROWS or Layout.CONDENSED
 
 
 class Disguise(ABC):
@@ -90,6 +90,8 @@ class Reduction(Disguise):
     """
 
     k_at_most_records: ClassVar[bool] = False
+    #: the number of dimensions sent, set from ``params`` by Disguise.__init__
+    k: int
 
     @classmethod
     def check_columns(cls, params: dict[str, Any], columns: list[str]) -> list[str]:

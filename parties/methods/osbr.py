@@ -51,6 +51,11 @@ class OSBR(Disguise):
     """
 
     name = "osbr"
+    # set from ``params`` by Disguise.__init__
+    metric: str
+    categorical: list[str]
+    binary: list[str]
+
     params = {
         "metric": Param(str, default="euclidean", choices=("euclidean", "gower", "jaccard")),
         "categorical": Param(list, default=[], doc="gower: nominal columns"),

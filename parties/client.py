@@ -143,13 +143,18 @@ class CoordinatorClient:
     def result(self, timeout: float) -> Result:
         """Wait for the clustering and return this party's labels."""
         request = session_pb2.ResultRequest(session=self.session, party=self.party)
-        header, labels = None, None
+        header: session_pb2.ResultHeader | None = None
+        labels: ArrayAssembler | None = None
         for message in self.stub.GetResult(request, timeout=timeout, metadata=self.metadata):
             if message.HasField("header"):
                 header = message.header
                 labels = ArrayAssembler(labels_spec(header.n_labels))
+            elif labels is None:
+                raise PartyError("the coordinator sent labels before the result's header")
             else:
                 labels.add(message.labels)
+        if header is None or labels is None:
+            raise PartyError("the coordinator's result stream ended without a header")
         return Result(header=header, labels=labels.array())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -36,7 +37,8 @@ class Disguise(ABC):
     #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
     randomised: ClassVar[bool] = False
 
-    def __init__(self, *, random_state: int | None = None, **params: Any):
+    def __init__(self, *, random_state: int | Sequence[int] | None = None, **params: Any):
+        """``random_state`` seeds ``numpy.random.default_rng``: an integer, or a sequence of them (a seed and a draw)."""
         self.random_state = random_state
         for key, spec in self.params.items():
             setattr(self, key, params.get(key, spec.default))

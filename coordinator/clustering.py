@@ -114,20 +114,22 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
         )
     if precomputed and spec.linkage == "ward" and spec.algorithm == "agglomerative":
         raise SessionError("ward linkage needs feature data; with osbr use single, average or complete")
-    if not precomputed:
-        n = combined.features.shape[0]
+    features = combined.features
+    if features is not None:
+        n = features.shape[0]
     else:  # scipy cannot tell how many records an empty triangle has: one
-        n = num_obs_y(combined.dissimilarity) if len(combined.dissimilarity) else 1
+        dissimilarity = combined.require_dissimilarity()
+        n = num_obs_y(dissimilarity) if len(dissimilarity) else 1
     if spec.algorithm != "dbscan" and spec.n_clusters > n:
         raise SessionError(f"n_clusters = {spec.n_clusters} is more than the {n} joined records")
     if n < 2 and spec.algorithm == "agglomerative":
         raise SessionError("agglomerative clustering needs at least 2 joined records")
-    if not precomputed:
-        labels = spec.estimator(precomputed).fit_predict(combined.features)
+    if features is not None:
+        labels = spec.estimator(precomputed).fit_predict(features)
     elif spec.algorithm == "agglomerative":
-        labels = tree_cut(combined.dissimilarity, n, spec.linkage, spec.n_clusters, overwrite)
+        labels = tree_cut(dissimilarity, n, spec.linkage, spec.n_clusters, overwrite)
     else:
-        labels = spec.estimator(precomputed).fit_predict(within(combined.dissimilarity, n, spec.eps))
+        labels = spec.estimator(precomputed).fit_predict(within(dissimilarity, n, spec.eps))
     return np.asarray(labels, dtype=np.int32)
 
 
@@ -171,6 +173,7 @@ def within(condensed: np.ndarray, n: int, eps: float):
         cols.append((near + i + 1).astype(np.int32))
         values.append(row[near])
         start += n - i - 1
-    i, j, d = (np.concatenate(x) if x else np.zeros(0) for x in (rows, cols, values))
-    graph = coo_matrix((np.concatenate([d, d]), (np.concatenate([i, j]), np.concatenate([j, i]))), shape=(n, n))
+    first, second, dist = (np.concatenate(x) if x else np.zeros(0) for x in (rows, cols, values))
+    graph = coo_matrix((np.concatenate([dist, dist]), (np.concatenate([first, second]), np.concatenate([second, first]))),
+                       shape=(n, n))
     return graph.tocsr()

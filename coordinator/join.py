@@ -28,7 +28,8 @@ def comparable(arrays: list[np.ndarray]) -> list[np.ndarray]:
 
 def same_ids(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether ``a`` and ``b`` hold the same ids in the same order (integer and text ids compare as text)."""
-    return np.array_equal(*comparable([a, b]))
+    x, y = comparable([a, b])
+    return bool(np.array_equal(x, y))
 
 
 def positions(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:

@@ -44,7 +44,7 @@ METHOD = SECURE
 
 def int32_chunks(values: np.ndarray, chunk_bytes: int) -> Iterator[array_pb2.ArrayChunk]:
     """``values`` as int32 little-endian ArrayChunks (array 0) of at most ``chunk_bytes`` bytes."""
-    data = memoryview(np.ascontiguousarray(values, dtype="<i4").reshape(-1).view(np.uint8))
+    data = np.ascontiguousarray(values, dtype="<i4").reshape(-1).view(np.uint8).data
     for offset in range(0, len(data), chunk_bytes):
         yield array_pb2.ArrayChunk(array=0, offset=offset, data=bytes(data[offset : offset + chunk_bytes]))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from coordinator.types import Contribution, Outcome
 from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
+
+if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use it (see _begin_secure)
+    from coordinator.secagg import Arbiter
 
 WAITING, CLUSTERING, DONE, FAILED = (
     session_pb2.WAITING,
@@ -127,7 +131,7 @@ class Session:
         self.keys: dict[str, PeerKey] = {}  # per party: its key-agreement public key, fixed at its first Join
         self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
-        self.arbiter = None  # secure aggregation: the rounds (coordinator.secagg.Arbiter), once the ids are joined
+        self.arbiter: Arbiter | None = None  # secure aggregation: the rounds, once the ids are joined
         self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
@@ -480,7 +484,7 @@ class Session:
             self._cond.wait_for(lambda: self.state in (DONE, FAILED), timeout)
             if self.state == FAILED:
                 raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
-            if self.state != DONE:
+            if self.state != DONE or self.outcome is None:
                 raise SessionError(f"session '{self.spec.name}' is not done yet")
             return self.outcome
 

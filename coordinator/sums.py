@@ -60,6 +60,8 @@ class PairSums:
                 target = self._sum(name)[start : start + len(values)]
                 target += values
             return
+        if starts is None:
+            raise ValueError("a party's mapping comes with its rows' starts (PartySums)")
         e = np.arange(start, start + len(values), dtype=np.int64)
         i = np.searchsorted(starts, e, side="right") - 1  # the row of each element, then its column
         j = e - starts[i] + i + 1
@@ -77,6 +79,8 @@ class PairSums:
     def joined(self, name: str, ids: np.ndarray) -> np.ndarray:
         """The sum for ``name`` over ``ids`` (a subset of the reference ids), in that order."""
         total = self._sum(name)
+        if self.ids is None:
+            raise ValueError("no party has attached: the sums have no record ids")
         if same_ids(ids, self.ids):
             return total
         return reorder_condensed(total, self.m, positions(self.ids, ids))

@@ -44,6 +44,12 @@ class Combined:
     #: Set when the coordinator embedded the dissimilarities (e.g. nmds): what it computed.
     embedding: dict | None = None
 
+    def require_dissimilarity(self) -> np.ndarray:
+        """The condensed ``dissimilarity`` of a combination that holds no ``features``."""
+        if self.dissimilarity is None:
+            raise ValueError("the combination holds neither features nor dissimilarities")
+        return self.dissimilarity
+
 
 @dataclass
 class Outcome:

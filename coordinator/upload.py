@@ -166,7 +166,7 @@ class Upload:
             )
         part = message.WhichOneof("part")
         if part == "ids" and self.packed_ids is not None:
-            self._add_packed(message.ids)
+            self._add_packed(message.ids, self.packed_ids)
         elif part == "ids":
             if message.ids.packed:
                 raise SessionError(f"party '{self.party}': packed ids in an upload that announced ids as text")
@@ -189,7 +189,7 @@ class Upload:
                     f"(the header announces {len(self.assemblers)} array{'s' if len(self.assemblers) > 1 else ''})"
                 )
             if self.sums is not None and self.adder is None:
-                self._attach()
+                self._attach(self.sums)
             try:
                 self.assemblers[chunk.array].add(chunk, data)
             except WireError as exc:
@@ -199,32 +199,32 @@ class Upload:
         else:
             raise SessionError(f"party '{self.party}': an empty UploadMessage (neither ids nor an array chunk)")
 
-    def _add_packed(self, chunk: session_pb2.IdChunk) -> None:
+    def _add_packed(self, chunk: session_pb2.IdChunk, packed: bytearray) -> None:
         if chunk.ids:
             raise SessionError(f"party '{self.party}': ids as text in an upload that announced packed ids")
-        if len(self.packed_ids) + len(chunk.packed) > self.header.packed_id_bytes:
+        if len(packed) + len(chunk.packed) > self.header.packed_id_bytes:
             raise SessionError(
                 f"party '{self.party}': more packed id bytes than the {self.header.packed_id_bytes} announced"
             )
-        self.packed_ids += chunk.packed
+        packed += chunk.packed  # in place: packed is self.packed_ids
 
-    def _attach(self) -> None:
+    def _attach(self, sums: PairSums) -> None:
         """Before the first chunk of dissimilarities: the ids, complete, and an adder into the session's sums."""
         have = len(self.ids) if self.packed_ids is None else len(self.packed_ids)
         want = self.n if self.packed_ids is None else self.header.packed_id_bytes
         if have != want:
             raise SessionError(f"party '{self.party}': array chunks before all {self.n} record ids "
                                "(an upload of dissimilarities sends its ids first)")
-        self.adder = self.sums.attach(self._distinct_ids())
+        adder = self.adder = sums.attach(self._distinct_ids())
         for a in self.assemblers:
-            a.sink = lambda first, values, name=a.spec.name: self._add_values(name, first, values)
+            a.sink = lambda first, values, name=a.spec.name: self._add_values(adder, name, first, values)
 
-    def _add_values(self, name: str, first: int, values: np.ndarray) -> None:
+    def _add_values(self, adder: PartySums, name: str, first: int, values: np.ndarray) -> None:
         bad = nonfinite(values)
         if bad is not None:
             raise SessionError(f"party '{self.party}', array '{shown(name)}': NaN or infinite values "
                                f"(the first at index ({first + int(np.argmax(bad))},))")
-        self.adder.add(name, first, values)
+        adder.add(name, first, values)
 
     def _distinct_ids(self) -> np.ndarray:
         """The uploaded ids, once all have come; SessionError if any repeats."""
@@ -273,7 +273,7 @@ class Upload:
                 f"(array '{shown(missing.spec.name)}': {missing.received} of {missing.nbytes} bytes)"
             )
         if self.sums is not None and self.adder is None:
-            self._attach()  # an upload with no chunk (one record) still fixes or joins the reference
+            self._attach(self.sums)  # an upload with no chunk (one record) still fixes or joins the reference
         arrays = {a.spec.name: a.array() for a in self.assemblers if a.kept}
         checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
         for name, arr in checked.items():

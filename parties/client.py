@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import grpc
 import numpy as np
@@ -143,13 +144,18 @@ class CoordinatorClient:
     def result(self, timeout: float) -> Result:
         """Wait for the clustering and return this party's labels."""
         request = session_pb2.ResultRequest(session=self.session, party=self.party)
-        header, labels = None, None
+        header: session_pb2.ResultHeader | None = None
+        labels: ArrayAssembler | None = None
         for message in self.stub.GetResult(request, timeout=timeout, metadata=self.metadata):
             if message.HasField("header"):
                 header = message.header
                 labels = ArrayAssembler(labels_spec(header.n_labels))
+            elif labels is None:
+                raise PartyError("the coordinator sent labels before the result's header")
             else:
                 labels.add(message.labels)
+        if header is None or labels is None:
+            raise PartyError("the coordinator's result stream ended without a header")
         return Result(header=header, labels=labels.array())
 
 
@@ -160,8 +166,22 @@ def key_signature(security: ClientSecurity | None, session: str, party: str, pai
     return sign_key(security.key, session, party, pair.public)
 
 
+class KeyRelay(Protocol):
+    """What the pseudonym-key agreement asks of the coordinator: a CoordinatorClient offers it, and the in-process
+    simulation offers it by calling the coordinator's handlers directly."""
+
+    session: str
+    party: str
+
+    def peers(self, timeout: float) -> list[session_pb2.PeerKey]: ...
+
+    def post_sealed(self, keys: list[session_pb2.SealedKey], timeout: float) -> None: ...
+
+    def sealed_key(self, timeout: float) -> session_pb2.SealedKey: ...
+
+
 def agree_pseudonym_key(
-    client: CoordinatorClient,
+    client: KeyRelay,
     reply: session_pb2.JoinReply,
     pair: KeyPair,
     seed: int | None,

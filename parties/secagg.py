@@ -76,7 +76,7 @@ def mask(secret: bytes, round_: int, n: int) -> np.ndarray:
     """``n`` uint64 of AES-256-CTR keystream under ``secret`` (32 bytes) for round ``round_``, little-endian."""
     out = np.zeros(n, dtype="<u8")
     encryptor = Cipher(algorithms.AES(secret), modes.CTR(counter_block(round_))).encryptor()
-    buffer = memoryview(out.view(np.uint8))
+    buffer = out.view(np.uint8).data
     encryptor.update_into(buffer, buffer)  # keystream XOR zeros, in place
     encryptor.finalize()
     return out
@@ -111,7 +111,7 @@ def apply_masks(values: np.ndarray, masks: list[PairMask], round_: int, scratch:
     pair and round)."""
     n = values.size
     buffer = np.empty(n, dtype="<u8") if scratch is None or scratch.size < n else scratch[:n]
-    view = memoryview(buffer.view(np.uint8))
+    view = buffer.view(np.uint8).data
     for pm in masks:
         buffer[:] = 0
         encryptor = Cipher(algorithms.AES(pm.secret), modes.CTR(counter_block(round_))).encryptor()
@@ -209,7 +209,7 @@ def distance_messages(session: str, party: str, round_: int, values: np.ndarray,
     """A header, then ``values`` (uint64) as little-endian ArrayChunks of at most ``chunk_bytes`` bytes."""
     yield session_pb2.DistanceMessage(header=session_pb2.DistanceHeader(
         session=session, party=party, round=round_, rows=shape[0], cols=shape[1], masked=masked, seeding=seeding))
-    data = memoryview(np.ascontiguousarray(values, dtype="<u8").view(np.uint8))
+    data = np.ascontiguousarray(values, dtype="<u8").reshape(-1).view(np.uint8).data
     for offset in range(0, len(data), chunk_bytes):
         message = session_pb2.DistanceMessage()
         message.chunk.array, message.chunk.offset, message.chunk.data = 0, offset, bytes(data[offset : offset + chunk_bytes])

@@ -55,12 +55,17 @@ def demo_path() -> Path:
 
 
 def settings_from(args: argparse.Namespace) -> Settings | None:
+    """What the observer measures after a run; None with ``--no-eval``."""
+    settings = measure_settings(args)
+    return None if getattr(args, "no_eval", False) else settings
+
+
+def measure_settings(args: argparse.Namespace) -> Settings:
+    """The measurement options (``--no-attacks``, ``--known-fraction``, ``--known-draws``), checked."""
     if not 0 < args.known_fraction <= 1:
         raise UsageError(f"--known-fraction: must be in (0, 1], got {args.known_fraction}")
     if getattr(args, "known_draws", 1) < 1:
         raise UsageError(f"--known-draws: must be at least 1, got {args.known_draws}")
-    if getattr(args, "no_eval", False):
-        return None
     return Settings(attacks=not args.no_attacks, known_fraction=args.known_fraction,
                     known_draws=getattr(args, "known_draws", Settings.known_draws))
 
@@ -78,7 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     out = Path(args.out) if args.out else default_out(scenario.name)
     log = io.StringIO() if args.quiet else sys.stderr
-    details = {} if args.html else None  # the arrays behind the page's pictures
+    details: dict | None = {} if args.html else None  # the arrays behind the page's pictures
     with claim(out, replace=args.replace):
         if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
             from ppcsim.cluster import ClusterParties, connect, parse_local
@@ -131,8 +136,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ppcsim.sweep import describe_parties_rewrite, load_sweep, sweep
 
     out = Path(args.out)
-    settings = settings_from(args)
-    failed = []
+    settings = measure_settings(args)  # a sweep always measures: it has no --no-eval
+    failed: list[dict] = []
     with claim(out, replace=args.replace) as folder:
         try:
             if args.scheduler:  # each point a task on a Dask cluster (ppcsim/cluster.py)
@@ -188,7 +193,7 @@ def _coordinator_credentials(args: argparse.Namespace, scenarios: list) -> list[
     given = [Path(c) for c in args.credentials or []]
     n = len(scenarios)
     if len(given) == n:
-        return given
+        return list(given)
     if not given:
         return [None] * n
     if len(given) == 1 and n > 1:
@@ -259,7 +264,10 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     registry = Registry()
     sessions = []
     for scenario, folder in zip(scenarios, folders):
-        tokens = load_token_digests(folder, scenario.name) if scenario.security.tokens else None
+        tokens = None
+        if scenario.security.tokens:
+            assert folder is not None  # _coordinator_security refused a session with tokens and no credentials
+            tokens = load_token_digests(folder, scenario.name)
         sessions.append(registry.create(scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)))
     server, port = start_server(args.listen, registry, security=security)
     several = len(scenarios) > 1

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from coordinator.errors import SessionError
 from parties.errors import PartyError
@@ -129,14 +130,24 @@ def connect(address: str, *, log=None) -> Iterator:
 # --- running tasks ------------------------------------------------------------------------------
 
 
+#: What a task returns.
+T = TypeVar("T")
+
+
 @dataclass
-class Outcome:
+class Outcome(Generic[T]):
     """What became of one task: its value, or its error; and how often its worker died under it."""
 
     index: int
-    value: object = None
+    value: T | None = None
     error: str | None = None
     retries: int = 0
+
+    def result(self) -> T:
+        """The value of a task that succeeded; RunError for one that failed."""
+        if self.value is None:
+            raise RunError(f"task {self.index} failed: {self.error}")
+        return self.value
 
 
 @dataclass
@@ -178,9 +189,9 @@ def _ours_running(client, keys: set[str]) -> int:
         return 0
 
 
-def run_all(client, fn: Callable, items: Sequence, *, args: tuple = (), label: str = "task",
-            on_done: Callable[[Outcome, Counts], object] = lambda o, c: None,
-            on_tick: Callable[[Counts], object] = lambda c: None) -> list[Outcome]:
+def run_all(client, fn: Callable[..., T], items: Sequence, *, args: tuple = (), label: str = "task",
+            on_done: Callable[[Outcome[T], Counts], object] = lambda o, c: None,
+            on_tick: Callable[[Counts], object] = lambda c: None) -> list[Outcome[T]]:
     """Run ``fn(item, *args)`` for every item on the cluster; the outcomes in the items' order.
 
     A task's exception becomes its outcome's ``error``; the others go on.
@@ -195,7 +206,7 @@ def run_all(client, fn: Callable, items: Sequence, *, args: tuple = (), label: s
                for i, item in enumerate(items)]
     index = {f.key: i for i, f in enumerate(futures)}
     keys = set(index)
-    outcomes: list[Outcome | None] = [None] * len(futures)
+    outcomes: dict[int, Outcome[T]] = {}  # by the item's index
     counts = Counts(len(futures))
     pending = set(futures)
     try:
@@ -207,7 +218,7 @@ def run_all(client, fn: Callable, items: Sequence, *, args: tuple = (), label: s
                 on_tick(counts)
                 continue
             for future in sorted(done, key=lambda f: index[f.key]):
-                outcome = Outcome(index[future.key])
+                outcome: Outcome[T] = Outcome(index[future.key])
                 if future.status == "finished":
                     outcome.value = future.result()
                 else:
@@ -231,7 +242,7 @@ def run_all(client, fn: Callable, items: Sequence, *, args: tuple = (), label: s
         raise
     finally:
         del futures, pending
-    return outcomes  # type: ignore[return-value]
+    return [outcomes[i] for i in range(len(items))]
 
 
 def _stop_party_processes() -> int:
@@ -276,7 +287,7 @@ def _collect(folder: Path) -> dict[str, bytes]:
         if folder.is_dir() else {}
 
 
-def run_point_task(task: PointTask, settings: Settings | None, in_process: bool) -> dict:
+def run_point_task(task: PointTask, settings: Settings, in_process: bool) -> dict:
     """On a worker: run one point in a temporary folder; its row (or error), every file it wrote, and where.
 
     A multi-process point starts its coordinator and party processes here, on
@@ -298,7 +309,7 @@ def run_point_task(task: PointTask, settings: Settings | None, in_process: bool)
     return result
 
 
-def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Settings | None = Settings(),
+def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Settings = Settings(),
                      in_process: bool = False, log=None) -> tuple[list[dict], list[dict]]:
     """Run every point of ``path``'s grid on the Dask cluster at ``scheduler``; write ``out`` as a local sweep.
 
@@ -315,7 +326,7 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
     rows: dict[int, dict] = {}
     failures: list[dict] = []
 
-    def on_done(outcome: Outcome, counts: Counts) -> None:
+    def on_done(outcome: Outcome[dict], counts: Counts) -> None:
         point, result = points[outcome.index], outcome.value or {}
         for rel, data in result.get("files", {}).items():
             write_atomic(out / "runs" / tasks[outcome.index].name / rel, data)
@@ -396,7 +407,7 @@ class ClusterTasks:
         if bad:
             raise RunError(f"{len(bad)} of {len(tasks)} projections failed on the cluster; the first, "
                            f"{tasks[bad[0].index]}: {bad[0].error}")
-        return [o.value for o in outcomes]
+        return [o.result() for o in outcomes]
 
 
 @contextmanager
@@ -495,12 +506,12 @@ class RemoteParty:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        end = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if end is not None and time.monotonic() > end:
+        start = time.monotonic()
+        while (code := self.poll()) is None:
+            if timeout is not None and time.monotonic() - start > timeout:
                 raise subprocess.TimeoutExpired(self.name, timeout)
             time.sleep(0.05)
-        return self.returncode  # type: ignore[return-value]
+        return code
 
     def kill(self) -> None:
         try:

@@ -21,6 +21,7 @@ import ipaddress
 import json
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,7 +91,7 @@ class Authority:
         return self.certificate.public_bytes(serialization.Encoding.PEM)
 
 
-def make_authority(out: Path, name: str, hosts: list[str] = ()) -> Authority:
+def make_authority(out: Path, name: str, hosts: Sequence[str] = ()) -> Authority:
     """A new CA (``ca.pem``) and the coordinator's certificate and key, written into ``out``.
 
     ``hosts`` are extra names or addresses the coordinator is reached at
@@ -124,13 +125,13 @@ def make_session_credentials(out: Path, session: str, parties: list[str], ca: Au
     _write(out / "tokens.json", json.dumps({"session": session, "parties": digests}, indent=2).encode())
 
 
-def make_credentials(out: Path, session: str, parties: list[str], hosts: list[str] = ()) -> Path:
+def make_credentials(out: Path, session: str, parties: list[str], hosts: Sequence[str] = ()) -> Path:
     """A throw-away CA, certificates for the coordinator and every party, and party tokens, in ``out``."""
     make_session_credentials(out, session, parties, make_authority(out, session, hosts))
     return out
 
 
-def make_shared_credentials(out: Path, sessions: dict[str, list[str]], hosts: list[str] = ()) -> Path:
+def make_shared_credentials(out: Path, sessions: dict[str, list[str]], hosts: Sequence[str] = ()) -> Path:
     """One CA and coordinator certificate in ``out`` for several sessions on one coordinator,
     and each session's party credentials and tokens in ``out/<session>/``."""
     ca = make_authority(out, f"{len(sessions)} sessions", hosts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Sequence
 from pathlib import Path
 
 STYLE = """
@@ -389,7 +390,7 @@ def _is_score(key: str, value) -> bool:
 
 
 def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dict | None = None,
-               notes: list[str] = ()) -> str:
+               notes: Sequence[str] = ()) -> str:
     """A sweep: what was swept, the figures (each saying which methods it leaves out), then one table row
     per run (scrollable when wide)."""
     from ppcsim.plots import left_out

@@ -63,6 +63,8 @@ class LocalParties:
               log: Path) -> subprocess.Popen:
         """Party ``name`` dialling ``address``; its summary and labels go to ``private``, its output to ``log``."""
         seed = scenario.party(name).seed
+        if seed is None:
+            raise RunError(f"party '{name}' has no seed: read the scenario as the observer does")
         return start_party(party_command(scenario, name, address, private, credentials), seed, log)
 
 
@@ -72,9 +74,11 @@ def start_party(command: list[str], seed: int, log: Path) -> subprocess.Popen:
     with open(log, "wb") as fh:
         proc = subprocess.Popen(command, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.PIPE,
                                 env={**os.environ, **PARTY_ENV})
+    stdin = proc.stdin
+    assert stdin is not None  # stdin=PIPE
     try:
-        proc.stdin.write(f"{seed}\n".encode())
-        proc.stdin.close()
+        stdin.write(f"{seed}\n".encode())
+        stdin.close()
     except OSError:  # it died at start; _watch reports why from its log
         pass
     return proc
@@ -176,7 +180,7 @@ def run_scenario(
             failure = _watch(session, procs, logs, progress, scenario.deadline)
             if session.state == DONE:
                 timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]
-                progress.say(f"clustered {len(session.outcome.join.ids):,} records; parties fetching results")
+                progress.say(f"clustered {len(session.wait(0).join.ids):,} records; parties fetching results")
             failure = failure or _await_exit(procs, logs, EXIT_GRACE)
         finally:
             for p in procs.values():
@@ -216,7 +220,7 @@ def run_scenario(
 
             report.update(evaluate_secure(scenario, session, settings))
         else:
-            report.update(evaluate(scenario, session.outcome, session.contributions, settings, details=details))
+            report.update(evaluate(scenario, session.wait(0), session.contributions, settings, details=details))
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     report["timing"].update(timing)

@@ -20,13 +20,17 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 LOCK = ".ppc-lock"
 #: Files that show a folder holds ppc outputs, so that ``replace`` may empty it.
 MARKERS = ("report.json", "sweep.csv", "labels.csv", "logs", "points")
 
+fcntl: ModuleType | None
 try:
-    import fcntl
+    import fcntl as _fcntl
+
+    fcntl = _fcntl
 except ImportError:  # Windows
     fcntl = None
 
@@ -39,7 +43,8 @@ class OutputFolder:
     """A claimed output folder; release it (or use ``with``) when the command ends."""
 
     def __init__(self, path: Path, fd: int, created: bool = False):
-        self.path, self._fd, self.created = path, fd, created
+        self.path, self.created = path, created
+        self._fd: int | None = fd
 
     def discard(self) -> None:
         """Release the folder and, if this command created it, remove it with what it holds (nothing

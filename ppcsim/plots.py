@@ -24,7 +24,7 @@ def _varies(rows: list[dict], key: str) -> bool:
 
 def _mean_band(ax, rows: list[dict], x: str, y: str, exclude: set[str]) -> None:
     """One line per series: the mean of y over seeds at each x, with a min-max band."""
-    series = defaultdict(lambda: defaultdict(list))
+    series: defaultdict[str, defaultdict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if r.get(x) is not None and r.get(y) is not None:
             series[_series_key(r, exclude)][r[x]].append(r[y])
@@ -80,7 +80,8 @@ def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape
     rows = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
     shapes = list(dict.fromkeys(r.get(f"param_{shape}") for r in rows)) if shape else [None]
     values = [r.get(f"param_{key}") for r in rows] if key else [None] * len(rows)
-    numeric = key and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    numeric = key and len(numbers) == len(values)
     colours = list(dict.fromkeys(values))
     points = None
     for j, form in enumerate(shapes):
@@ -88,7 +89,7 @@ def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape
         members = [(r, v) for r, v in zip(rows, values) if not shape or r.get(f"param_{shape}") == form]
         if numeric:
             points = ax.scatter([r[x] for r, _ in members], [r[y] for r, _ in members], c=[v for _, v in members],
-                                cmap="viridis", vmin=min(values), vmax=max(values), s=24, marker=marker)
+                                cmap="viridis", vmin=min(numbers), vmax=max(numbers), s=24, marker=marker)
             if shape:
                 ax.scatter([], [], marker=marker, color="grey", label=f"{shape} = {form}")
             continue
@@ -137,8 +138,8 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
             line = ax.plot(xs, [m["bytes_predicted"] for m in members], label=f"{method}: predicted")[0]
             ax.scatter(xs, [m["bytes_payload"] for m in members], color=line.get_color(), marker="o",
                        label=f"{method}: measured payload")
-            wire = [m.get("bytes_wire") for m in members]
-            if None not in wire:
+            wire = [w for m in members if (w := m.get("bytes_wire")) is not None]
+            if len(wire) == len(members):
                 ax.scatter(xs, wire, color=line.get_color(), marker="x", label=f"{method}: on the wire")
         ax.set(xscale="log", yscale="log", xlabel="records", ylabel="bytes uploaded (all parties)",
                title="Communication: DRBT linear, OSBR quadratic")
@@ -149,8 +150,9 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
 
 def left_out(name: str, rows: list[dict]) -> dict[str, str]:
     """The methods a sweep figure leaves out (every run of theirs lacks one of its columns), and why."""
-    needs = [privacy_column(rows) if n == "<privacy>" else n for n in FIGURE_NEEDS.get(name, ())]
-    missing = {}
+    # with no attack measured on any run, the privacy column is that of the worst attack, which no run has
+    needs = [privacy_column(rows) or "privacy_worst_mean" if n == "<privacy>" else n for n in FIGURE_NEEDS.get(name, ())]
+    missing: dict[str, str] = {}
     for r in rows:
         for need in needs:
             if r.get(need) is None:

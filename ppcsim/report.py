@@ -6,14 +6,16 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from coordinator.clustering import SECURE
 from coordinator.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
+from coordinator.types import Contribution
 from parties.run import peak_rss
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
@@ -66,7 +68,7 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
     for cfg in scenario.parties:
         contribution = session.contributions.get(cfg.name)
         upload = session.uploads.get(cfg.name)
-        shapes = {a.name: list(a.shape) for a in upload.header.arrays} if contribution else {}
+        shapes = {a.name: list(a.shape) for a in upload.header.arrays} if contribution and upload is not None else {}
         b = bytes_by_party[cfg.name]
         parties.append(
             {
@@ -87,7 +89,7 @@ def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict
             }
         )
     totals = session.ledger.totals()
-    report = {
+    report: dict[str, Any] = {  # JSON: the values are tables, lists, numbers and text
         "scenario": scenario.name,
         "scenario_file": str(scenario.path),
         "seed": scenario.seed,
@@ -205,14 +207,20 @@ def write_outputs(out: Path, report: dict, session: Session, sent: bool = True, 
         ids = as_text(outcome.join.ids).tolist()
         lines = ["id,cluster"] + [f"{i},{c}" for i, c in zip(ids, outcome.labels.tolist())]
         write_atomic(out / "labels.csv", ("\n".join(lines) + "\n").encode())
-    if sent and outcome is not None and outcome.combined.features is not None:
+    features = outcome.combined.features if outcome is not None else None
+    if sent and outcome is not None and features is not None:
         # what the coordinator clustered (joined features, or an nmds embedding), rows in the join's order
-        write_atomic(out / "clustered.npz", lambda fh: np.savez(fh, ids=as_text(outcome.join.ids),
-                                                                 features=outcome.combined.features))
+        ids = as_text(outcome.join.ids)
+        write_atomic(out / "clustered.npz", lambda fh: np.savez(fh, ids=ids, features=features))
     for party, c in session.contributions.items():
         if not sent or not c.arrays:
             continue  # the coordinator only summed this party's dissimilarities (keep_uploads off)
-        write_atomic(out / "sent" / f"{party}.npz", lambda fh, c=c: np.savez(fh, ids=as_text(c.ids), **c.arrays))
+        write_atomic(out / "sent" / f"{party}.npz", partial(_save_sent, c))
+
+
+def _save_sent(contribution: Contribution, fh: BinaryIO) -> None:
+    # numpy's stubs match **kwds against allow_pickle: bool too; the arrays are named by the method ("data", "sqdist")
+    np.savez(fh, ids=as_text(contribution.ids), **contribution.arrays)  # type: ignore[arg-type]
 
 
 def _n(x) -> str:

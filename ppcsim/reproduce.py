@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 import scipy
@@ -64,6 +64,9 @@ from ppcsim.partition import share_k, split_sizes
 from ppcsim.reproduction_doc import render_markdown
 from ppcsim.scenario import party_seeds
 from ppcsim.thesis000 import tables as thesis_tables
+
+if TYPE_CHECKING:  # Dask is needed only with --scheduler
+    from ppcsim.cluster import ClusterTasks
 
 Progress = Callable[[str], object]
 
@@ -174,7 +177,7 @@ def _task(task: tuple) -> float:
     return projection_stress(_STATE["X"], _STATE["d"], list(sizes), list(ks), projection, seed, out=_STATE["out"])
 
 
-def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int, label: str,
+def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int | ClusterTasks, label: str,
               progress: Progress) -> list[float]:
     """Stress of every ``(sizes, ks, projection, seed)`` task, in order, on ``jobs`` processes.
 
@@ -216,7 +219,7 @@ def summarize(values: Iterable[float]) -> dict:
     reading of eq. 6 as printed, which defines stress squared.
     """
     v = np.asarray(list(values), dtype=np.float64)
-    out = {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+    out: dict[str, float | int | list[float]] = {"mean": float(v.mean()), "std": float(v.std(ddof=1)) if v.size > 1 else 0.0,
            "min": float(v.min()), "max": float(v.max()), "mean_squared": float(np.mean(v**2)), "draws": int(v.size)}
     if v.size <= KEEP_VALUES:
         out["values"] = [round(float(x), 6) for x in v]
@@ -276,12 +279,14 @@ def _readings(cells: dict) -> dict:
 
     A percentile below 1 or above 99 is extreme: that draw would be rarer than 1 in 100.
     """
-    out = {}
+    out: dict[str, dict | str] = {}
+    extreme: dict[str, int] = {}
     for reading, key in (("stress", "paper_percentile"), ("stress_squared", "paper_percentile_squared")):
         pct = {p: {str(k): cells[p][str(k)][key] for k in TABLE2_K[1:]} for p in PROJECTIONS}
         flat = [v for row in pct.values() for v in row.values()]
-        out[reading] = {"percentiles": pct, "extreme": sum(v < 1 or v > 99 for v in flat), "of": len(flat)}
-    out["favoured"] = min(("stress", "stress_squared"), key=lambda r: out[r]["extreme"])
+        extreme[reading] = sum(v < 1 or v > 99 for v in flat)
+        out[reading] = {"percentiles": pct, "extreme": extreme[reading], "of": len(flat)}
+    out["favoured"] = min(("stress", "stress_squared"), key=lambda r: extreme[r])
     return out
 
 
@@ -324,7 +329,7 @@ def distances(X: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray]:
     return Xn, pdist(Xn)
 
 
-def normalisation_check(name: str, enc: Encoded, seeds: int, *, jobs: int, progress: Progress) -> dict:
+def normalisation_check(name: str, enc: Encoded, seeds: int, *, jobs: int | ClusterTasks, progress: Progress) -> dict:
     """RP1 and RP2 at Fig. 1's smallest k on raw codes and on z-scores; choose the one nearer the bound."""
     k, bound = FIG1_K[name][-1], FIG1_BOUND[name]
     out: dict = {"dataset": name, "k": k, "bound": bound}
@@ -340,7 +345,7 @@ def normalisation_check(name: str, enc: Encoded, seeds: int, *, jobs: int, progr
     return out
 
 
-def figures(name: str, enc: Encoded, how: str, seeds: int, *, jobs: int, progress: Progress,
+def figures(name: str, enc: Encoded, how: str, seeds: int, *, jobs: int | ClusterTasks, progress: Progress,
             known: dict | None = None) -> tuple[dict, dict]:
     """Fig. 1 (stress against k) and Fig. 2 (stress against the number of parties) for one data set.
 
@@ -353,6 +358,7 @@ def figures(name: str, enc: Encoded, how: str, seeds: int, *, jobs: int, progres
     X, d = distances(enc.X, how)
     full, k2 = X.shape[1], FIG2_K[name]
     splits = {p: (split_sizes(full, p), share_k(split_sizes(full, p), k2)) for p in FIG2_PARTIES}
+    cells: list[tuple[str, str, str, tuple[int, ...], tuple[int, ...]]]
     cells = [("fig1", p, str(k), (full,), (k,)) for p in PROJECTIONS for k in FIG1_K[name]]
     cells += [("fig1", ORTHONORMAL, str(FIG1_K[name][-1]), (full,), (FIG1_K[name][-1],))]
     cells += [("fig2", p, str(n), tuple(c), tuple(ks)) for p in PROJECTIONS for n, (c, ks) in splits.items()]
@@ -388,7 +394,7 @@ def default_jobs() -> int:
 
 
 def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: int = 50,
-              progress: Progress = print, jobs: int | None = None, command: str | None = None,
+              progress: Progress = print, jobs: int | ClusterTasks | None = None, command: str | None = None,
               table2_draws: int | None = None, thesis: bool = True) -> dict:
     """Run every experiment, write ``out/reproduction.md`` and ``out/reproduction.json``, return the numbers.
 

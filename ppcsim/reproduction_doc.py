@@ -80,12 +80,12 @@ def _summary(r: dict) -> str:
     for p, label in PROJECTIONS.items():
         ours = t2[t2["preferred"]][p]
         paper = " / ".join(f"{TABLE2_PAPER[p][k]:.4f}" for k in TABLE2_K)
-        means = " / ".join(f"{ours[str(k)]['mean']:.3f}" for k in TABLE2_K)
-        squared = " / ".join(f"{ours[str(k)]['mean_squared']:.3f}" for k in TABLE2_K)
+        mean_text = " / ".join(f"{ours[str(k)]['mean']:.3f}" for k in TABLE2_K)
+        squared_text = " / ".join(f"{ours[str(k)]['mean_squared']:.3f}" for k in TABLE2_K)
         pct = " / ".join(f"{ours[str(k)]['paper_percentile']:.0f}" for k in TABLE2_K[1:])
         pct2 = " / ".join(f"{ours[str(k)]['paper_percentile_squared']:.0f}" for k in TABLE2_K[1:])
         rows.append([f"Table 2, {label}, k = 6 / 5 / 4 / 3", paper,
-                     f"stress {means}; stress² {squared} (means, {NORMALIZATIONS[t2['preferred']]} data)",
+                     f"stress {mean_text}; stress² {squared_text} (means, {NORMALIZATIONS[t2['preferred']]} data)",
                      f"paper's percentile at k = 5 / 4 / 3: as stress {pct}; as stress² {pct2}"])
     if "table3" in r:
         t3 = r["table3"]

@@ -374,8 +374,8 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         except ValueError as exc:
             problems = [str(exc)]
         errors += [f"{where}: {e}" for e in problems]
-        ok = isinstance(columns, list) and all(isinstance(c, str) for c in columns)
-        return PartyConfig(name=pname, source="", columns=tuple(columns) if ok else (), method=method,
+        named = tuple(columns) if isinstance(columns, list) and all(isinstance(c, str) for c in columns) else ()
+        return PartyConfig(name=pname, source="", columns=named, method=method,
                            params=params, normalize=entry.get("normalize", "zscore"),
                            dtype=entry.get("dtype", "float64"), seed=None)
     own = entry.get("data")
@@ -435,7 +435,7 @@ def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:
 
 
 def _link(table: dict, where: str, base: Link, errors: list[str]) -> Link:
-    values = {"bandwidth_mbit": base.bandwidth_mbit, "latency_ms": base.latency_ms}
+    values: dict[str, float] = {}
     for key, param in LINK.items():
         if key in table:
             problem = param.check(key, table[key])
@@ -443,7 +443,8 @@ def _link(table: dict, where: str, base: Link, errors: list[str]) -> Link:
                 errors.append(f"{where}: {problem}")
             else:
                 values[key] = float(table[key])
-    return Link(**values)
+    return Link(bandwidth_mbit=values.get("bandwidth_mbit", base.bandwidth_mbit),
+                latency_ms=values.get("latency_ms", base.latency_ms))
 
 
 def _links(table, parties: list[str], errors: list[str]) -> dict[str, Link]:

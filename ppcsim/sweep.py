@@ -131,7 +131,8 @@ def load_sweep(path: Path) -> tuple[dict, dict[str, list]]:
     if not isinstance(grid, dict) or not grid:
         errors.append("no [sweep] table: give it lists of values, e.g. k = [1, 2, 3]")
         grid = {}
-    names = [p.get("name") for p in raw.get("parties", []) if isinstance(p, dict)]
+    # a party without a name (or with one that is not text) is reported by the scenario's own check
+    names = [p["name"] for p in raw.get("parties", []) if isinstance(p, dict) and isinstance(p.get("name"), str)]
     fields = (*PARTY, *dict.fromkeys(k for m in METHODS for k in method_class(m).params))
     for key, values in grid.items():
         if "." in key:

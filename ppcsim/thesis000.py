@@ -66,8 +66,11 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
     if method == "nmds":
         embedded = nmds(Combined(dissimilarity=pdist(X), description="z-scored data"),
                         {"dims": str(p), "init": "classical", "max_iter": "3000"}, seed)
+        if embedded.features is None:
+            raise ValueError("nmds returned no embedding")
         return embedded.features
-    cls = {"pca": PCA, "svd": SVD, "dct": DCT}[method]
+    classes: dict[str, type[PCA | SVD | DCT]] = {"pca": PCA, "svd": SVD, "dct": DCT}
+    cls = classes[method]
     return cls(k=p, random_state=seed).disguise(X, columns)[0].array
 
 
@@ -94,7 +97,7 @@ def tables(seeds: int, progress: Callable[[str], object] = print) -> dict:
             Y0 = perturb(method, X, p, 0) if deterministic else None
             nps, accs = [], []
             for seed in range(seeds):
-                Y = Y0 if deterministic else perturb(method, X, p, seed)
+                Y = Y0 if Y0 is not None else perturb(method, X, p, seed)
                 if method != "x" and (not deterministic or seed == 0):
                     nps.append(profile(d, pdist(Y))["np"]["mean"])
                 accs.append(knn_accuracy(Y, labels, seed))

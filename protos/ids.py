@@ -59,7 +59,7 @@ def _deltas(values: np.ndarray) -> bytes:
     return zlib.compress(np.diff(values.astype("<i8"), prepend=0).tobytes(), 6)
 
 
-def pack(ids: np.ndarray) -> tuple[int, bytes]:
+def pack(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes]:
     """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
     ID_TEXT packs to b"". Pseudonyms (16-byte strings) pack as ID_PSEUDONYMS."""
     if ids.dtype.kind == "S":

@@ -36,7 +36,7 @@ def wire_dtype(arr: np.ndarray, dtype: str | None = None) -> np.dtype:
     return dt
 
 
-def array_spec(name: str, arr: np.ndarray, layout: int, dtype: str | None = None) -> array_pb2.ArraySpec:
+def array_spec(name: str, arr: np.ndarray, layout: Layout, dtype: str | None = None) -> array_pb2.ArraySpec:
     """The ArraySpec announcing ``arr`` under ``name``, sent as ``dtype`` (default: its own)."""
     dt = wire_dtype(arr, dtype)
     return array_pb2.ArraySpec(name=name, dtype=dt.str, shape=list(arr.shape), layout=layout)
@@ -59,7 +59,7 @@ def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | N
             yield start * dt.itemsize, flat[start : start + step].astype(dt).tobytes()
         return
     data = np.ascontiguousarray(arr, dtype=dt)
-    view = memoryview(data.reshape(-1).view(np.uint8))
+    view = data.reshape(-1).view(np.uint8).data
     for offset in range(0, len(view), chunk_bytes):
         yield offset, bytes(view[offset : offset + chunk_bytes])
 

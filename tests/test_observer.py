@@ -154,3 +154,33 @@ def test_paper_metrics_are_reported(tmp_path):
     assert own_distances["mean"] < 1e-6 and own_distances["draws"] == 4
     assert 0 < embedding["mean"] and "nmds embedding" in embedding["knowledge"]
     assert "sent_distortion" not in b
+
+
+def test_labels_of_a_csv_are_read_by_the_parties_id_column(tmp_path):
+    """[data] may name the file and its label column and leave the id column to each party."""
+    from ppcsim.evaluate.observer import true_labels
+
+    (tmp_path / "shared.csv").write_text("pid,x,y,group\nr1,1,2,b\nr2,3,4,a\nr3,5,6,b\n")
+    path = write_scenario(tmp_path, """
+        name = "labels"
+        seed = 1
+        [data]
+        source = "shared.csv"
+        label_column = "group"
+        [[parties]]
+        name = "a"
+        id_column = "pid"
+        columns = ["x"]
+        method = "none"
+        [[parties]]
+        name = "b"
+        id_column = "pid"
+        columns = ["y"]
+        method = "none"
+        [clustering]
+        algorithm = "kmeans"
+        n_clusters = 2
+    """)
+    scenario = load_scenario(path)
+    assert scenario.id_column is None
+    assert true_labels(scenario, np.array(["r3", "r2", "r1"])).tolist() == [1, 0, 1]

@@ -222,3 +222,26 @@ def test_each_sweep_figure_says_which_methods_it_leaves_out():
         "none": "the known input-output attack does not apply to what they send"}
     assert left_out("methods", rows) == {"none": "no attack was measured on them"}
     assert left_out("bytes_vs_rows", rows) == {}
+
+
+def test_a_misspelt_party_key_beside_an_unnamed_party_is_an_error_not_a_traceback(tmp_path):
+    path = write_scenario(tmp_path, """
+        name = "unnamed"
+        [data]
+        source = "sklearn:wine"
+        [[parties]]
+        columns = ["alcohol", "malic_acid"]
+        method = "drbt"
+        k = 1
+        [[parties]]
+        name = "b"
+        columns = ["ash"]
+        method = "none"
+        [clustering]
+        algorithm = "kmeans"
+        n_clusters = 3
+        [sweep]
+        "bb.k" = [1, 2]
+    """)
+    with pytest.raises(ScenarioError, match=r"'bb.k' names no party: unknown party 'bb' \(known: b; did you mean 'b'\?\)"):
+        plan(path, tmp_path / "out")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -18,7 +19,7 @@ class Sent(NamedTuple):
 
     name: str
     array: np.ndarray
-    layout: int  # Layout.ROWS or Layout.CONDENSED
+    layout: Layout  # Layout.ROWS or Layout.CONDENSED
 
 
 class Disguise(ABC):
@@ -36,7 +37,8 @@ class Disguise(ABC):
     #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
     randomised: ClassVar[bool] = False
 
-    def __init__(self, *, random_state: int | None = None, **params: Any):
+    def __init__(self, *, random_state: int | Sequence[int] | None = None, **params: Any):
+        """``random_state`` seeds ``numpy.random.default_rng``: an integer, or a sequence of them (a seed and a draw)."""
         self.random_state = random_state
         for key, spec in self.params.items():
             setattr(self, key, params.get(key, spec.default))
@@ -90,6 +92,8 @@ class Reduction(Disguise):
     """
 
     k_at_most_records: ClassVar[bool] = False
+    #: the number of dimensions sent, set from ``params`` by Disguise.__init__
+    k: int
 
     @classmethod
     def check_columns(cls, params: dict[str, Any], columns: list[str]) -> list[str]:

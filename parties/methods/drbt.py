@@ -65,6 +65,9 @@ class DRBT(Reduction):
 
     name = "drbt"
     randomised = True
+    # set from ``params`` by Disguise.__init__
+    projection: str
+
     params = {
         "k": Param(int, required=True, minimum=1, doc="the number of output dimensions"),
         "projection": Param(str, default="gaussian", choices=PROJECTIONS),

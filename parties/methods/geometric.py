@@ -40,6 +40,9 @@ class Geometric(Disguise):
 
     name = "geometric"
     randomised = True
+    # set from ``params`` by Disguise.__init__
+    sigma: float
+
     params = {"sigma": Param(float, default=0.1, minimum=0, doc="noise standard deviation")}
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -35,6 +35,12 @@ class NMDS(OSBR):
     """
 
     name = "nmds"
+    # set from ``params`` by Disguise.__init__
+    dims: int
+    init: str
+    n_init: int
+    max_iter: int
+
     params = {
         "dims": Param(int, required=True, minimum=1, doc="the embedding's dimensions"),
         "init": Param(str, default="classical", choices=("classical", "random"),

@@ -31,6 +31,10 @@ class Noise(Disguise):
 
     name = "noise"
     randomised = True
+    # set from ``params`` by Disguise.__init__
+    distribution: str
+    sigma: float
+
     params = {
         "distribution": Param(str, default="gaussian", choices=("gaussian", "uniform")),
         "sigma": Param(float, default=0.1, minimum=0, doc="noise standard deviation"),

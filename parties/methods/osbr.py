@@ -51,6 +51,11 @@ class OSBR(Disguise):
     """
 
     name = "osbr"
+    # set from ``params`` by Disguise.__init__
+    metric: str
+    categorical: list[str]
+    binary: list[str]
+
     params = {
         "metric": Param(str, default="euclidean", choices=("euclidean", "gower", "jaccard")),
         "categorical": Param(list, default=[], doc="gower: nominal columns"),
@@ -58,6 +63,7 @@ class OSBR(Disguise):
     }
 
     @property
+    # Disguise declares a class-wide flag; here it depends on the instance's metric
     def normalizes(self) -> bool:  # type: ignore[override]
         # eq. 5 divides interval columns by their range; eq. 4 needs the raw 0/1 values.
         return self.metric == "euclidean"

@@ -11,6 +11,7 @@ Nothing computed here is ever sent to the coordinator.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
@@ -21,7 +22,8 @@ from coordinator.join import join_ids
 from coordinator.session import Outcome
 from parties.config import PartyConfig
 from parties.data import blob_labels, load_builtin, read_csv_columns
-from parties.methods import method_class
+from parties.methods.base import Disguise
+from parties.methods.osbr import OSBR
 from parties.run import Disguised, disguise
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
@@ -102,22 +104,30 @@ def reference_combined(scenario: Scenario, outcome: Outcome, own: dict[str, Disg
     index = outcome.join.index
     X = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
     dissimilar = [own[p.name].method for p in scenario.parties if own[p.name].arrays[0].layout == Layout.CONDENSED]
-    if not dissimilar or dissimilar[0].metric == "euclidean":
+    if not dissimilar or _metric(dissimilar[0]) == "euclidean":
         return Combined(features=X)
     columns = [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]
-    params = {"metric": dissimilar[0].metric}
-    for key in ("categorical", "binary"):
-        params[key] = [f"{p.name}.{c}" for p in scenario.parties for c in p.params.get(key, [])]
-    method = method_class("osbr")(**params)
+
+    def prefixed(key: str) -> list[str]:
+        return [f"{p.name}.{c}" for p in scenario.parties for c in p.params.get(key, [])]
+
+    method = OSBR(metric=_metric(dissimilar[0]), categorical=prefixed("categorical"), binary=prefixed("binary"))
     arrays = {s.name: s.array for s in method.disguise(X, columns)}
     whole = Contribution("all", "osbr", method.public_params(), outcome.join.ids, arrays, is_dissimilarity=True)
     return combine([whole], join_ids({"all": outcome.join.ids}))
 
 
+def _metric(method: Disguise) -> str:
+    """The metric of a method that sends dissimilarities (condensed arrays): only ``osbr`` does."""
+    if not isinstance(method, OSBR):
+        raise RunError(f"method '{method.name}' sends dissimilarities but names no metric")
+    return method.metric
+
+
 def _distances(combined: Combined, rows: np.ndarray, n: int) -> np.ndarray:
     if combined.features is not None:
         return pdist(combined.features[rows])
-    return reorder_condensed(combined.dissimilarity, n, rows)
+    return reorder_condensed(combined.require_dissimilarity(), n, rows)
 
 
 def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
@@ -130,8 +140,13 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
     if scenario.source == "synthetic:blobs":
         options = next(p.source_options for p in scenario.parties if p.source == scenario.source)
         return blob_labels(options["rows"], options["clusters"], options["seed"])[ids.astype(int)]
-    cells, _ = read_csv_columns(scenario.source, [scenario.id_column, scenario.label_column])
-    by_id = dict(zip(cells[scenario.id_column], cells[scenario.label_column]))
+    # [data] may leave the id column to each party that reads its file
+    id_column = scenario.id_column or next(
+        (p.id_column for p in scenario.parties if p.source == scenario.source and p.id_column), None)
+    if id_column is None:
+        raise RunError(f"[data]: 'id_column' is needed to read the labels '{scenario.label_column}' of {scenario.source}")
+    cells, _ = read_csv_columns(Path(scenario.source), [id_column, scenario.label_column])
+    by_id = dict(zip(cells[id_column], cells[scenario.label_column]))
     return np.unique([by_id[i] for i in as_text(ids).tolist()], return_inverse=True)[1]
 
 
@@ -233,7 +248,7 @@ def _multilateration(X: np.ndarray, distances: np.ndarray, draws: int, rng: np.r
             seen, true = distances[np.ix_(refs, refs)], squareform(pdist(X[refs]))
             D = distances * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
         # inexact (embedded) distances: Gauss-Newton settles to a few digits, not to 1e-10
-        estimate = multilateration(D, refs, X[refs], **({"max_iter": 30, "tol": 1e-6} if fit_scale else {}))
+        estimate = multilateration(D, refs, X[refs], max_iter=30, tol=1e-6) if fit_scale else multilateration(D, refs, X[refs])
         others = np.setdiff1d(np.arange(m), refs)
         rhos.append(float(np.mean(multilateration_privacy(X[:, score], estimate[:, score], refs))))
         results.append(_scores(X[others][:, score], estimate[others][:, score], columns, ranks=i == 0))
@@ -323,7 +338,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
                 "knowledge": "each original column's min, max and histogram",
                 **_scores(X[rows], estimate, mine.data.columns),
             }
-        elif mine.method.metric == "euclidean":
+        elif _metric(mine.method) == "euclidean":
             distances = np.sqrt(squareform(reorder_condensed(sent["sqdist"], m, rows)))
             found = _multilateration(X[rows], distances, max(1, min(draws, MULTILATERATION_DRAWS)), rng,
                                      mine.data.columns)
@@ -339,7 +354,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
             if cfg.name in embedded:
                 attacks["multilateration_nmds"] = embedded[cfg.name]
         else:
-            attacks["multilateration"] = {"skipped": f"needs Euclidean distances, not metric '{mine.method.metric}'"}
+            attacks["multilateration"] = {"skipped": f"needs Euclidean distances, not metric '{_metric(mine.method)}'"}
         out[cfg.name] = {"method": cfg.method, "records": len(rows), "seed": scenario.seed, **entry,
                          "attacks": attacks}
     return out

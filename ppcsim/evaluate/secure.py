@@ -127,8 +127,10 @@ def privacy(scenario: Scenario, session, own, X: np.ndarray) -> dict:
         out["posts"] = {"what": "each party's last-round post as the arbiter received it, against the party's true "
                                 "partial squared distances (sampled records)", "by_party": posts}
     d = X.shape[1]
-    attack = {"knowledge": f"the {k} records drawn as initial centres, in original form (000 §4.4's known "
-                           "objects), and round 0's sums"}
+    attack: dict[str, str | float | int] = {
+        "knowledge": f"the {k} records drawn as initial centres, in original form (000 §4.4's known "
+                     "objects), and round 0's sums",
+    }
     if k < d + 1:
         attack["skipped"] = f"needs at least d + 1 = {d + 1} centres for {d} joined columns; the session has {k}"
     elif arbiter.seen_first is None:

@@ -53,7 +53,7 @@ class Run:
         What the coordinator received from each party, as ``sent/<party>.npz``
         holds it: ``ids`` (the ids the party sent, as text: pseudonyms in
         hexadecimal when the session uses them) and every array by name (``data`` for a feature method,
-        ``sqdist`` or ``dissimilarity`` for OSBR's triangle, ...).
+        ``sqdist`` for OSBR's Euclidean triangle, ``numerator`` for its Gower one, ...).
     clustered : ndarray or None
         The matrix the coordinator clustered (the joined disguised features,
         or an NMDS embedding), as ``clustered.npz`` holds it; None when it
@@ -197,7 +197,8 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
         Where relative data paths of TOML text or a dict resolve (see :func:`load`).
     log : file, optional
         Where a process run prints its progress and table (``ppc run``'s
-        console output); nothing is printed by default.
+        console output), and an in-process run what its parties print;
+        nothing is printed by default.
 
     Returns
     -------
@@ -237,14 +238,14 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
         settings = Settings(attacks=attacks, **({"known_fraction": known_fraction} if known_fraction else {}))
         if processes:
             return _processes(scenario, settings, out, log)
-        return _in_process(scenario, settings)
+        return _in_process(scenario, settings, log or io.StringIO())
     finally:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _in_process(scenario: Scenario, settings: Settings) -> Run:
+def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from ppcsim.evaluate.observer import evaluate
     from ppcsim.report import build_report, observer_section
     from ppcsim.simulate import simulate as direct, simulate_secure
@@ -255,7 +256,7 @@ def _in_process(scenario: Scenario, settings: Settings) -> Run:
     if scenario.clustering.protocol == SECURE:
         from ppcsim.evaluate.secure import evaluate_secure
 
-        session, _, own = simulate_secure(scenario)
+        session, _, own = simulate_secure(scenario, log=log)
         outcome = session.wait(0)
         report = build_report(scenario, session, {}, {})
         report["observer"] = observer_section(scenario)

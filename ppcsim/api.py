@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ppcsim.evaluate.settings import Settings
-from ppcsim.scenario import Scenario, generated, load_scenario
+from ppcsim.scenario import Scenario, ScenarioError, generated, load_scenario
 from protos.ids import as_text
 
 __all__ = ["Run", "simulate", "load"]
@@ -144,7 +144,16 @@ def load(scenario, base: str | Path | None = None) -> Scenario:
         return scenario
     if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
         return load_scenario(scenario)
-    return load_scenario(_written(scenario, base, Path(tempfile.mkdtemp(prefix="ppc-scenario-"))))
+    return _load_written(scenario, base, Path(tempfile.mkdtemp(prefix="ppc-scenario-")))
+
+
+def _load_written(scenario: str | dict, base: str | Path | None, folder: Path) -> Scenario:
+    """TOML text or a dict, loaded; its errors name what it was given (not the temporary file)."""
+    try:
+        return load_scenario(_written(scenario, base, folder))
+    except ScenarioError as exc:
+        raise ScenarioError(Path("<TOML text>" if isinstance(scenario, str) else "<scenario dict>"),
+                            exc.errors) from None
 
 
 def _written(scenario: str | dict, base: str | Path | None, folder: Path) -> Path:
@@ -232,7 +241,7 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
     try:
         if isinstance(scenario, (str, dict)) and not (
                 isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
-            scenario = load_scenario(_written(scenario, base, folder))
+            scenario = _load_written(scenario, base, folder)
         else:
             scenario = load(scenario)
         settings = Settings(attacks=attacks, **({"known_fraction": known_fraction} if known_fraction else {}))

@@ -99,7 +99,7 @@ def test_a_bad_scenario_is_refused_naming_the_field_or_the_column(table1):
 
     spec = scenario("drbt", k=1)
     spec["parties"][1]["method"] = "drbtt"
-    with pytest.raises(ScenarioError, match="'lab'.*drbtt"):
+    with pytest.raises(ScenarioError, match="^<scenario dict>: .*'lab'.*drbtt"):
         ppcsim.simulate(spec, base=table1)
     spec = scenario("drbt", k=1)
     spec["parties"][1]["columns"] = ["h_rate", "heart"]
@@ -133,3 +133,20 @@ def test_the_docstring_examples_run():
     import ppcsim.api
 
     assert doctest.testmod(ppcsim.api).failed == 0
+
+
+def test_secure_aggregation_run_sends_distances_round_by_round_and_no_features():
+    m = 300
+    run = ppcsim.simulate({"name": "sa", "seed": 7,
+                           "data": {"source": "synthetic:blobs", "rows": m, "columns": 2, "clusters": 3},
+                           "parties": [{"name": "a", "columns": ["x0"]}, {"name": "b", "columns": ["x1"]}],
+                           "clustering": {"algorithm": "kmeans", "protocol": "secure_aggregation", "n_clusters": 3}},
+                          attacks=False)
+    secure = run.report["secure_aggregation"]
+    assert run.sent == {} and run.clustered is None and run.joined is None and run.attacks == {}
+    assert run.labels.shape == (m,) and sorted(run.ids.astype(int).tolist()) == list(range(m))
+    # each round every party posts its masked partial distance of every record to each of the k centres
+    assert run.payload_bytes == 2 * m * 3 * (secure["rounds"] + secure["seeding_steps"]) * 8
+    # the same labels as scikit-learn's k-means from the same initial records
+    assert run.report["utility"]["labels_equal_same_init"] is True
+    assert np.allclose(run.original["a"].ravel(), (lambda x: (x - x.mean()) / x.std(ddof=1))(run.original["a"]).ravel())

@@ -123,6 +123,8 @@ def load(scenario, base: str | Path | None = None) -> Scenario:
         The folder that relative data paths (``[data] source``,
         ``[[parties]] data``) of TOML text or a dict resolve against; the
         current directory by default. A file's resolve against its folder.
+        TOML text and dicts are written to a temporary file (party processes
+        read a file), removed when Python exits.
 
     Returns
     -------
@@ -144,7 +146,22 @@ def load(scenario, base: str | Path | None = None) -> Scenario:
         return scenario
     if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
         return load_scenario(scenario)
-    return _load_written(scenario, base, Path(tempfile.mkdtemp(prefix="ppc-scenario-")))
+    return _load_written(scenario, base, _scratch())
+
+
+_SCRATCH: list[Path] = []
+
+
+def _scratch() -> Path:
+    """A new folder for one scenario file, inside one temporary folder that is removed when Python exits (a
+    Scenario's file must outlive the call that wrote it: party processes read it)."""
+    if not _SCRATCH:
+        import atexit
+        import shutil
+
+        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="ppc-scenarios-")))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return Path(tempfile.mkdtemp(dir=_SCRATCH[0]))
 
 
 def _load_written(scenario: str | dict, base: str | Path | None, folder: Path) -> Scenario:
@@ -237,21 +254,11 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
     >>> run.clustered is None   # it clustered dissimilarities, not features
     True
     """
-    folder = Path(tempfile.mkdtemp(prefix="ppc-scenario-"))
-    try:
-        if isinstance(scenario, (str, dict)) and not (
-                isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
-            scenario = _load_written(scenario, base, folder)
-        else:
-            scenario = load(scenario)
-        settings = Settings(attacks=attacks, **({"known_fraction": known_fraction} if known_fraction else {}))
-        if processes:
-            return _processes(scenario, settings, out, log)
-        return _in_process(scenario, settings, log or io.StringIO())
-    finally:
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)
+    scenario = load(scenario, base)
+    settings = Settings(attacks=attacks, **({"known_fraction": known_fraction} if known_fraction else {}))
+    if processes:
+        return _processes(scenario, settings, out, log)
+    return _in_process(scenario, settings, log or io.StringIO())
 
 
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:

@@ -236,6 +236,8 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
         When the scenario is not valid, before anything starts.
     ppcsim.errors.RunError
         When a process run fails, naming the party or the cause.
+    ValueError
+        When ``known_fraction`` is not in (0, 1].
 
     Examples
     --------
@@ -254,8 +256,11 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
     >>> run.clustered is None   # it clustered dissimilarities, not features
     True
     """
+    if known_fraction is not None and not 0 < known_fraction <= 1:
+        raise ValueError(f"known_fraction must be in (0, 1], got {known_fraction}")
     scenario = load(scenario, base)
-    settings = Settings(attacks=attacks, **({"known_fraction": known_fraction} if known_fraction else {}))
+    settings = Settings(attacks=attacks, known_fraction=Settings().known_fraction if known_fraction is None
+                        else known_fraction)
     if processes:
         return _processes(scenario, settings, out, log)
     return _in_process(scenario, settings, log or io.StringIO())

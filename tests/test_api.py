@@ -36,7 +36,9 @@ def scenario(method: str, **params) -> dict:
 
 def test_osbr_run_gives_eq11_and_no_clustered_matrix(table1):
     run = ppcsim.simulate(scenario("osbr"), base=table1, attacks=False)
-    assert isinstance(run, Run)
+    assert isinstance(run, Run) and run.out is None
+    assert run.scenario.name == "table1-osbr" and [p.name for p in run.scenario.parties] == ["clinic", "lab", "insurer"]
+    assert run.report["observer"]["seed"] == 3
     assert run.clustered is None  # dissimilarities are clustered as they are
     assert sorted(run.sent) == ["clinic", "insurer", "lab"]
     # each party's squared distances over its own columns: their sum is the whole table's, whose root is eq. 11
@@ -101,6 +103,8 @@ def test_a_bad_scenario_is_refused_naming_the_field_or_the_column(table1):
     spec["parties"][1]["method"] = "drbtt"
     with pytest.raises(ScenarioError, match="^<scenario dict>: .*'lab'.*drbtt"):
         ppcsim.simulate(spec, base=table1)
+    with pytest.raises(ValueError, match=r"known_fraction must be in \(0, 1\], got 1.5"):
+        ppcsim.simulate(spec, base=table1, known_fraction=1.5)
     spec = scenario("drbt", k=1)
     spec["parties"][1]["columns"] = ["h_rate", "heart"]
     with pytest.raises(PartyError, match="table1.csv: no column 'heart'"):

@@ -13,3 +13,10 @@ _os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 # ppc, its party processes and its benchmarks allocate far more than they reuse; set
 # NUMPY_MADVISE_HUGEPAGE=1 to keep numpy's default. Takes effect only before numpy is imported.
 _os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+
+
+def simulate(scenario, processes: bool = False, **options):
+    """Run a scenario and return a ``ppcsim.api.Run`` (see ppcsim.api.simulate and docs/api.md)."""
+    from ppcsim.api import simulate as run
+
+    return run(scenario, processes, **options)

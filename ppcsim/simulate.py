@@ -11,6 +11,8 @@ process start-up otherwise.
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import dataclass
 
 from coordinator import handlers
@@ -70,12 +72,13 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
     return session, own
 
 
-def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float | None = None):
+def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float | None = None, log=None):
     """A secure-aggregation session run in one process: each party a thread, every message through the
     coordinator's handler functions (so the ledger counts what a real run sends), ids plain.
 
     ``masked=False`` runs the same rounds with no mask added: a benchmark's
-    control, which only this function can select. Returns the finished
+    control, which only this function can select. ``log``: where the parties
+    print their progress (standard error by default). Returns the finished
     session, each party's RoundsResult and its normalised data.
     """
     import threading
@@ -122,7 +125,7 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
             done = own[name]
             results[name] = secure_party(InProcess(name), upload, list(peers), pairs[name], done.X, done.data.ids,
                                          spec.name, name, len(done.data.columns), replies[name].chunk_bytes,
-                                         masked=masked)
+                                         masked=masked, **({"log": log} if log is not None else {}))
             for _ in handlers.result(session, session_pb2.ResultRequest(session=spec.name, party=name)):
                 pass
         except Exception as exc:  # noqa: BLE001 - the other parties must be woken, then it is raised
@@ -137,3 +140,16 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
     if errors:
         raise errors[0]
     return session, results, own
+
+
+class _CallableModule(types.ModuleType):
+    """``ppcsim.simulate(scenario, ...)`` is the Python API's entry point (ppcsim.api.simulate). Importing this
+    module puts the module itself on the package under that name, so the module answers the same call."""
+
+    def __call__(self, scenario, processes: bool = False, **options):
+        from ppcsim.api import simulate as run
+
+        return run(scenario, processes, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

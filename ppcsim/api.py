@@ -267,10 +267,11 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 
 
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
+    from coordinator.clustering import SECURE
     from ppcsim.evaluate.observer import evaluate
     from ppcsim.report import build_report, observer_section
-    from ppcsim.simulate import simulate as direct, simulate_secure
-    from coordinator.clustering import SECURE
+    from ppcsim.simulate import simulate as direct
+    from ppcsim.simulate import simulate_secure
 
     t0 = time.perf_counter()
     details: dict = {}

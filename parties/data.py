@@ -35,6 +35,22 @@ def load_builtin(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
     return list(bunch.feature_names), np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target)
 
 
+def known_columns(source: str, options: dict) -> list[str] | None:
+    """The columns ``source`` offers, found without loading its data (a CSV's header line); None if the source
+    cannot be read here (the party's loading then says why)."""
+    if source.startswith("sklearn:"):
+        name = source.split(":", 1)[1]
+        return load_builtin(name)[0] if name in BUILTIN else None
+    if source == "synthetic:blobs":
+        columns = options.get("columns")
+        return [f"x{j}" for j in range(columns)] if isinstance(columns, int) else None
+    try:
+        with open(source, newline="", encoding="utf-8-sig") as fh:
+            return next(csv.reader(fh), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
 def blob_labels(rows: int, clusters: int, seed: int) -> np.ndarray:
     """The true cluster of each synthetic record (the ``target`` column)."""
     return np.random.default_rng([seed, 0]).integers(0, clusters, size=rows)

@@ -13,7 +13,7 @@ from coordinator.clustering import FIELDS as CLUSTERING
 from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
-from parties.data import BUILTIN, SYNTHETIC
+from parties.data import BUILTIN, SYNTHETIC, known_columns
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
 from ppcsim.relay import Link
@@ -265,6 +265,14 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         errors.append(f"party names repeat: {', '.join(repeated)}")
+    if role == "observer" and not errors:  # every column named exists, before any process starts
+        for p in parties:
+            offered = known_columns(p.source, p.source_options)
+            if offered is None:
+                continue
+            for c in (c for c in p.columns if c not in offered):
+                errors.append(f"[[parties]] '{p.name}': no column '{c}' in {p.source} ("
+                              + unknown(c, offered).split(" (", 1)[1])
     if role == "observer":
         by_column: dict[tuple[str, str], str] = {}
         for p in parties:

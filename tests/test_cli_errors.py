@@ -102,18 +102,25 @@ def run_bad(tmp: Path, **changes) -> tuple[subprocess.CompletedProcess, Path]:
 # -- the party's data ---------------------------------------------------------------------------
 
 
-def test_missing_column_names_column_and_csv(tmp_path):
+def test_missing_column_names_column_and_csv_before_anything_starts(tmp_path):
     proc, out = run_bad(tmp_path, a_columns='"x1", "x9"')
     line = one_error(proc)
     csv_path = (tmp_path / "a.csv").resolve()
-    assert proc.returncode == 1
-    assert f"party 'a': {csv_path}: no column 'x9' (columns: id, x1, x2, x3)" in line
-    # the run still leaves a report saying why, and the party's log says it too
-    report = read_report(out)
-    assert report["state"] == "failed"
-    assert "no column 'x9'" in report["error"]
-    assert f"{csv_path}: no column 'x9'" in (out / "logs" / "a.log").read_text()
-    assert not (out / "labels.csv").exists()
+    assert proc.returncode == 2
+    assert line.endswith(f"[[parties]] 'a': no column 'x9' in {csv_path} (known: id, x1, x2, x3)")
+    assert not out.exists()  # refused before any process started
+
+
+def test_a_misspelt_column_of_a_built_in_set_is_refused_at_once_with_a_suggestion(tmp_path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('[data]\nsource = "sklearn:wine"\n[[parties]]\nname = "a"\ncolumns = ["alcohl", "hue"]\n'
+                        'method = "none"\n')
+    t0 = time.monotonic()
+    proc = ppc("run", scenario, "--out", tmp_path / "out", cwd=tmp_path)
+    assert proc.returncode == 2 and time.monotonic() - t0 < 10  # no party process was started
+    assert "[[parties]] 'a': no column 'alcohl' in sklearn:wine (known: alcohol, " in proc.stderr
+    assert "did you mean 'alcohol'?" in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_non_numeric_cell_names_column_and_line(tmp_path):

@@ -288,8 +288,10 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         if stop.is_set():
             for session in sessions:
                 session.fail("the coordinator was stopped (SIGTERM) before the session ended")
-        # let the parties fetch their results (or hear why not) before the server goes away
-        stop.wait(args.linger)
+        # let the parties fetch their results (or hear why not) before the server goes away; after a SIGTERM
+        # too (stop is set then, so its own wait would return at once), or a party between two calls would
+        # find no server instead of the reason
+        threading.Event().wait(args.linger)
     except KeyboardInterrupt:
         for session in sessions:
             session.fail("the coordinator was interrupted before the session ended")

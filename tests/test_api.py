@@ -97,7 +97,6 @@ def test_toml_text_dict_and_path_load_the_same_scenario(table1, tmp_path):
 
 
 def test_a_bad_scenario_is_refused_naming_the_field_or_the_column(table1):
-    from parties.errors import PartyError
 
     spec = scenario("drbt", k=1)
     spec["parties"][1]["method"] = "drbtt"
@@ -107,8 +106,8 @@ def test_a_bad_scenario_is_refused_naming_the_field_or_the_column(table1):
         ppcsim.simulate(spec, base=table1, known_fraction=1.5)
     spec = scenario("drbt", k=1)
     spec["parties"][1]["columns"] = ["h_rate", "heart"]
-    with pytest.raises(PartyError, match="table1.csv: no column 'heart'"):
-        ppcsim.simulate(spec, base=table1)
+    with pytest.raises(ScenarioError, match="'lab': no column 'heart' in .*table1.csv \\(known: id, age"):
+        ppcsim.simulate(spec, base=table1)  # refused with the scenario, before any party loads its data
 
 
 def test_in_process_and_processes_give_the_same_labels_and_payload(table1, tmp_path):

@@ -12,7 +12,7 @@ the run's labels must equal KMeans-40's: the same clustering of the same data.
 The baselines run with the numpy settings the ppc processes get (see
 ppcsim/__init__.py), so the ratios compare work, not allocator settings.
 
-    python bench/e2e_drbt.py [--rows 1000000] [--n-init 10]
+    python bench/e2e_drbt.py [--rows 1000000] [--n-init 10] [--ids pseudonymous|plain]
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import blobs_scenario  # noqa: E402
 
 
-def scenario(rows: int, n_init: int) -> str:
+def scenario(rows: int, n_init: int, ids: str = "pseudonymous") -> str:
     return blobs_scenario("bench-e2e", rows, 4, 25, 'method = "drbt"\nk = 10',
-                          f'algorithm = "kmeans"\nn_clusters = 8\nn_init = {n_init}')
+                          f'algorithm = "kmeans"\nn_clusters = 8\nn_init = {n_init}') + f'[security]\nids = "{ids}"\n'
 
 
 def timed(fn):
@@ -62,10 +62,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--n-init", type=int, default=10)
+    parser.add_argument("--ids", choices=("pseudonymous", "plain"), default="pseudonymous",
+                        help="how record ids travel (default: pseudonymous, the scenario default; plain shows what "
+                        "the parties' HMAC pseudonyms cost)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.toml"
-        path.write_text(scenario(args.rows, args.n_init))
+        path.write_text(scenario(args.rows, args.n_init, args.ids))
         out = Path(tmp) / "out"
         e2e, proc = timed(lambda: subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out),
                                                   "--no-eval", "--no-sent", "--quiet"], capture_output=True, text=True))
@@ -84,7 +87,8 @@ def main() -> int:
     raw = load_blobs({"rows": args.rows, "columns": 100, "clusters": 8, "seed": 7}, [f"x{c}" for c in range(100)])
     k100, _ = timed(lambda: kmeans(raw))
     same = np.array_equal(run_labels, labels40)
-    print(f"rows {args.rows:,}, 4 parties x 25 columns -> k = 10 each, k-means 8 clusters, n_init {args.n_init}")
+    print(f"rows {args.rows:,}, 4 parties x 25 columns -> k = 10 each, k-means 8 clusters, n_init {args.n_init}, "
+          f"ids {args.ids}")
     print(f"end-to-end ppc run         {e2e:8.2f} s   ({phases(report)})")
     print(f"sklearn KMeans, 40 dims    {k40:8.2f} s   (labels equal the run's: {'yes' if same else 'NO'})")
     print(f"sklearn KMeans, 100 dims   {k100:8.2f} s")

@@ -180,6 +180,34 @@ class KeyRelay(Protocol):
     def sealed_key(self, timeout: float) -> session_pb2.SealedKey: ...
 
 
+def checked_peers(
+    client: KeyRelay,
+    reply: session_pb2.JoinReply,
+    pair: KeyPair,
+    security: ClientSecurity | None,
+    timeout: float,
+    mutual: bool = False,
+) -> list[session_pb2.PeerKey]:
+    """Every party's public key as the coordinator relays it (GetPeers), checked once for all that uses them.
+
+    The set must name exactly the session's parties and hold this party's own
+    key unchanged; under ``mutual`` TLS every other party's key must be signed
+    by its certificate, so a coordinator that substituted keys is caught
+    (unless it also holds the CA's key). PartyError otherwise.
+    """
+    session, me = client.session, client.party
+    peers = client.peers(timeout)
+    by_name = {p.party: p for p in peers}
+    if set(by_name) != set(reply.parties) or me not in by_name or by_name[me].public_key != pair.public:
+        raise PartyError("the coordinator relayed a set of public keys that does not match the session's parties "
+                         "or does not hold this party's own key")
+    if mutual and security is not None:
+        for name, peer in by_name.items():
+            if name != me:
+                verify_peer(security.ca, peer.certificate, peer.key_signature, session, name, peer.public_key)
+    return peers
+
+
 def agree_pseudonym_key(
     client: KeyRelay,
     reply: session_pb2.JoinReply,
@@ -188,33 +216,28 @@ def agree_pseudonym_key(
     security: ClientSecurity | None,
     timeout: float,
     mutual: bool = False,
+    peers: list[session_pb2.PeerKey] | None = None,
 ) -> bytes:
     """The session's pseudonym key, agreed through the coordinator without it learning the key.
 
     The key leader (the session's first party) draws the key (from ``seed``,
     else from this process's entropy) and seals it to each other party under
     their X25519 pair secret; every other party waits for its sealed key and
-    opens it. Under ``mutual`` TLS every relayed public key is checked against
-    its party's certificate first, so a coordinator that substituted keys is
-    caught (unless it also holds the CA's key).
+    opens it. ``peers`` are the public keys ``checked_peers`` returned, when
+    the caller has them already; else they are fetched and checked here.
     """
     session, me = client.session, client.party
-    peers = {p.party: p for p in client.peers(timeout)}
-    if set(peers) != set(reply.parties) or me not in peers or peers[me].public_key != pair.public:
-        raise PartyError("the coordinator relayed a set of public keys that does not match the session's parties "
-                         "or does not hold this party's own key")
-    if mutual and security is not None:
-        for name, peer in peers.items():
-            if name != me:
-                verify_peer(security.ca, peer.certificate, peer.key_signature, session, name, peer.public_key)
+    if peers is None:
+        peers = checked_peers(client, reply, pair, security, timeout, mutual)
+    by_name = {p.party: p for p in peers}
     leader = reply.parties[0]
     if me == leader:
         key = pseudonym_key(seed)
         sealed = []
         for name in reply.parties[1:]:
-            nonce, ciphertext = seal(pair, peers[name].public_key, key, session, me, name)
+            nonce, ciphertext = seal(pair, by_name[name].public_key, key, session, me, name)
             sealed.append(session_pb2.SealedKey(to=name, nonce=nonce, ciphertext=ciphertext))
         client.post_sealed(sealed, timeout)
         return key
     envelope = client.sealed_key(timeout)
-    return unseal(pair, peers[leader].public_key, envelope.nonce, envelope.ciphertext, session, leader, me)
+    return unseal(pair, by_name[leader].public_key, envelope.nonce, envelope.ciphertext, session, leader, me)

@@ -12,7 +12,14 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, key_signature, upload_messages
+from parties.client import (
+    ClientSecurity,
+    CoordinatorClient,
+    agree_pseudonym_key,
+    checked_peers,
+    key_signature,
+    upload_messages,
+)
 from parties.config import PartyConfig
 from parties.data import PartyData, load_party_data
 from parties.errors import PartyError
@@ -135,20 +142,25 @@ def run_party(
     try:
         t = time.perf_counter()
         reply = retried("Join", lambda: client.join(left(), pair.public, signature))
-        ids = None
-        if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
-            step = "agreeing the pseudonym key with the other parties"
-            key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
-                                                                         mutual))
-            ids = pseudonyms(key, data.ids)
-        secure = None
-        if secure_only and reply.protocol != session_pb2.PROTOCOL_SECURE_AGGREGATION:
+        rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION
+        if secure_only and not rounds:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
-        if reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION:
+        ids, secure = None, None
+        peers: list[session_pb2.PeerKey] = []
+        if reply.ids == session_pb2.IDS_PSEUDONYMOUS or rounds:
+            # fetched and checked once: the pseudonym key and the masks use the very same keys
+            step = ("agreeing the pseudonym key with the other parties" if reply.ids == session_pb2.IDS_PSEUDONYMOUS
+                    else "exchanging keys with the other parties")
+            peers = retried("key agreement", lambda: checked_peers(client, reply, pair, security, left(), mutual))
+        if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
+            key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
+                                                                         mutual, peers))
+            ids = pseudonyms(key, data.ids)
+        if rounds:
             step = "running the secure-aggregation rounds"
-            secure = secure_rounds(cfg, client, reply, done, pair, ids, left, log)
+            secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log)
             timing.update(secure.timing)
         step = "uploading"
 
@@ -207,15 +219,15 @@ def run_party(
 
 
 def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
-                  ids: np.ndarray | None, left, log):
-    """The secure-aggregation exchange (parties.secagg) on the party's normalised columns, over ``client``."""
+                  ids: np.ndarray | None, peers: list, left, log):
+    """The secure-aggregation exchange (parties.secagg) on the party's normalised columns, over ``client``, with
+    the ``peers`` keys ``checked_peers`` returned."""
     from parties.secagg import GrpcLink, secure_party
 
     if cfg.method != "none" or cfg.params:
         raise PartyError(f"party '{cfg.name}': the coordinator runs this session by secure aggregation, where a "
                          f"party keeps its columns at home; this party is configured to disguise them with "
                          f"'{cfg.method}'")
-    peers = client.peers(left())
     upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
     result = secure_party(GrpcLink(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
                           client.session, cfg.name, len(done.data.columns),

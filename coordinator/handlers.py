@@ -33,19 +33,18 @@ def counted(messages: Iterator[Received], ledger: Ledger, party: str, rpc: str) 
 
 def join(session: Session, request: session_pb2.JoinRequest, certificate: bytes = b"") -> session_pb2.JoinReply:
     """``certificate``: the party's TLS client certificate (PEM) under mutual TLS, relayed with its key."""
-    if session.expects(request.party):
-        session.ledger.record(request.party, "Join", UP, request)
-    session.join(request.party, request.public_key, request.key_signature, certificate)
-    reply = session_pb2.JoinReply(
-        chunk_bytes=session.spec.chunk_bytes,
-        seconds_left=session.seconds_left(),
-        ids=session_pb2.IDS_PSEUDONYMOUS if session.spec.ids == "pseudonymous" else session_pb2.IDS_PLAIN,
-        parties=session.spec.parties,
-        protocol=(session_pb2.PROTOCOL_SECURE_AGGREGATION if session.spec.clustering.protocol == SECURE
-                  else session_pb2.PROTOCOL_UPLOAD),
-    )
-    session.ledger.record(request.party, "Join", DOWN, reply)
-    return reply
+    def respond() -> session_pb2.JoinReply:
+        session.join(request.party, request.public_key, request.key_signature, certificate)
+        return session_pb2.JoinReply(
+            chunk_bytes=session.spec.chunk_bytes,
+            seconds_left=session.seconds_left(),
+            ids=session_pb2.IDS_PSEUDONYMOUS if session.spec.ids == "pseudonymous" else session_pb2.IDS_PLAIN,
+            parties=session.spec.parties,
+            protocol=(session_pb2.PROTOCOL_SECURE_AGGREGATION if session.spec.clustering.protocol == SECURE
+                      else session_pb2.PROTOCOL_UPLOAD),
+        )
+
+    return _exchange(session, request.party, "Join", request, respond)
 
 
 def _exchange(session: Session, party: str, rpc: str, request, respond: Callable[[], Message]) -> Message:

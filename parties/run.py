@@ -26,7 +26,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
-from protos.ids import pack as pack_ids
+from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
@@ -207,7 +207,7 @@ def run_party(
         "arrays": {s.name: list(s.array.shape) for s in arrays},
         "n_joined": header.n_joined,
         # what the ids would have cost in the smallest plain encoding, beside the pseudonyms sent (the ledger's)
-        "plain_id_bytes": plain_id_bytes(data.ids),
+        "plain_id_bytes": packed_size(data.ids),
         "timing": timing,
         "peak_rss": peak_rss(),
     }
@@ -234,13 +234,6 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
                           min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), log=log)
     print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)
     return result
-
-
-def plain_id_bytes(ids: np.ndarray) -> int:
-    """Bytes of ``ids`` in the smallest plain encoding: the packed block, or each text id's bytes and ~2 of
-    framing."""
-    encoding, packed = pack_ids(ids)
-    return len(packed) if packed else sum(len(i.encode()) + 2 for i in ids.tolist())
 
 
 def peak_rss() -> int | None:

@@ -59,15 +59,16 @@ def _deltas(values: np.ndarray) -> bytes:
     return zlib.compress(np.diff(values.astype("<i8"), prepend=0).tobytes(), 6)
 
 
-def pack(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes]:
-    """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
-    ID_TEXT packs to b"". Pseudonyms (16-byte strings) pack as ID_PSEUDONYMS."""
+def _smallest(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes, int]:
+    """The smallest encoding of ``ids``: ``(encoding, packed block, bytes it takes)``."""
     if ids.dtype.kind == "S":
         if ids.dtype.itemsize != PSEUDONYM_BYTES:
             raise IdError(f"pseudonyms have {PSEUDONYM_BYTES} bytes, not {ids.dtype.itemsize}")
-        return PSEUDONYMS, np.ascontiguousarray(ids).tobytes()
+        block = np.ascontiguousarray(ids).tobytes()
+        return PSEUDONYMS, block, len(block)
     if ids.dtype.kind == "i":
-        return INT_DELTAS, _deltas(ids)
+        block = _deltas(ids)
+        return INT_DELTAS, block, len(block)
     as_list = ids.tolist()
     best = (TEXT, b"", sum(len(i.encode()) + 2 for i in as_list))  # a string field costs its bytes and ~2
     if as_list and all(_INTEGER.fullmatch(i) for i in as_list):
@@ -76,7 +77,19 @@ def pack(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes]:
     if not any("\n" in i for i in as_list):
         packed = zlib.compress("\n".join(as_list).encode(), 6)
         best = min(best, (LINES, packed, len(packed)), key=lambda b: b[2])
-    return best[0], best[1]
+    return best
+
+
+def pack(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes]:
+    """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
+    ID_TEXT packs to b"". Pseudonyms (16-byte strings) pack as ID_PSEUDONYMS."""
+    encoding, block, _ = _smallest(ids)
+    return encoding, block
+
+
+def packed_size(ids: np.ndarray) -> int:
+    """Bytes ``ids`` take in their smallest encoding: the packed block, or each text id's bytes and ~2 of framing."""
+    return _smallest(ids)[2]
 
 
 def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:

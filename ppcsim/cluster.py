@@ -440,17 +440,16 @@ def run_party_task(token: str, scenario: str, name: str, address: str, session: 
     secede()
     with tempfile.TemporaryDirectory(prefix="ppc-party-") as tmp:
         folder = Path(tmp)
-        command = [sys.executable, "-m", "ppcsim", "party", "--coordinator", address, "--scenario", scenario,
-                   "--party", name, "--session", session, "--summary", str(folder / "summary.json"),
-                   "--labels-out", str(folder / "labels.csv"), "--timeout", str(timeout), "--seed-file", "-"]
+        from ppcsim.launcher import PARTY_ENV, party_argv
+
         if credentials is not None:
             (folder / "credentials").mkdir(mode=0o700)
             for file, data in credentials.items():
                 target = folder / "credentials" / file
                 target.write_bytes(data)
                 target.chmod(0o600)
-            command += ["--credentials", str(folder / "credentials")]
-        from ppcsim.launcher import PARTY_ENV
+        command = party_argv(scenario, name, session, timeout, address, folder / "summary.json", folder / "labels.csv",
+                             folder / "credentials" if credentials is not None else None)
 
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env={**os.environ, **PARTY_ENV})

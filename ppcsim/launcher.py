@@ -36,21 +36,29 @@ def last_line(path: Path) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def party_command(scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None) -> list[str]:
-    """``ppc party`` for party ``name``: its summary and labels go to ``private`` (the launcher's, as observer);
-    its seed comes on its standard input (see start_party)."""
+def party_argv(scenario: str, name: str, session: str, timeout: float, address: str, summary: Path, labels: Path,
+               credentials: Path | None) -> list[str]:
+    """The ``ppc party`` command line of party ``name`` as ``ppc run`` starts it, here or on a Dask worker: its
+    summary and labels go to the given files (the launcher's, as observer), its seed comes on its standard
+    input (see start_party), ``credentials`` is its own folder."""
     return [
         sys.executable, "-m", "ppcsim", "party",
         "--coordinator", address,
-        "--scenario", str(scenario.path),
+        "--scenario", scenario,
         "--party", name,
-        "--session", scenario.name,
-        "--summary", str(private / f"{name}.json"),
-        "--labels-out", str(private / f"{name}-labels.csv"),
-        "--timeout", str(scenario.deadline),
+        "--session", session,
+        "--summary", str(summary),
+        "--labels-out", str(labels),
+        "--timeout", str(timeout),
         "--seed-file", "-",
-        *(["--credentials", str(credentials / "parties" / name)] if credentials else []),
+        *(["--credentials", str(credentials)] if credentials else []),
     ]
+
+
+def party_command(scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None) -> list[str]:
+    """``ppc party`` for party ``name`` on this machine, writing into the launcher's ``private`` folder."""
+    return party_argv(str(scenario.path), name, scenario.name, scenario.deadline, address, private / f"{name}.json",
+                      private / f"{name}-labels.csv", credentials / "parties" / name if credentials else None)
 
 
 class LocalParties:

@@ -198,13 +198,9 @@ class Session:
         with self._cond:
             if party not in self.joined:
                 raise SessionError(f"party '{party}' must Join before it asks for its peers' keys")
-            self._cond.wait_for(lambda: len(self.joined) == len(self.spec.parties) or self.state == FAILED, timeout)
-            if self.state == FAILED:
-                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
-            if len(self.joined) != len(self.spec.parties):
-                missing = [p for p in self.spec.parties if p not in self.joined]
-                raise SessionError(f"session '{self.spec.name}': not every party has joined yet "
-                                   f"(waiting for {', '.join(missing)})")
+            self._await(lambda: len(self.joined) == len(self.spec.parties), timeout, lambda: (
+                "not every party has joined yet (waiting for "
+                + ", ".join(p for p in self.spec.parties if p not in self.joined) + ")"))
             return [(p, self.keys[p]) for p in self.spec.parties]
 
     def post_sealed(self, party: str, keys: list[session_pb2.SealedKey]) -> None:
@@ -239,12 +235,9 @@ class Session:
         if party == self.spec.leader:
             raise SessionError(f"party '{party}' is the key leader: it draws the key and has none sealed to it")
         with self._cond:
-            self._cond.wait_for(lambda: self.sealed is not None or self.state == FAILED, timeout)
-            if self.state == FAILED:
-                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
-            if self.sealed is None:
-                raise SessionError(f"session '{self.spec.name}': the key leader '{self.spec.leader}' has not "
-                                   "posted the sealed keys yet")
+            self._await(lambda: self.sealed is not None, timeout,
+                        lambda: f"the key leader '{self.spec.leader}' has not posted the sealed keys yet")
+            assert self.sealed is not None
             return self.sealed[party]
 
     def receive(
@@ -417,32 +410,21 @@ class Session:
     def await_arbiter(self, timeout: float | None = None):
         """The secure-aggregation rounds, once every party's ids are joined; SessionError if the session fails."""
         with self._cond:
-            self._cond.wait_for(lambda: self.arbiter is not None or self.state == FAILED, timeout)
-            if self.state == FAILED:
-                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
-            if self.arbiter is None:
-                raise SessionError(f"session '{self.spec.name}': not every party's ids are in yet")
+            self._await(lambda: self.arbiter is not None, timeout, lambda: "not every party's ids are in yet")
             return self.arbiter
 
     def await_labels(self, arbiter, round_: int, timeout: float | None = None):
         """(header, labels) of round ``round_`` once every party posted it, None if already dropped."""
         with self._cond:
-            self._cond.wait_for(lambda: round_ in arbiter.results or round_ < arbiter.round - 1
-                                or self.state == FAILED, timeout)
-            if self.state == FAILED:
-                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
-            if round_ not in arbiter.results and round_ >= arbiter.round - 1:
-                raise SessionError(f"session '{self.spec.name}': round {round_} did not finish in time")
+            self._await(lambda: round_ in arbiter.results or round_ < arbiter.round - 1, timeout,
+                        lambda: f"round {round_} did not finish in time")
             return arbiter.results.get(round_)
 
     def await_seed(self, arbiter, step: int, timeout: float | None = None):
         """The LabelsHeader naming k-means++ seeding step ``step``'s centre, once every party posted the step."""
         with self._cond:
-            self._cond.wait_for(lambda: step in arbiter.seeds or self.state == FAILED, timeout)
-            if self.state == FAILED:
-                raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
-            if step not in arbiter.seeds:
-                raise SessionError(f"session '{self.spec.name}': seeding step {step} did not finish in time")
+            self._await(lambda: step in arbiter.seeds, timeout,
+                        lambda: f"seeding step {step} did not finish in time")
             return arbiter.seeds[step]
 
     def complete_secure(self, outcome: Outcome) -> None:
@@ -477,6 +459,15 @@ class Session:
         if pending:
             why.append(f"upload not finished: {', '.join(pending)}")
         self.fail(f"deadline of {self.spec.deadline:g} s passed" + (f" ({'; '.join(why)})" if why else ""))
+
+    def _await(self, ready: Callable[[], bool], timeout: float | None, not_yet: Callable[[], str]) -> None:
+        """With the lock held: wait until ``ready()`` or the session fails; SessionError saying why the session
+        failed, or ``not_yet()`` when ``timeout`` passed first."""
+        self._cond.wait_for(lambda: ready() or self.state == FAILED, timeout)
+        if self.state == FAILED:
+            raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
+        if not ready():
+            raise SessionError(f"session '{self.spec.name}': {not_yet()}")
 
     def wait(self, timeout: float | None = None) -> Outcome:
         """Block until the session is done; SessionError if it failed or ``timeout`` passed."""

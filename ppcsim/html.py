@@ -116,7 +116,12 @@ METHODS = {
     "dct": ("first discrete cosine transform coefficients", "000 §2.6.4"),
     "nmds": ("pairwise dissimilarities, embedded by non-metric MDS at the coordinator", "000 ch. 3; 003"),
 }
-PROJECTIONS = {"gaussian": ("Gaussian", "004 eq. 8 (RP1)"), "sparse": ("sparse", "004 eq. 9 (RP2)")}
+PROJECTIONS = {
+    "gaussian": ("Gaussian", "004 eq. 8 (RP1)"),
+    "sparse": ("sparse", "004 eq. 9 (RP2)"),
+    "sparse-unit": ("sparse, unit-length columns", "004 eq. 9 and Table 3 (RP2 as the paper built it)"),
+    "orthonormal": ("orthonormal (a Haar-random frame)", "000 §5.2, Table 5.8"),
+}
 ATTACKS = {
     "known_io": ("known input-output", "002 §6.2.4"),
     "ica": ("independent component analysis (ICA)", "002 §6.2.2"),

@@ -38,6 +38,8 @@ def test_demo_runs_with_no_files(demo_run):
         b = party["bytes"]
         assert [int(c.replace(",", "")) for c in cells[-4:-1]] == [b["predicted"], b["payload"], b["serialized"]], line
     assert (out / "report.html").exists()  # the demo writes its page by itself
+    # the winery's projection is named in words, with its source
+    assert "sparse, unit-length columns" in (out / "report.html").read_text()
 
 
 def test_readme_sample_errors_are_what_ppc_prints(tmp_path):

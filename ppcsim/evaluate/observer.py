@@ -170,9 +170,10 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
     # 000 eqs. 5.21-5.23 on the same sampled records, averaged over k = 3..10
     out.update(profile(d, dhat, None if truth is None else truth[rows]))
     original = cluster(scenario.clustering, reference)
-    if details is not None:
+    if details is not None:  # the joined columns reference_combined built already, when it kept them as features
         index = outcome.join.index
-        details["joined"] = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
+        details["joined"] = (reference.features if reference.features is not None
+                             else np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties]))
         details["original_labels"] = np.asarray(original)
     out["vs_original"] = agreement(original, outcome.labels)
     if truth is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import NoReturn
 
 import grpc
 
@@ -68,8 +69,11 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
     def __init__(self, registry: Registry):
         self.registry = registry
 
-    def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION):
-        """Abort the call: INVALID_ARGUMENT or PERMISSION_DENIED for those errors, else ``code``."""
+    def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION) -> NoReturn:
+        """Abort the call: INVALID_ARGUMENT or PERMISSION_DENIED for those errors, else ``code``.
+
+        ``context.abort`` raises, so this never returns.
+        """
         if isinstance(exc, InvalidArgument):
             code = grpc.StatusCode.INVALID_ARGUMENT
         elif isinstance(exc, PermissionDenied):
@@ -79,6 +83,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         details = clip(str(exc))
         log.warning("%s", details)
         context.abort(code, details)
+        raise AssertionError("grpc's context.abort returned")  # it raises; never reached
 
     def _session(self, name: str, context, claimed: str) -> Session:
         """The session called ``name`` once the caller proved it may act as ``claimed``; else abort.

@@ -1,4 +1,9 @@
-"""Clustering of the joined data: k-means, agglomerative, DBSCAN.
+"""Clustering of the joined data: a registry of algorithms (k-means, agglomerative, DBSCAN built in).
+
+Each registered ``Algorithm`` declares its ``[clustering]`` fields (a
+``Param`` table), whether it uses ``n_clusters``, and what it clusters:
+features, condensed dissimilarities, or both. A new algorithm is its
+functions and one line in ``ALGORITHMS``.
 
 Features go to scikit-learn. Dissimilarities stay condensed (m(m-1)/2
 values): agglomerative clustering runs scipy's linkage on them, the same
@@ -11,7 +16,10 @@ reads its scenario, and with it ClusteringSpec, and needs neither.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import InitVar, dataclass, replace
+from dataclasses import fields as dataclass_fields
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +28,6 @@ from coordinator.linkage import UPDATES, merges_in_place
 from coordinator.types import Combined
 from protos.schema import Param, check_table
 
-ALGORITHMS = ("kmeans", "agglomerative", "dbscan")
 #: How a session clusters: one upload of disguised data, or k-means by rounds of secure aggregation.
 PROTOCOLS = ("upload", "secure_aggregation")
 SECURE = "secure_aggregation"
@@ -28,14 +35,48 @@ SECURE = "secure_aggregation"
 INITS = ("random", "k-means++")
 LINKAGES = ("single", "average", "complete", "ward")
 
-#: The ``[clustering]`` table's fields (``seed`` is the coordinator's own, drawn from the scenario seed).
-FIELDS = {
-    "algorithm": Param(str, "kmeans", choices=ALGORITHMS),
-    "n_clusters": Param(int, 3, minimum=1, rule="a positive integer", doc="kmeans, agglomerative"),
-    "linkage": Param(str, "average", choices=LINKAGES, doc="agglomerative"),
-    "eps": Param(float, 0.5, above=0, rule="a positive number", doc="dbscan"),
-    "min_samples": Param(int, 5, minimum=1, rule="a positive integer", doc="dbscan"),
-    "n_init": Param(int, 10, minimum=1, rule="a positive integer", doc="kmeans restarts"),
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One clustering algorithm as ``[clustering]`` names it.
+
+    ``params`` is its own fields' table (the ``[clustering]`` schema is the
+    union of every registered algorithm's, plus ``COMMON``); ``n_clusters``
+    whether it uses the common ``n_clusters`` (checked against the joined
+    records). ``features(spec, X)`` clusters rows of features and
+    ``dissimilarities(spec, condensed, n, overwrite)`` a condensed matrix over
+    ``n`` records (``overwrite``: it may use the matrix up); either is None
+    when the algorithm does not take that input, and ``refuse`` then says why,
+    with the algorithms that do. ``check(spec, precomputed)`` is a further
+    problem of the settings with the input at hand, or None.
+    """
+
+    name: str
+    params: dict[str, Param]
+    features: Callable[[ClusteringSpec, np.ndarray], np.ndarray] | None = None
+    dissimilarities: Callable[[ClusteringSpec, np.ndarray, int, bool], np.ndarray] | None = None
+    n_clusters: bool = True
+    #: Least joined records it needs.
+    least: int = 1
+    check: Callable[[ClusteringSpec, bool], str | None] | None = None
+    doc: str = ""
+
+    def refuse(self, precomputed: bool) -> str:
+        """Why this algorithm cannot cluster the input at hand (features, or dissimilarities if ``precomputed``)."""
+        if precomputed:
+            others = [f'"{a.name}"' for a in ALGORITHMS.values() if a.dissimilarities is not None]
+            return (f"{self.name} needs feature data, but the parties sent dissimilarities (osbr); "
+                    f"use algorithm = {' or '.join(others)}")
+        others = [f'"{a.name}"' for a in ALGORITHMS.values() if a.features is not None]
+        return (f"{self.name} needs dissimilarities, but the parties sent features; "
+                f"use algorithm = {' or '.join(others)}")
+
+
+#: Fields of every ``[clustering]`` table, whatever the algorithm (``seed`` is the coordinator's own, drawn from
+#: the scenario seed). ``algorithm``'s choices are the registered algorithms (``fields``).
+COMMON = {
+    "algorithm": Param(str, "kmeans"),
+    "n_clusters": Param(int, 3, minimum=1, rule="a positive integer"),
     "protocol": Param(str, "upload", choices=PROTOCOLS),
 }
 #: The fields of a secure-aggregation session (coordinator.secagg).
@@ -49,7 +90,13 @@ SECURE_FIELDS = {
 
 @dataclass(frozen=True)
 class ClusteringSpec:
-    """The ``[clustering]`` table: algorithm and its settings; ``seed`` seeds k-means."""
+    """The ``[clustering]`` table: algorithm and its settings; ``seed`` seeds k-means.
+
+    The fields of the built-in algorithms are the dataclass's; a registered
+    algorithm's own fields are given as ``options`` (``ClusteringSpec.of``
+    sorts a table into both) and read like the others, as attributes or with
+    :meth:`value`.
+    """
 
     algorithm: str = "kmeans"
     n_clusters: int = 3
@@ -66,12 +113,48 @@ class ClusteringSpec:
     tol: float = 0.0
     init: str = "random"
     scale_bits: int = 32
+    #: Fields of registered algorithms other than the dataclass's, set as attributes (absent when none).
+    options: InitVar[Mapping[str, Any] | None] = None
+
+    def __post_init__(self, options: Mapping[str, Any] | None) -> None:
+        for key, value in (options or {}).items():
+            if key in _FIELD_NAMES:
+                raise TypeError(f"option '{key}' is a field of ClusteringSpec: give it as one")
+            object.__setattr__(self, key, value)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(self) == vars(other)
+
+    @classmethod
+    def of(cls, table: Mapping[str, Any], seed: int = 0) -> ClusteringSpec:
+        """The spec of a ``[clustering]`` table (fields it leaves out take their defaults); ``seed`` the
+        coordinator's. Fields no algorithm registers are left to :func:`fields`' check."""
+        known = fields()
+        mine = ALGORITHMS[table["algorithm"]].params if table.get("algorithm") in ALGORITHMS else {}
+        options = {k: table.get(k, p.default) for k, p in mine.items() if k not in _FIELD_NAMES}
+        options.update({k: v for k, v in table.items() if k in known and k not in _FIELD_NAMES})
+        return cls(**{k: v for k, v in table.items() if k in _FIELD_NAMES and k != "seed"}, seed=seed,
+                   options=options)
+
+    def value(self, name: str) -> Any:
+        """A field's value: the spec's, or the default of the registered algorithm field ``name``."""
+        if hasattr(self, name):
+            return getattr(self, name)
+        return fields()[name].default
+
+    @property
+    def method(self) -> Algorithm | None:
+        """The registered algorithm this spec names, None if none."""
+        return ALGORITHMS.get(self.algorithm)
 
     def check(self) -> list[str]:
-        """Every problem with the settings, as messages naming the field (``FIELDS``, and ``SECURE_FIELDS`` for
+        """Every problem with the settings, as messages naming the field (``fields()``, and ``SECURE_FIELDS`` for
         secure aggregation)."""
-        values = {k: getattr(self, k) for k in FIELDS if not (k == "n_clusters" and self.algorithm == "dbscan")}
-        errors = check_table(values, {k: FIELDS[k] for k in values})
+        table = {k: p for k, p in fields(secure=False).items()}
+        algorithm = self.method
+        if algorithm is not None and not algorithm.n_clusters:
+            del table["n_clusters"]
+        errors = check_table({k: self.value(k) for k in table}, table)
         if self.protocol == SECURE:
             if self.algorithm != "kmeans":
                 errors.append(f"protocol = \"{SECURE}\" runs k-means only; 'algorithm' must be \"kmeans\", "
@@ -79,17 +162,78 @@ class ClusteringSpec:
             errors += check_table({k: getattr(self, k) for k in SECURE_FIELDS}, SECURE_FIELDS)
         return errors
 
-    def estimator(self, precomputed: bool):
-        """The scikit-learn estimator for these settings."""
-        from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
 
-        if self.algorithm == "kmeans":
-            return KMeans(n_clusters=self.n_clusters, n_init=self.n_init, random_state=self.seed)
-        if self.algorithm == "agglomerative":
-            return AgglomerativeClustering(
-                n_clusters=self.n_clusters, linkage=self.linkage, metric="precomputed" if precomputed else "euclidean"
-            )
-        return DBSCAN(eps=self.eps, min_samples=self.min_samples, metric="precomputed" if precomputed else "euclidean")
+_FIELD_NAMES = frozenset(f.name for f in dataclass_fields(ClusteringSpec))
+
+
+def _kmeans(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
+    from sklearn.cluster import KMeans
+
+    return KMeans(n_clusters=spec.n_clusters, n_init=spec.n_init, random_state=spec.seed).fit_predict(X)
+
+
+def _agglomerative(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
+    from sklearn.cluster import AgglomerativeClustering
+
+    return AgglomerativeClustering(n_clusters=spec.n_clusters, linkage=spec.linkage, metric="euclidean").fit_predict(X)
+
+
+def _agglomerative_condensed(spec: ClusteringSpec, condensed: np.ndarray, n: int, overwrite: bool) -> np.ndarray:
+    return tree_cut(condensed, n, spec.linkage, spec.n_clusters, overwrite)
+
+
+def _no_ward(spec: ClusteringSpec, precomputed: bool) -> str | None:
+    if precomputed and spec.linkage == "ward":
+        return "ward linkage needs feature data; with osbr use single, average or complete"
+    return None
+
+
+def _dbscan(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
+    from sklearn.cluster import DBSCAN
+
+    return DBSCAN(eps=spec.eps, min_samples=spec.min_samples, metric="euclidean").fit_predict(X)
+
+
+def _dbscan_condensed(spec: ClusteringSpec, condensed: np.ndarray, n: int, overwrite: bool) -> np.ndarray:
+    from sklearn.cluster import DBSCAN
+
+    return DBSCAN(eps=spec.eps, min_samples=spec.min_samples, metric="precomputed").fit_predict(
+        within(condensed, n, spec.eps))
+
+
+#: The registered algorithms, by the name ``[clustering]``'s ``algorithm`` gives.
+ALGORITHMS: dict[str, Algorithm] = {
+    "kmeans": Algorithm(
+        "kmeans", {"n_init": Param(int, 10, minimum=1, rule="a positive integer", doc="kmeans restarts")},
+        features=_kmeans, doc="Lloyd's k-means (scikit-learn), best of n_init seeded starts"),
+    "agglomerative": Algorithm(
+        "agglomerative", {"linkage": Param(str, "average", choices=LINKAGES, doc="agglomerative")},
+        features=_agglomerative, dissimilarities=_agglomerative_condensed, least=2, check=_no_ward,
+        doc="hierarchical clustering cut at n_clusters; on dissimilarities the condensed linkage, in place"),
+    "dbscan": Algorithm(
+        "dbscan", {"eps": Param(float, 0.5, above=0, rule="a positive number", doc="dbscan"),
+                   "min_samples": Param(int, 5, minimum=1, rule="a positive integer", doc="dbscan")},
+        features=_dbscan, dissimilarities=_dbscan_condensed, n_clusters=False,
+        doc="density clusters; on dissimilarities the sparse graph of pairs within eps"),
+}
+
+
+def fields(secure: bool = True) -> dict[str, Param]:
+    """The ``[clustering]`` schema: the common fields and every registered algorithm's (and, with ``secure``,
+    ``SECURE_FIELDS``), the spec's own fields in their order, then those of algorithms registered later."""
+    table: dict[str, Param] = {"algorithm": replace(COMMON["algorithm"], choices=tuple(ALGORITHMS)),
+                               "n_clusters": replace(COMMON["n_clusters"], doc=", ".join(
+                                   a.name for a in ALGORITHMS.values() if a.n_clusters))}
+    for algorithm in ALGORITHMS.values():
+        table.update(algorithm.params)
+    table["protocol"] = COMMON["protocol"]
+    order = [f.name for f in dataclass_fields(ClusteringSpec) if f.name in table]
+    table = {**{k: table[k] for k in order}, **{k: p for k, p in table.items() if k not in order}}
+    return {**table, **SECURE_FIELDS} if secure else table
+
+
+#: The ``[clustering]`` fields of the built-in algorithms, as at import (``fields()`` follows the registry).
+FIELDS = fields(secure=False)
 
 
 def preload() -> None:
@@ -102,34 +246,35 @@ def preload() -> None:
 def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -> np.ndarray:
     """Labels (int) of the joined records; -1 marks DBSCAN noise.
 
-    ``overwrite`` lets agglomerative clustering use up ``combined.dissimilarity``
-    rather than copy it."""
+    The registered algorithm ``spec.algorithm`` (``ALGORITHMS``) clusters the
+    features, or the condensed dissimilarities if that is what the parties
+    sent. ``overwrite`` lets it use up ``combined.dissimilarity`` rather than
+    copy it (agglomerative clustering does)."""
     from scipy.spatial.distance import num_obs_y
 
+    algorithm = spec.method
+    if algorithm is None:
+        raise SessionError(f"algorithm {spec.algorithm!r} is not one of {', '.join(ALGORITHMS)}")
     precomputed = combined.features is None
-    if precomputed and spec.algorithm == "kmeans":
-        raise SessionError(
-            "kmeans needs feature data, but the parties sent dissimilarities (osbr); "
-            "use algorithm = \"agglomerative\" or \"dbscan\""
-        )
-    if precomputed and spec.linkage == "ward" and spec.algorithm == "agglomerative":
-        raise SessionError("ward linkage needs feature data; with osbr use single, average or complete")
+    if (algorithm.dissimilarities if precomputed else algorithm.features) is None:
+        raise SessionError(algorithm.refuse(precomputed))
+    problem = algorithm.check(spec, precomputed) if algorithm.check is not None else None
+    if problem:
+        raise SessionError(problem)
     features = combined.features
     if features is not None:
         n = features.shape[0]
     else:  # scipy cannot tell how many records an empty triangle has: one
         dissimilarity = combined.require_dissimilarity()
         n = num_obs_y(dissimilarity) if len(dissimilarity) else 1
-    if spec.algorithm != "dbscan" and spec.n_clusters > n:
+    if algorithm.n_clusters and spec.n_clusters > n:
         raise SessionError(f"n_clusters = {spec.n_clusters} is more than the {n} joined records")
-    if n < 2 and spec.algorithm == "agglomerative":
-        raise SessionError("agglomerative clustering needs at least 2 joined records")
-    if features is not None:
-        labels = spec.estimator(precomputed).fit_predict(features)
-    elif spec.algorithm == "agglomerative":
-        labels = tree_cut(dissimilarity, n, spec.linkage, spec.n_clusters, overwrite)
-    else:
-        labels = spec.estimator(precomputed).fit_predict(within(dissimilarity, n, spec.eps))
+    if n < algorithm.least:
+        raise SessionError(f"{algorithm.name} clustering needs at least {algorithm.least} joined records")
+    if features is not None and algorithm.features is not None:
+        labels = algorithm.features(spec, features)
+    elif algorithm.dissimilarities is not None:
+        labels = algorithm.dissimilarities(spec, dissimilarity, n, overwrite)
     return np.asarray(labels, dtype=np.int32)
 
 

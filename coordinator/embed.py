@@ -1,8 +1,15 @@
-"""Embeddings the coordinator computes from joined dissimilarities before clustering."""
+"""Embeddings the coordinator computes from joined dissimilarities before clustering.
+
+A party asks for one with the public ``embed`` parameter of its upload (and
+the embedding's own parameters, ``EMBED_KEYS``); ``EMBEDDINGS`` holds the
+function for each name the coordinator can compute. A disguise declares the
+one it asks for (``Disguise.embedding``).
+"""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -71,3 +78,17 @@ def nmds(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
                            "the dissimilarities' rank order poorly")
     description = f"non-metric MDS to {dims} dims (stress-1 {stress_1:.4f}) of {combined.description}"
     return Combined(features=np.asarray(Y, dtype=np.float64), description=description, embedding=info)
+
+
+#: The embeddings the coordinator computes, by the name a party's ``embed`` parameter gives:
+#: each takes the combined dissimilarities, the parameters asked for and the coordinator's seed.
+EMBEDDINGS: dict[str, Callable[[Combined, dict[str, str], int], Combined]] = {"nmds": nmds}
+
+
+def embed(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
+    """The embedding ``ask`` names (``EMBEDDINGS``) of ``combined``; SessionError if none is registered so."""
+    name = ask.get("embed", "")
+    if name not in EMBEDDINGS:
+        raise SessionError(f"the parties ask for an embedding {name!r} this coordinator does not compute "
+                           f"(it computes {', '.join(EMBEDDINGS)})")
+    return EMBEDDINGS[name](combined, ask, seed)

@@ -24,7 +24,7 @@ import numpy as np
 
 from coordinator.clustering import ClusteringSpec, cluster
 from coordinator.combine import combine
-from coordinator.embed import nmds, requested_embedding
+from coordinator.embed import embed, requested_embedding
 from coordinator.join import Join, join_ids
 from coordinator.sums import PairSums
 from coordinator.types import Contribution, Outcome
@@ -94,7 +94,7 @@ def pipeline(
         let_go(contributions, sums)
     ask = requested_embedding([c for c in contributions if c.is_dissimilarity])
     if ask:
-        combined = nmds(combined, ask, spec.seed)
+        combined = embed(combined, ask, spec.seed)
     seconds = {"join_seconds": clock() - t}
     t = clock()
     labels = cluster(spec, combined, overwrite=not keep)

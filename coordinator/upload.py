@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coordinator.combine import check_osbr_upload
 from coordinator.errors import SessionError
+from coordinator.forms import check_upload
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
@@ -102,7 +102,7 @@ class Upload:
         for spec in header.arrays:
             self._check_shape(spec)
         if self.dissimilarity:
-            check_osbr_upload(party, dict(header.params), set(names))
+            check_upload(party, dict(header.params), set(names))  # against its form's declaration
         try:
             sizes = [spec_nbytes(spec) for spec in header.arrays]
         except WireError as exc:

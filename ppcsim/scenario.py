@@ -11,6 +11,7 @@ import numpy as np
 
 from coordinator.clustering import FIELDS as CLUSTERING
 from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
+from coordinator.clustering import fields as clustering_fields
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
 from parties.data import BUILTIN, SYNTHETIC, known_columns
@@ -434,10 +435,9 @@ def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:
     if not isinstance(table, dict):
         errors.append("[clustering] must be a table")
         table = {}
-    errors += [f"[clustering]: {unknown(k, CLUSTERING_FIELDS)}" for k in table if k not in CLUSTERING_FIELDS]
-    defaults = ClusteringSpec()
-    clustering = ClusteringSpec(**{k: table.get(k, getattr(defaults, k)) for k in CLUSTERING_FIELDS},
-                                seed=clustering_seed(seed))
+    known = tuple(clustering_fields())  # the registered algorithms' fields, as registered now
+    errors += [f"[clustering]: {unknown(k, known)}" for k in table if k not in known]
+    clustering = ClusteringSpec.of({k: v for k, v in table.items() if k in known}, seed=clustering_seed(seed))
     errors += [f"[clustering]: {e}" for e in clustering.check()]
     return clustering
 

@@ -9,6 +9,12 @@ synthetic party, and checks what every method promises:
   that takes ``k``), condensed arrays hold m(m-1)/2 values; every array the
   method returns is float64, and travels as the party's ``dtype``;
 - **finite values** only;
+- **what it declares is what it sends**: a method that sends condensed
+  dissimilarities names a combination form registered at the coordinator
+  (``Disguise.form``, ``coordinator.forms``) whose arrays and public
+  parameters its upload carries, and one that sends rows names none; an
+  embedding it asks for (``Disguise.embedding``) is one the coordinator
+  computes, asked for in its public ``embed``;
 - **payload equals the prediction**: the bytes the coordinator received are
   the paper's cost, m * k_j * l for rows (004 §5.5) and m(m-1)/2 * l per
   condensed array (004 §4.5), with l the element size of ``dtype``;
@@ -89,6 +95,42 @@ def _same(a, b) -> bool:
         x.array.shape == y.array.shape and np.array_equal(x.array, y.array) for x, y in zip(a, b))
 
 
+def declared_problems(method: Disguise, layouts: set[Layout], names: set[str]) -> list[str]:
+    """Where what ``method`` (fitted) declares it sends (its combination form, its embedding, and the public
+    parameters that carry them) differs from what it sent: arrays ``names`` in ``layouts``."""
+    from coordinator.embed import EMBEDDINGS
+    from coordinator.errors import SessionError
+    from coordinator.forms import FORMS, check_upload
+
+    problems = []
+    form, embedding, public = method.form(), method.embedding(), method.public_params()
+    if layouts == {Layout.CONDENSED} and form is None:
+        problems.append("it sends condensed dissimilarities but declares no combination form (Disguise.form)")
+    if layouts == {Layout.ROWS} and form is not None:
+        problems.append(f"it declares the combination form '{form}' but sends rows of features")
+    if form is not None:
+        if public.get("metric") != form:
+            problems.append(f"its public 'metric' is {public.get('metric')!r}, not its declared form '{form}'")
+        if form not in FORMS:
+            problems.append(f"it declares the combination form '{form}', which the coordinator does not know "
+                            f"(registered: {', '.join(FORMS)})")
+        elif layouts == {Layout.CONDENSED}:
+            try:
+                check_upload("-", {**public, "metric": form}, names)
+            except SessionError as exc:
+                problems.append("what it sends does not match its declared form: "
+                                + str(exc).replace("party '-': ", "", 1))
+    if embedding is not None:
+        if form is None:
+            problems.append(f"it asks for the embedding '{embedding}' of dissimilarities it does not send")
+        if public.get("embed") != embedding:
+            problems.append(f"its public 'embed' is {public.get('embed')!r}, not its declared embedding '{embedding}'")
+        if embedding not in EMBEDDINGS:
+            problems.append(f"it asks for the embedding '{embedding}', which the coordinator does not compute "
+                            f"(registered: {', '.join(EMBEDDINGS)})")
+    return problems
+
+
 def check_method(name: str, params: dict[str, Any] | None = None, *, dtype: str = "float64",
                  seeds: tuple[int, int] = (11, 12)) -> Checked:
     """Run every check on the registered method ``name``; ConformanceError listing each failure.
@@ -148,6 +190,8 @@ def check_method(name: str, params: dict[str, Any] | None = None, *, dtype: str 
             fail(f"{where} holds NaN or infinite values")
     if "k" in params and layouts == {Layout.ROWS} and width != params["k"]:
         fail(f"it sends {width} dimensions per record, not k = {params['k']}")
+    for problem in declared_problems(first.method, layouts, {s.name for s in first.arrays}):
+        fail(problem)
     if problems:  # the wire checks below would only repeat these
         raise ConformanceError("\n".join(f"method '{name}': {p}" for p in problems))
 

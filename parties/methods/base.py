@@ -11,7 +11,10 @@ import numpy as np
 from protos.schema import Param, unknown
 from protos.serde import Layout
 
-__all__ = ["Disguise", "Param", "Sent"]
+__all__ = ["EUCLIDEAN", "Disguise", "Param", "Sent"]
+
+#: The combination form of squared Euclidean distances (004 eq. 3), the one feature rows can join.
+EUCLIDEAN = "euclidean"
 
 
 class Sent(NamedTuple):
@@ -28,6 +31,16 @@ class Disguise(ABC):
     Subclasses declare ``name`` (the scenario's ``method``) and ``params``;
     ``__init__`` only stores, :meth:`disguise` computes and returns the arrays
     that go over the wire. Learned private state ends in an underscore.
+
+    What a method sends, and so how the coordinator combines it, is declared
+    here rather than read off its name: by default rows of features
+    (:meth:`form` is None), which the coordinator concatenates column-wise. A
+    method that sends condensed dissimilarities names their combination form
+    (a form registered at the coordinator, ``coordinator.forms``; it travels as
+    the public ``metric`` parameter), and one that wants the coordinator to
+    embed the joined dissimilarities names the embedding (:meth:`embedding`,
+    the public ``embed`` parameter). ``parties.conformance`` checks that what a
+    method sends matches what it declares.
     """
 
     name: ClassVar[str]
@@ -36,6 +49,8 @@ class Disguise(ABC):
     normalizes: ClassVar[bool] = True
     #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
     randomised: ClassVar[bool] = False
+    #: A few words on what the method sends, for ``ppc --help`` and the report.
+    summary: ClassVar[str] = ""
 
     def __init__(self, *, random_state: int | Sequence[int] | None = None, **params: Any):
         """``random_state`` seeds ``numpy.random.default_rng``: an integer, or a sequence of them (a seed and a draw)."""
@@ -66,15 +81,52 @@ class Disguise(ABC):
         """Problems of ``params`` with the party's ``columns`` that need no data (e.g. k > d)."""
         return []
 
+    # -- capabilities: what the method sends and what the coordinator does with it ---------------
+
+    def form(self) -> str | None:
+        """The combination form of the condensed dissimilarities this method sends (a name registered in
+        ``coordinator.forms.FORMS``, sent as the public ``metric``), or None when it sends rows of features.
+
+        Fixed by the method's parameters alone (the coordinator expects it before any data is seen)."""
+        return None
+
+    def sends_dissimilarities(self) -> bool:
+        """Whether the method sends condensed pairwise dissimilarities (combined in its :meth:`form`), not rows."""
+        return self.form() is not None
+
+    def sends_euclidean_distances(self) -> bool:
+        """Whether it sends squared Euclidean distances between its records (the form ``euclidean``): what
+        an attacker at the coordinator can locate records from (000 §4.4, multilateration)."""
+        return self.form() == EUCLIDEAN
+
+    def embedding(self) -> str | None:
+        """The embedding the coordinator computes of the joined dissimilarities before clustering (a name
+        registered in ``coordinator.embed.EMBEDDINGS``, sent as the public ``embed``), or None for none."""
+        return None
+
+    @classmethod
+    def undisguised(cls, params: dict[str, Any]) -> Disguise:
+        """The method that computes, for one party holding every joined column, the undisguised combination of
+        what this method's parties send: the observer's reference for utility when the joined columns do not
+        stand for it (a form other than Euclidean).
+
+        ``params`` are a party's parameters with each column list merged over the parties (names prefixed by
+        the party's). By default the method itself, right for one whose dissimilarities are exact (osbr); a
+        method that perturbs them returns its exact counterpart."""
+        return cls(**params)
+
     def public_params(self) -> dict[str, str]:
-        """Parameters the coordinator needs to combine contributions; never secrets."""
-        return {}
+        """Parameters the coordinator needs to combine contributions; never secrets. By default the
+        combination form (``metric``) and embedding (``embed``) declared, if any."""
+        form, embedding = self.form(), self.embedding()
+        return {**({"metric": form} if form else {}), **({"embed": embedding} if embedding else {})}
 
     @classmethod
     def declared_params(cls, params: dict[str, Any]) -> dict[str, str]:
         """The public parameters a scenario's ``params`` fix before any data is seen: what the coordinator
-        expects in this method's upload header (a subset of ``public_params`` once fitted)."""
-        return {}
+        expects in this method's upload header (a subset of ``public_params`` once fitted). By default the
+        declared form and embedding."""
+        return Disguise.public_params(cls(**params))
 
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:  # noqa: B027 - a hook: most methods take any data
         """Raise ValueError when the data do not suit the method (e.g. k > d)."""

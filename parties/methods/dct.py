@@ -30,6 +30,7 @@ class DCT(Reduction):
     """
 
     name = "dct"
+    summary = "discrete cosine transform coefficients"
     params = {"k": Param(int, required=True, minimum=1, doc="the number of DCT coefficients kept")}
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

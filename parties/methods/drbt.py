@@ -64,6 +64,7 @@ class DRBT(Reduction):
     """
 
     name = "drbt"
+    summary = "random projection"
     randomised = True
     # set from ``params`` by Disguise.__init__
     projection: str

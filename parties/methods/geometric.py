@@ -39,6 +39,7 @@ class Geometric(Disguise):
     """
 
     name = "geometric"
+    summary = "rotation, translation and noise"
     randomised = True
     # set from ``params`` by Disguise.__init__
     sigma: float

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from parties.methods.base import Param, Sent
+from parties.methods.base import EUCLIDEAN, Param, Sent
 from parties.methods.osbr import OSBR
 
 
@@ -35,6 +35,7 @@ class NMDS(OSBR):
     """
 
     name = "nmds"
+    summary = "dissimilarity matrix, embedded by non-metric MDS at the coordinator"
     # set from ``params`` by Disguise.__init__
     dims: int
     init: str
@@ -51,14 +52,17 @@ class NMDS(OSBR):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.metric, self.categorical, self.binary = "euclidean", [], []
+        self.metric, self.categorical, self.binary = EUCLIDEAN, [], []
 
     @classmethod
     def declared_params(cls, params: dict) -> dict[str, str]:
         return cls(**params).public_params()
 
+    def embedding(self) -> str:
+        return "nmds"
+
     def public_params(self) -> dict[str, str]:
-        return {"metric": "euclidean", "embed": "nmds", "dims": str(self.dims), "n_init": str(self.n_init),
+        return {"metric": self.form(), "embed": self.embedding(), "dims": str(self.dims), "n_init": str(self.n_init),
                 "init": self.init, "max_iter": str(self.max_iter)}
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -30,6 +30,7 @@ class Noise(Disguise):
     """
 
     name = "noise"
+    summary = "added random noise"
     randomised = True
     # set from ``params`` by Disguise.__init__
     distribution: str

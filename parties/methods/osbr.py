@@ -51,6 +51,7 @@ class OSBR(Disguise):
     """
 
     name = "osbr"
+    summary = "dissimilarity matrix"
     # set from ``params`` by Disguise.__init__
     metric: str
     categorical: list[str]
@@ -68,9 +69,9 @@ class OSBR(Disguise):
         # eq. 5 divides interval columns by their range; eq. 4 needs the raw 0/1 values.
         return self.metric == "euclidean"
 
-    @classmethod
-    def declared_params(cls, params: dict) -> dict[str, str]:
-        return {"metric": str(params.get("metric", cls.params["metric"].default))}
+    def form(self) -> str:
+        """Its ``metric``: each is a combination form of its own (coordinator.forms)."""
+        return str(self.metric)
 
     def public_params(self) -> dict[str, str]:
         out = {"metric": self.metric}

@@ -38,6 +38,7 @@ class PCA(Reduction):
     """
 
     name = "pca"
+    summary = "principal component scores"
     k_at_most_records = True
     params = {"k": Param(int, required=True, minimum=1, doc="the number of principal components sent")}
 

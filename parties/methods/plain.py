@@ -11,6 +11,7 @@ class Plain(Disguise):
     """Send the party's normalised columns unchanged (no privacy; utility reference)."""
 
     name = "none"
+    summary = "plain"
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         return [rows("data", X)]

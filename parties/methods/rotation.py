@@ -39,6 +39,7 @@ class Rotation(Disguise):
     """
 
     name = "rotation"
+    summary = "random rotation"
     randomised = True
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -34,6 +34,7 @@ class SVD(Reduction):
     """
 
     name = "svd"
+    summary = "truncated SVD coordinates"
     k_at_most_records = True
     params = {"k": Param(int, required=True, minimum=1, doc="the number of singular directions kept")}
 

@@ -18,12 +18,12 @@ from scipy.spatial.distance import pdist, squareform
 
 from coordinator.clustering import cluster
 from coordinator.combine import Combined, Contribution, combine, reorder_condensed
+from coordinator.forms import FORMS
 from coordinator.join import join_ids
 from coordinator.session import Outcome
 from parties.config import PartyConfig
 from parties.data import blob_labels, load_builtin, read_csv_columns
 from parties.methods.base import Disguise
-from parties.methods.osbr import OSBR
 from parties.run import Disguised, disguise
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
@@ -97,31 +97,35 @@ def reference_combined(scenario: Scenario, outcome: Outcome, own: dict[str, Disg
     """What the coordinator would cluster with no disguise.
 
     The joined normalised columns, whenever Euclidean distance is the measure
-    (every feature method, and Euclidean dissimilarities, whose parties
-    normalise too); for eq. 5 or eq. 4 dissimilarities, the same metric
-    computed by one party holding every joined column.
+    (every feature method, and dissimilarities in a form feature rows can
+    join, whose parties normalise too); otherwise the same combination form
+    (eq. 5 or eq. 4, or a registered one) computed by one party holding every
+    joined column: the method's ``undisguised`` counterpart, combined as the
+    coordinator combines it.
     """
     index = outcome.join.index
     X = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
-    dissimilar = [own[p.name].method for p in scenario.parties if own[p.name].arrays[0].layout == Layout.CONDENSED]
-    if not dissimilar or _metric(dissimilar[0]) == "euclidean":
+    dissimilar = [own[p.name].method for p in scenario.parties if own[p.name].method.sends_dissimilarities()]
+    if not dissimilar or FORMS[_metric(dissimilar[0])].features:
         return Combined(features=X)
+    first = dissimilar[0]
     columns = [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]
-
-    def prefixed(key: str) -> list[str]:
-        return [f"{p.name}.{c}" for p in scenario.parties for c in p.params.get(key, [])]
-
-    method = OSBR(metric=_metric(dissimilar[0]), categorical=prefixed("categorical"), binary=prefixed("binary"))
+    params = dict(next(p.params for p in scenario.parties if p.method == first.name))
+    for key, spec in type(first).params.items():  # column lists: every party's, prefixed by its name
+        if spec.type is list:
+            params[key] = [f"{p.name}.{c}" for p in scenario.parties for c in p.params.get(key, [])]
+    method = type(first).undisguised(params)
     arrays = {s.name: s.array for s in method.disguise(X, columns)}
-    whole = Contribution("all", "osbr", method.public_params(), outcome.join.ids, arrays, is_dissimilarity=True)
+    whole = Contribution("all", method.name, method.public_params(), outcome.join.ids, arrays, is_dissimilarity=True)
     return combine([whole], join_ids({"all": outcome.join.ids}))
 
 
 def _metric(method: Disguise) -> str:
-    """The metric of a method that sends dissimilarities (condensed arrays): only ``osbr`` does."""
-    if not isinstance(method, OSBR):
+    """The combination form (the public ``metric``) of a method that sends dissimilarities (condensed arrays)."""
+    form = method.form()
+    if form is None:
         raise RunError(f"method '{method.name}' sends dissimilarities but names no metric")
-    return method.metric
+    return form
 
 
 def _distances(combined: Combined, rows: np.ndarray, n: int) -> np.ndarray:

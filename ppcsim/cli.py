@@ -26,15 +26,21 @@ from protos.serde import WireError
 
 DEMO = "demo.toml"
 
-DESCRIPTION = """\
-Simulate privacy-preserving clustering over vertically partitioned data.
+def description() -> str:
+    """``ppc --help``'s text: the disguise methods and clustering algorithms as registered."""
+    import textwrap
 
-Each party is its own process: it loads only its own columns, disguises them
-(drbt: random projection; osbr: dissimilarity matrix; none: plain; and
-nmds, rotation, geometric, noise, pca, svd, dct) and sends them over gRPC
-(TLS, a token per party) to a coordinator, which joins the records on id, clusters them,
-returns the result to every party and counts every byte that crossed the wire.
-"""
+    from coordinator.clustering import ALGORITHMS
+    from parties.methods import METHODS
+
+    methods = "; ".join(f"{name}: {cls.summary}" if cls.summary else name for name, cls in METHODS.items())
+    text = (f"Each party is its own process: it loads only its own columns, disguises them ({methods}) and sends "
+            "them over gRPC (TLS, a token per party) to a coordinator, which joins the records on id, clusters "
+            f"them ({', '.join(ALGORITHMS)}), returns the result to every party and counts every byte that "
+            "crossed the wire.")
+    return ("Simulate privacy-preserving clustering over vertically partitioned data.\n\n"
+            + textwrap.fill(text, 88) + "\n")
+
 
 EPILOG = """\
 examples:
@@ -373,7 +379,7 @@ def cmd_party(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ppc", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="ppc", description=description(), epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

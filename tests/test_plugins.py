@@ -1,0 +1,312 @@
+"""Extension points by registration alone: a combination form, disguises that send it or reuse one, and a
+clustering algorithm, each defined here and registered with one line (``monkeypatch.setitem``, so that no
+other test sees it). Nothing else in the project names them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+from sklearn.cluster import AgglomerativeClustering, Birch
+
+from conftest import write_scenario
+from coordinator.clustering import ALGORITHMS, Algorithm, ClusteringSpec, cluster, fields
+from coordinator.errors import InvalidArgument, SessionError
+from coordinator.forms import FORMS, Form, Parts
+from coordinator.pipeline import pipeline
+from coordinator.types import Combined, Contribution
+from parties.conformance import ConformanceError, check_method
+from parties.methods import METHODS, Disguise, Param
+from parties.methods.base import EUCLIDEAN, condensed
+from ppcsim.evaluate.observer import reference_combined, utility
+from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.simulate import simulate
+
+# -- a new combination form and the disguise that sends it ------------------------------------------------
+
+
+def summed_manhattan(parts: Parts) -> Combined:
+    """Manhattan distances add across column blocks as they are: sum_f |x_if - x_jf| over every party's f."""
+    return Combined(dissimilarity=parts.total("l1"), description=f"summed Manhattan distances of {parts.parties}")
+
+
+CITYBLOCK = Form("cityblock", summed_manhattan, frozenset({"l1"}), doc="Manhattan distances, summed")
+
+
+class Manhattan(Disguise):
+    """Sends the party's pairwise Manhattan distances, to be combined in the form 'cityblock'."""
+
+    name = "manhattan"
+    summary = "Manhattan distances"
+
+    def form(self):
+        return "cityblock"
+
+    def disguise(self, X, columns):
+        return [condensed("l1", pdist(X, "cityblock"))]
+
+
+def same_partition(a, b) -> bool:
+    """Equal clusterings, whatever their labels' numbering."""
+    a, b = np.asarray(a), np.asarray(b)
+    return len(set(zip(a.tolist(), b.tolist()))) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+def blobs(seed: int = 4, m: int = 40, d: int = 5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((m, d)) + np.repeat(rng.uniform(-5, 5, (3, d)), [14, 13, 13], axis=0)
+
+
+def sklearn_average(distances: np.ndarray, k: int) -> np.ndarray:
+    return AgglomerativeClustering(n_clusters=k, metric="precomputed", linkage="average").fit_predict(
+        squareform(distances))
+
+
+def test_a_new_form_and_its_disguise_run_through_the_pipeline(monkeypatch):
+    monkeypatch.setitem(FORMS, "cityblock", CITYBLOCK)
+    X = blobs()
+    ids = np.arange(len(X))
+    order = np.random.default_rng(1).permutation(len(X))  # party b holds its rows in another order
+    blocks = {"a": (ids, X[:, :2]), "b": (ids[order], X[order, 2:])}
+    contributions = []
+    for party, (own_ids, block) in blocks.items():
+        method = Manhattan()
+        sent = {s.name: s.array for s in method.disguise(block, [])}
+        contributions.append(Contribution(party, method.name, method.public_params(), own_ids, sent,
+                                          is_dissimilarity=True))
+    assert contributions[0].params == {"metric": "cityblock"}
+    outcome = pipeline(contributions, ClusteringSpec(algorithm="agglomerative", n_clusters=3))
+    joined = X[outcome.join.ids.astype(int)]
+    np.testing.assert_allclose(outcome.combined.dissimilarity, pdist(joined, "cityblock"), rtol=1e-12)
+    assert outcome.combined.description == "summed Manhattan distances of a, b"
+    assert same_partition(outcome.labels, sklearn_average(pdist(joined, "cityblock"), 3))
+
+
+def test_a_form_that_takes_no_features_refuses_a_feature_party(monkeypatch):
+    monkeypatch.setitem(FORMS, "cityblock", CITYBLOCK)
+    X = blobs()
+    ids = np.arange(len(X))
+    near = Contribution("a", "manhattan", {"metric": "cityblock"}, ids, {"l1": pdist(X[:, :2], "cityblock")},
+                        is_dissimilarity=True)
+    rows = Contribution("b", "none", {}, ids, {"data": X[:, 2:]})
+    with pytest.raises(SessionError, match="parties b send features, which combine exactly only with Euclidean "
+                                           r"dissimilarities, not 'cityblock' \(a\)"):
+        pipeline([near, rows], ClusteringSpec(algorithm="agglomerative", n_clusters=3))
+
+
+SCENARIO = """
+    name = "plugin"
+    seed = 3
+    [data]
+    source = "sklearn:iris"
+    label_column = "target"
+    [security]
+    tls = false
+    tokens = false
+    [[parties]]
+    name = "a"
+    columns = ["sepal length (cm)", "sepal width (cm)"]
+    method = "{a}"
+    [[parties]]
+    name = "b"
+    columns = ["petal length (cm)", "petal width (cm)"]
+    method = "{b}"
+    [clustering]
+    {clustering}
+"""
+
+
+def test_a_new_form_and_its_disguise_run_through_a_session(tmp_path, monkeypatch):
+    """Scenario file, party code, upload messages, the coordinator's handlers and the observer's reference."""
+    monkeypatch.setitem(FORMS, "cityblock", CITYBLOCK)
+    monkeypatch.setitem(METHODS, "manhattan", Manhattan)
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
+        a="manhattan", b="manhattan", clustering='algorithm = "agglomerative"\nn_clusters = 3')))
+    session, own = simulate(scenario)
+    outcome = session.outcome
+    assert outcome is not None, session.error
+    index = outcome.join.index
+    joined = np.hstack([own[p].X[index[p]] for p in ("a", "b")])  # each party z-scores its own columns
+    expected = pdist(joined, "cityblock")
+    np.testing.assert_allclose(outcome.combined.dissimilarity, expected, rtol=1e-12)
+    assert same_partition(outcome.labels, sklearn_average(expected, 3))
+    # the observer: the undisguised reference is the same form on every joined column, so nothing is lost
+    reference = reference_combined(scenario, outcome, own)
+    np.testing.assert_allclose(reference.dissimilarity, expected, rtol=1e-12)
+    measured = utility(scenario, outcome, own)
+    assert measured["stress"] < 1e-12 and measured["vs_original"]["ari"] == 1.0
+
+
+def test_an_unregistered_form_is_refused_at_upload_naming_the_known_ones(tmp_path, monkeypatch):
+    monkeypatch.setitem(METHODS, "manhattan", Manhattan)  # the method alone: the coordinator knows no 'cityblock'
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
+        a="manhattan", b="manhattan", clustering='algorithm = "agglomerative"\nn_clusters = 3')))
+    with pytest.raises(InvalidArgument, match="party 'a': osbr metric 'cityblock' is not one of euclidean, "
+                                              "gower, jaccard"):
+        simulate(scenario)
+
+
+def test_the_new_disguise_passes_the_conformance_check(monkeypatch):
+    monkeypatch.setitem(FORMS, "cityblock", CITYBLOCK)
+    monkeypatch.setitem(METHODS, "manhattan", Manhattan)
+    assert [name for name, _ in check_method("manhattan").arrays] == ["l1"]
+
+
+class Misdeclared(Manhattan):
+    """Says it sends squared Euclidean distances, sends Manhattan ones under its own name."""
+
+    name = "misdeclared"
+
+    def form(self):
+        return EUCLIDEAN
+
+
+class Unformed(Manhattan):
+    """Sends dissimilarities and names no form (Disguise's default: rows of features)."""
+
+    name = "unformed"
+
+    def form(self):
+        return None
+
+
+class Unknown(Manhattan):
+    name = "unknown-form"
+
+
+@pytest.mark.parametrize("plugin, why", [
+    (Misdeclared, "what it sends does not match its declared form: osbr/euclidean sends arrays ['sqdist'], "
+                  "got ['l1']"),
+    (Unformed, "it sends condensed dissimilarities but declares no combination form"),
+    (Unknown, "it declares the combination form 'cityblock', which the coordinator does not know "
+              "(registered: euclidean, gower, jaccard)"),
+])
+def test_a_disguise_whose_declared_form_does_not_match_what_it_sends_fails_conformance(monkeypatch, plugin, why):
+    monkeypatch.setitem(METHODS, plugin.name, plugin)
+    with pytest.raises(ConformanceError) as err:
+        check_method(plugin.name)
+    assert why in str(err.value)
+
+
+# -- a new disguise in an existing form: only the methods registry line ------------------------------------
+
+
+class RotatedDistances(Disguise):
+    """Squared Euclidean distances of the party's columns after a private random rotation: the form
+    'euclidean', the same distances as osbr's (a rotation keeps them), computed another way."""
+
+    name = "rotated-distances"
+    randomised = True
+
+    def form(self):
+        return EUCLIDEAN
+
+    def disguise(self, X, columns):
+        q, r = np.linalg.qr(np.random.default_rng(self.random_state).standard_normal((X.shape[1], X.shape[1])))
+        return [condensed("sqdist", pdist(X @ (q * np.sign(np.diag(r))).T, "sqeuclidean"))]
+
+
+def test_a_new_disguise_in_an_existing_form_needs_only_its_registry_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(METHODS, "rotated-distances", RotatedDistances)
+    check_method("rotated-distances")
+    # beside a feature party: the form 'euclidean' takes feature blocks, so the coordinator turns them into
+    # squared distances and adds them, and the observer's reference is the joined columns themselves
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
+        a="rotated-distances", b="none", clustering='algorithm = "agglomerative"\nn_clusters = 3')))
+    session, own = simulate(scenario)
+    outcome = session.outcome
+    assert outcome is not None, session.error
+    index = outcome.join.index
+    joined = np.hstack([own[p].X[index[p]] for p in ("a", "b")])
+    np.testing.assert_allclose(outcome.combined.dissimilarity, pdist(joined), rtol=1e-9)
+    assert "features of b turned into squared distances" in outcome.combined.description
+    assert same_partition(outcome.labels, sklearn_average(pdist(joined), 3))
+    np.testing.assert_array_equal(reference_combined(scenario, outcome, own).features, joined)
+    assert own["a"].method.sends_euclidean_distances() and not own["b"].method.sends_dissimilarities()
+
+
+def test_registered_methods_and_algorithms_are_listed_in_ppc_help(monkeypatch):
+    from ppcsim.cli import build_parser
+
+    monkeypatch.setitem(METHODS, "manhattan", Manhattan)
+    monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
+    text = " ".join(build_parser().format_help().split())
+    assert "manhattan: Manhattan distances" in text and "drbt: random projection" in text
+    assert "(kmeans, agglomerative, dbscan, birch)" in text
+
+
+# -- a new clustering algorithm ---------------------------------------------------------------------------
+
+
+def birch(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
+    return Birch(n_clusters=spec.n_clusters, threshold=spec.value("threshold")).fit_predict(X)
+
+
+BIRCH = Algorithm("birch", {"threshold": Param(float, 0.5, above=0, rule="a positive number", doc="birch")},
+                  features=birch)
+
+
+def test_a_new_algorithm_is_accepted_in_clustering_and_equals_sklearn(tmp_path, monkeypatch):
+    monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
+        a="none", b="none", clustering='algorithm = "birch"\nn_clusters = 3\nthreshold = 0.3')))
+    spec = scenario.clustering
+    assert (spec.algorithm, spec.n_clusters, spec.threshold) == ("birch", 3, 0.3)
+    assert vars(spec)["threshold"] == 0.3  # recorded beside the built-in fields
+    session, own = simulate(scenario)
+    outcome = session.outcome
+    assert outcome is not None, session.error
+    joined = outcome.combined.features
+    np.testing.assert_array_equal(outcome.labels, Birch(n_clusters=3, threshold=0.3).fit_predict(joined))
+    assert len(set(outcome.labels.tolist())) == 3
+    # its parameter's default when the table leaves it out
+    assert ClusteringSpec.of({"algorithm": "birch"}).value("threshold") == 0.5
+
+
+def test_a_new_algorithm_s_parameter_is_checked_like_the_others(tmp_path, monkeypatch):
+    monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
+    bad = SCENARIO.format(a="none", b="none", clustering='algorithm = "birch"\nthreshold = -1\nthresold = 2')
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write_scenario(tmp_path, bad))
+    assert "[clustering]: 'threshold' must be a positive number, got -1" in str(err.value)
+    assert "unknown field 'thresold'" in str(err.value) and "did you mean 'threshold'?" in str(err.value)
+    assert "threshold" in fields()
+
+
+def test_without_its_registry_line_the_algorithm_and_its_field_are_unknown(tmp_path):
+    bad = SCENARIO.format(a="none", b="none", clustering='algorithm = "birch"\nthreshold = 0.3')
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write_scenario(tmp_path, bad))
+    assert "threshold" not in fields()
+    assert "[clustering]: unknown field 'threshold'" in str(err.value)
+    assert "[clustering]: 'algorithm' must be one of kmeans, agglomerative, dbscan, got 'birch'" in str(err.value)
+
+
+def test_a_features_only_algorithm_refuses_dissimilarities_clearly(monkeypatch):
+    monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
+    X = blobs()
+    combined = Combined(dissimilarity=pdist(X))
+    with pytest.raises(SessionError) as err:
+        cluster(ClusteringSpec.of({"algorithm": "birch", "n_clusters": 3}), combined)
+    assert str(err.value) == ('birch needs feature data, but the parties sent dissimilarities (osbr); '
+                              'use algorithm = "agglomerative" or "dbscan"')
+    # and on features, the same labels as scikit-learn's
+    spec = ClusteringSpec.of({"algorithm": "birch", "n_clusters": 3, "threshold": 0.8})
+    np.testing.assert_array_equal(cluster(spec, Combined(features=X)),
+                                  Birch(n_clusters=3, threshold=0.8).fit_predict(X))
+
+
+def test_a_dissimilarities_only_algorithm_refuses_features_naming_those_that_take_them(monkeypatch):
+    def single_cut(spec, condensed, n, overwrite):
+        from scipy.cluster.hierarchy import fcluster, linkage
+
+        return fcluster(linkage(condensed, "single"), spec.n_clusters, "maxclust") - 1
+
+    monkeypatch.setitem(ALGORITHMS, "single-cut", Algorithm("single-cut", {}, dissimilarities=single_cut))
+    X = blobs()
+    spec = ClusteringSpec.of({"algorithm": "single-cut", "n_clusters": 3})
+    assert same_partition(cluster(spec, Combined(dissimilarity=pdist(X))),
+                          AgglomerativeClustering(n_clusters=3, linkage="single").fit_predict(X))
+    with pytest.raises(SessionError, match='single-cut needs dissimilarities, but the parties sent features; use '
+                                           'algorithm = "kmeans" or "agglomerative" or "dbscan"'):
+        cluster(spec, Combined(features=X))

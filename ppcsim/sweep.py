@@ -182,7 +182,7 @@ def describe_parties_rewrite(raw: dict, grid: dict) -> str | None:
     differ = sorted({k for p in parties[1:] for k, v in p.items()
                      if k not in ("name", "columns") and first.get(k) != v})
     total = (f"; its k {first['k']} becomes the total output dims, shared out in proportion to the columns"
-             if first.get("method") == "drbt" and "k" in first and "k" not in grid else "")
+             if _takes(first, "k") and "k" in first and "k" not in grid else "")
     return (f"'parties' re-splits the {columns} columns over p1..pN, each with {first.get('name')}'s settings "
             f"({settings}){total}" + (f"; the other parties' {', '.join(differ)} are not used" if differ else ""))
 

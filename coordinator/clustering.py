@@ -95,7 +95,9 @@ class ClusteringSpec:
     The fields of the built-in algorithms are the dataclass's; a registered
     algorithm's own fields are given as ``options`` (``ClusteringSpec.of``
     sorts a table into both) and read like the others, as attributes or with
-    :meth:`value`.
+    :meth:`value`; ``spec.options`` gives them back (and so
+    ``dataclasses.replace`` keeps them). A spec of the built-in algorithms
+    has exactly the dataclass's attributes, as the report records them.
     """
 
     algorithm: str = "kmeans"
@@ -118,8 +120,8 @@ class ClusteringSpec:
 
     def __post_init__(self, options: Mapping[str, Any] | None) -> None:
         for key, value in (options or {}).items():
-            if key in _FIELD_NAMES:
-                raise TypeError(f"option '{key}' is a field of ClusteringSpec: give it as one")
+            if key in _FIELD_NAMES or hasattr(type(self), key):
+                raise TypeError(f"option '{key}' is a field or method of ClusteringSpec, not an algorithm's own")
             object.__setattr__(self, key, value)
 
     def __eq__(self, other: object) -> bool:
@@ -164,6 +166,15 @@ class ClusteringSpec:
 
 
 _FIELD_NAMES = frozenset(f.name for f in dataclass_fields(ClusteringSpec))
+
+
+def _options(spec: ClusteringSpec) -> dict[str, Any]:
+    """The fields of registered algorithms a spec holds beside the dataclass's (what ``options`` gave)."""
+    return {k: v for k, v in vars(spec).items() if k not in _FIELD_NAMES}
+
+
+# read back as ``spec.options``, so that dataclasses.replace carries them over to the new spec
+ClusteringSpec.options = property(_options)  # type: ignore[attr-defined]
 
 
 def _kmeans(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:

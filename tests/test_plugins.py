@@ -4,6 +4,8 @@ other test sees it). Nothing else in the project names them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
@@ -174,12 +176,28 @@ class Unknown(Manhattan):
     name = "unknown-form"
 
 
+class Unembedded(Manhattan):
+    """Asks for an embedding the coordinator does not compute."""
+
+    name = "unembedded"
+
+    def form(self):
+        return EUCLIDEAN
+
+    def embedding(self):
+        return "isomap"
+
+    def disguise(self, X, columns):
+        return [condensed("sqdist", pdist(X, "sqeuclidean"))]
+
+
 @pytest.mark.parametrize("plugin, why", [
     (Misdeclared, "what it sends does not match its declared form: osbr/euclidean sends arrays ['sqdist'], "
                   "got ['l1']"),
     (Unformed, "it sends condensed dissimilarities but declares no combination form"),
     (Unknown, "it declares the combination form 'cityblock', which the coordinator does not know "
               "(registered: euclidean, gower, jaccard)"),
+    (Unembedded, "it asks for the embedding 'isomap', which the coordinator does not compute (registered: nmds)"),
 ])
 def test_a_disguise_whose_declared_form_does_not_match_what_it_sends_fails_conformance(monkeypatch, plugin, why):
     monkeypatch.setitem(METHODS, plugin.name, plugin)
@@ -259,8 +277,11 @@ def test_a_new_algorithm_is_accepted_in_clustering_and_equals_sklearn(tmp_path, 
     joined = outcome.combined.features
     np.testing.assert_array_equal(outcome.labels, Birch(n_clusters=3, threshold=0.3).fit_predict(joined))
     assert len(set(outcome.labels.tolist())) == 3
-    # its parameter's default when the table leaves it out
+    # its parameter's default when the table leaves it out; a copy with another field keeps it
     assert ClusteringSpec.of({"algorithm": "birch"}).value("threshold") == 0.5
+    again = replace(spec, n_clusters=4)
+    assert (again.threshold, again.n_clusters, again.options) == (0.3, 4, {"threshold": 0.3})
+    assert again != spec and replace(again, n_clusters=3) == spec
 
 
 def test_a_new_algorithm_s_parameter_is_checked_like_the_others(tmp_path, monkeypatch):
@@ -310,3 +331,18 @@ def test_a_dissimilarities_only_algorithm_refuses_features_naming_those_that_tak
     with pytest.raises(SessionError, match='single-cut needs dissimilarities, but the parties sent features; use '
                                            'algorithm = "kmeans" or "agglomerative" or "dbscan"'):
         cluster(spec, Combined(features=X))
+
+
+def test_no_file_of_the_project_names_the_plugins():
+    """Each plug-in above is its definition here and its registry line: nothing else in the project knows it
+    (``cityblock`` is also scipy's name for the Manhattan metric, which osbr's eq. 5 calls, so it is sought as
+    a registered form's name)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    names = ("manhattan", "rotated-distances", "birch", '"cityblock":', 'form("cityblock"')
+    found = [f"{path.relative_to(root)}: {name}"
+             for folder in ("coordinator", "parties", "ppcsim", "protos", "scenarios")
+             for path in sorted((root / folder).rglob("*")) if path.suffix in (".py", ".toml", ".proto")
+             for name in names if name in path.read_text(encoding="utf-8").lower()]
+    assert found == []

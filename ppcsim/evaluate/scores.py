@@ -22,7 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ppcsim.evaluate.distortion import attribute_rank_change, attribute_rank_maintenance, rank_maintenance, rank_position
+from ppcsim.evaluate.distortion import (
+    attribute_rank_change,
+    attribute_rank_maintenance,
+    rank_maintenance,
+    rank_position,
+    shared_ranks,
+)
 from ppcsim.evaluate.privacy import column_privacy, column_privacy_002, summary, vd
 
 
@@ -103,10 +109,11 @@ def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, fi
     and 001's ``vd``, ``rp``, ``rm``, ``cp``, ``ck`` (eqs. 2.7-2.11).
     """
     out: dict = {}
-    for name, metric in PRIVACY_METRICS.items():
-        if metric.first_draw_only and not first_draw:
-            continue
-        value = metric.function(original, estimate)
+    with shared_ranks():  # the four rank metrics sort the two blocks once
+        values = {name: metric.function(original, estimate) for name, metric in PRIVACY_METRICS.items()
+                  if first_draw or not metric.first_draw_only}
+    for name, value in values.items():
+        metric = PRIVACY_METRICS[name]
         if not metric.per_column:
             out[name] = float(value)  # type: ignore[arg-type]
             continue
@@ -121,8 +128,9 @@ def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, fi
 
 def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
     """The one-figure metrics of ``estimate`` against ``original`` (with today's: 001's VD, RP, RM, CP, CK)."""
-    return {name: float(PRIVACY_METRICS[name].function(original, estimate))  # type: ignore[arg-type]
-            for name in single_figures()}
+    with shared_ranks():
+        return {name: float(PRIVACY_METRICS[name].function(original, estimate))  # type: ignore[arg-type]
+                for name in single_figures()}
 
 
 def average(draws: list[dict]) -> dict:

@@ -7,6 +7,10 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from ppcsim.evaluate.agreement import AGREEMENT
+from ppcsim.evaluate.attackers import ATTACKS
+from ppcsim.evaluate.scores import PRIVACY_METRICS
+
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
@@ -122,50 +126,46 @@ PROJECTIONS = {
     "sparse-unit": ("sparse, unit-length columns", "004 eq. 9 and Table 3 (RP2 as the paper built it)"),
     "orthonormal": ("orthonormal (a Haar-random frame)", "000 §5.2, Table 5.8"),
 }
-ATTACKS = {
-    "known_io": ("known input-output", "002 §6.2.4"),
-    "ica": ("independent component analysis (ICA)", "002 §6.2.2"),
-    "multilateration": ("multilateration from known records", "000 §4.4; 004 Lemma 2"),
-}
+
+
+def agreement_directions() -> str:
+    """E.g. "ARI, NMI and F-measure: 1 is identical; misclassified and VI: 0 is identical", from ``AGREEMENT``."""
+
+    def listed(names: list[str]) -> str:
+        return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+    groups = {value: [m.short for m in AGREEMENT.values() if m.identical == value]
+              for value in sorted({m.identical for m in AGREEMENT.values()}, reverse=True)}
+    return "; ".join(f"{listed(names)}: {value:g} is identical" for value, names in groups.items())
+
+
+def attack_words(name: str) -> tuple[str, str]:
+    """An attack's name in plain words and its source, as registered (the bare name if it is not)."""
+    return (ATTACKS[name].plain, ATTACKS[name].source) if name in ATTACKS else (name, "")
+
 
 GLOSSARY = [
     ("stress", "How much the distances between records changed: the square root of the sum of squared "
      "differences between the original and the disguised distances over the sum of the squared original "
      "distances. 0: every distance kept; tiny values like 1e-16 are zero but for floating-point rounding.",
      "004 eq. 6"),
-    ("ARI (adjusted Rand index)", "Agreement of two clusterings over all pairs of records, corrected for chance: 1 "
-     "identical, about 0 no better than chance.", "Hubert &amp; Arabie (1985), computed by scikit-learn"),
-    ("NMI (normalised mutual information)", "Information the two clusterings share, from 0 (none) to 1 (the same "
-     "partition).", "mutual information: 000 eq. 5.7; normalised by the mean of the two entropies (eq. 5.6), "
-     "by scikit-learn"),
-    ("VI (variation of information)", "Information, in bits, by which two clusterings differ: 0 for the same "
-     "partition, larger is worse.", "000 eq. 5.5"),
-    ("F-measure", "Each cluster matched to its best counterpart, precision and recall combined: 1 identical.",
-     "Larsen &amp; Aone (1999)"),
-    ("misclassified", "Share of records in a different cluster after the best one-to-one matching of cluster "
-     "numbers.", "002's DQ_C"),
-    ("column privacy", "How far off an attacker's estimate of an original column is: the spread (standard "
-     "deviation) of the error, on the column scaled to [0, 1]. 0: recovered exactly (up to a shift); 0.3 or more: "
-     "little is learnt.", "002 §6.1.1"),
-    ("VD (value difference)", "Size of the attacker's error over the size of the original block (Frobenius norms): "
-     "0 recovered, 1 or more nothing recovered.", "001 eq. 2.7"),
-    ("known input-output attack", "The attacker knows a few records both in the original and in the disguised "
-     "form (5% by default) and fits the disguise by least squares; it undoes any linear disguise that keeps as "
-     "many dimensions as it had.", "002 §6.2.4"),
-    ("ICA attack", "Independent component analysis run on the disguised block, with each component matched to the "
-     "original column whose histogram it resembles most; it needs only each column's range and histogram.",
-     "002 §6.2.2"),
-    ("multilateration", "From n + 1 records whose values the attacker knows, and the distances a party sent, every "
-     "other record's position is solved for, as a GPS receiver does.", "000 §4.4; 004 Lemma 2"),
     ("payload, serialized and wire bytes", "Payload: the bytes of the arrays a party sent. Serialized: the protobuf "
      "messages that carried them, with ids and headers. Wire: what the party's TCP connection carried, TLS and "
      "HTTP/2 included.", "004 §6.2, eq. 11 for the prediction"),
 ]
 
 
+def glossary_entries() -> list[tuple[str, str, str]]:
+    """``GLOSSARY`` with, after stress, the registered agreement measures, privacy metrics and attacks."""
+    registered = [*[(m.term, m.meaning, m.source) for m in AGREEMENT.values()],
+                  *[(m.term, m.meaning, m.source) for m in PRIVACY_METRICS.values() if m.term],
+                  *[(a.term, a.meaning, a.source) for a in ATTACKS.values() if a.term]]
+    return [GLOSSARY[0], *registered, *GLOSSARY[1:]]
+
+
 def glossary(notes: Notes) -> str:
     items = "".join(f"<dt id='g-{html.escape(term.split(' ')[0].lower())}'>{html.escape(term)}</dt>"
-                    f"<dd>{html.escape(text)}{notes(src)}</dd>" for term, text, src in GLOSSARY)
+                    f"<dd>{html.escape(text)}{notes(src)}</dd>" for term, text, src in glossary_entries())
     return f"<h2>Glossary</h2><dl>{items}</dl>"
 
 
@@ -289,11 +289,9 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
                  "vs_truth": "private clustering vs the true labels",
                  "original_vs_truth": "clustering of the original data vs the true labels"}
         keys = list(against[0][1])
-        plain = {"misclassification": "misclassified", "ari": "ARI", "nmi": "NMI", "variation_of_information": "VI (bits)",
-                 "f_measure": "F-measure"}
+        plain = {k: m.plain for k, m in AGREEMENT.items()}
         s.append(table(["agreement", *[plain.get(k, k) for k in keys]], [[names[n], *[m[k] for k in keys]] for n, m in against]))
-        s.append("<p class='note'>ARI, NMI and F-measure: 1 is identical; misclassified and VI: 0 is identical "
-                 "(see the glossary).</p>")
+        s.append(f"<p class='note'>{agreement_directions()} (see the glossary).</p>")
     p = report.get("privacy")
     if p and "skipped" not in p and "arbiter" not in p:
         s.append("<h2>Privacy: what an attacker recovers</h2><p>For each party, each attack that applies to what "
@@ -304,7 +302,7 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
         rows = []
         for party, entry in p.items():
             for attack, r in entry["attacks"].items():
-                words, src = ATTACKS.get(attack, (attack, ""))
+                words, src = attack_words(attack)
                 rows.append([party, Raw(html.escape(words) + (notes(src) if src else "")),
                              r.get("knowledge", r.get("skipped")), score(r.get("min")), score(r.get("mean")),
                              score(r.get("vd"), zero_means="recovered exactly")])

@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ppcsim.evaluate.attackers import ATTACKS  # noqa: E402
+
 
 def _series_key(row: dict, exclude: set[str]) -> str:
     """A legend label from the swept parameters that are neither the x axis nor the seed."""
@@ -46,16 +48,19 @@ FIGURE_NEEDS = {
 MISSING_WHY = {
     "output_dims": "they send dissimilarities, not dimensions",
     "privacy_worst_mean": "no attack was measured on them",
-    "privacy_known_io_mean": "the known input-output attack does not apply to what they send",
-    "privacy_multilateration_mean": "multilateration does not apply to what they send",
-    "privacy_ica_mean": "the ICA attack does not apply to what they send",
     "ari": "no utility was measured",
 }
 
 
+def why_missing(column: str) -> str:
+    """Why a run lacks ``column`` of sweep.csv: ``MISSING_WHY``, or the attack's own words for its column."""
+    attacks = {f"privacy_{name}_mean": attack.why_missing for name, attack in ATTACKS.items()}
+    return {**MISSING_WHY, **attacks}.get(column, f"they have no {column}")
+
+
 def privacy_column(rows: list[dict]) -> str | None:
     """The column of sweep.csv the utility-vs-privacy figure draws: the first attack measured on any run."""
-    return next((f"privacy_{a}_mean" for a in ("known_io", "multilateration", "ica")
+    return next((f"privacy_{a}_mean" for a in ATTACKS
                  if any(r.get(f"privacy_{a}_mean") is not None for r in rows)), None)
 
 
@@ -156,7 +161,7 @@ def left_out(name: str, rows: list[dict]) -> dict[str, str]:
     for r in rows:
         for need in needs:
             if r.get(need) is None:
-                missing.setdefault(r["methods"], MISSING_WHY.get(need, f"they have no {need}"))
+                missing.setdefault(r["methods"], why_missing(need))
     shown = {r["methods"] for r in rows if all(r.get(need) is not None for need in needs)}
     return {m: why for m, why in missing.items() if m not in shown}
 
@@ -212,7 +217,7 @@ def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[st
         for i, attack in enumerate(attacks):
             values = {c: v for c, a, v in bars if a == attack}
             xs = np.arange(len(labels)) + i * width
-            ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=ATTACK_NAMES.get(attack, attack),
+            ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=attack_name(attack),
                    color=f"C{i}")
             for x_, c in zip(xs, labels):  # a zero bar is invisible: mark it, so that it is not read as missing
                 if c in values and abs(values[c]) < 1e-9:
@@ -298,7 +303,9 @@ def _save_outside(fig, out: Path, name: str) -> Path:
     return out / f"{name}.png"
 
 
-ATTACK_NAMES = {"known_io": "known input-output", "ica": "ICA", "multilateration": "multilateration"}
+def attack_name(name: str) -> str:
+    """An attack's name in figure legends (its registered ``legend``; the name itself if unregistered)."""
+    return ATTACKS[name].legend if name in ATTACKS else name
 
 
 def attack_figure(party: str, attacks: dict[str, dict], out: Path, limit: int = 500) -> Path:
@@ -314,7 +321,7 @@ def attack_figure(party: str, attacks: dict[str, dict], out: Path, limit: int = 
         low, high = np.inf, -np.inf
         for i, (attack, kept) in enumerate(attacks.items()):
             truth, estimate = kept["original"][:limit, j], kept["estimate"][:limit, j]
-            ax.scatter(truth, estimate, s=6, alpha=0.6, color=f"C{i}", label=ATTACK_NAMES.get(attack, attack),
+            ax.scatter(truth, estimate, s=6, alpha=0.6, color=f"C{i}", label=attack_name(attack),
                        rasterized=True)  # points as pixels in the SVG too: a third of the size
             low, high = min(low, truth.min()), max(high, truth.max())
         ax.plot([low, high], [low, high], color="black", linewidth=0.8, label="exact recovery")

@@ -38,7 +38,10 @@ from coordinator.errors import SessionError
 from parties.errors import PartyError
 from parties.methods import METHODS, method_class
 from ppcsim.errors import RunError
+from ppcsim.evaluate.agreement import AGREEMENT
+from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.observer import Settings, evaluate
+from ppcsim.evaluate.scores import per_column_figures, single_figures
 from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.report import build_report, observer_section, write_atomic
@@ -227,7 +230,7 @@ def row(point: Point, report: dict) -> dict:
     out["output_dims"] = sum(p["output_dims"] for p in parties if p["sends"] == "features") or None
     u = report.get("utility", {})
     out["stress"] = u.get("stress")
-    for key in ("misclassification", "ari", "nmi", "variation_of_information", "f_measure"):
+    for key in AGREEMENT:
         out[key] = u.get("vs_original", {}).get(key)
     out["ari_truth"] = u.get("vs_truth", {}).get("ari")
     out["nmds_stress_1"] = (report.get("clustering", {}).get("embedding") or {}).get("kruskal_stress_1")
@@ -235,15 +238,16 @@ def row(point: Point, report: dict) -> dict:
         out[key] = u.get(key, {}).get("mean")
     privacy = report.get("privacy", {})
     entries = [v for v in privacy.values() if isinstance(v, dict)]
-    for attack in ("known_io", "known_io_forward", "ica", "multilateration", "multilateration_nmds"):
+    for attack in ATTACKS:
         found = [v["attacks"][attack] for v in entries if "min" in v.get("attacks", {}).get(attack, {})]
         out[f"privacy_{attack}_min"] = min((a["min"] for a in found), default=None)
         out[f"privacy_{attack}_mean"] = sum(a["mean"] for a in found) / len(found) if found else None
-        out[f"privacy_002_{attack}_mean"] = sum(a["privacy_002"]["mean"] for a in found) / len(found) if found else None
-        for key in ("vd", "rp", "rm", "cp", "ck"):  # 001 eqs. 2.7-2.11 of the attacker's estimate
+        for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
+            out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
+        for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
             out[f"{attack}_{key}"] = sum(a[key] for a in found) / len(found) if found else None
     sent = [v["sent_distortion"] for v in entries if "sent_distortion" in v]
-    for key in ("vd", "rp", "rm", "cp", "ck"):  # 001 eqs. 2.7-2.11 of what was sent, where it has the original's shape
+    for key in single_figures():  # the same of what was sent, where it has the original's shape
         out[f"sent_{key}"] = sum(s[key] for s in sent) / len(sent) if sent else None
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
     worst = [min(a["mean"] for a in v["attacks"].values() if "mean" in a)

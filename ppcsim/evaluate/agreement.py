@@ -1,6 +1,19 @@
-"""Agreement between two clusterings of the same objects (002 DQ_C, 000 eqs 5.5-5.8, F-measure)."""
+"""Agreement between two clusterings of the same objects (002 DQ_C, 000 eqs 5.5-5.8, F-measure).
+
+Every measure is registered by name in ``AGREEMENT``: the report's
+``utility.vs_original`` (and ``vs_truth``) holds one figure per entry, the
+sweep's CSV one column, and the report page one column and one glossary line.
+A new measure is a function over two label arrays plus one line there::
+
+    AGREEMENT["fmi"] = AgreementMetric(lambda a, b: float(fowlkes_mallows_score(a, b)), identical=1.0,
+                                       plain="FMI", term="FMI (Fowlkes-Mallows index)", meaning="...",
+                                       source="Fowlkes & Mallows (1983)")
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -65,6 +78,88 @@ def f_measure(table: np.ndarray) -> float:
     return float(np.dot(n_i[:, 0], best) / table.sum())
 
 
+def _misclassification(reference: np.ndarray, labels: np.ndarray) -> float:
+    return misclassification(contingency_matrix(reference, labels))
+
+
+def _nmi(reference: np.ndarray, labels: np.ndarray) -> float:
+    table = contingency_matrix(reference, labels)
+    # Equal partitions (one non-zero per row and per column): sklearn's NMI
+    # divides two differently rounded sums and may return 0.9999999999999998.
+    same = bool(((table > 0).sum(axis=0) == 1).all() and ((table > 0).sum(axis=1) == 1).all())
+    return 1.0 if same else float(np.clip(normalized_mutual_info_score(reference, labels), 0.0, 1.0))
+
+
+def _variation_of_information(reference: np.ndarray, labels: np.ndarray) -> float:
+    return variation_of_information(contingency_matrix(reference, labels))
+
+
+def _f_measure(reference: np.ndarray, labels: np.ndarray) -> float:
+    return f_measure(contingency_matrix(reference, labels))
+
+
+@dataclass(frozen=True)
+class AgreementMetric:
+    """One measure of how far two clusterings of the same objects agree.
+
+    Attributes
+    ----------
+    function : callable
+        ``function(reference, labels) -> float`` over two 1-D label arrays of
+        the same objects (checked by :func:`agreement` first).
+    identical : float
+        Its value for two labelings equal up to renaming: 1.0 ("1 is
+        identical") or 0.0 ("0 is identical").
+    plain : str
+        Its column heading on the report page.
+    term, meaning, source : str
+        Its glossary entry: the term, what it says in plain words, and where
+        it comes from (paper and equation; HTML).
+    """
+
+    function: Callable[[np.ndarray, np.ndarray], float]
+    identical: float
+    plain: str
+    term: str
+    meaning: str
+    source: str
+
+    @property
+    def direction(self) -> str:
+        """``"1 is identical"`` or ``"0 is identical"``."""
+        return f"{self.identical:g} is identical"
+
+    @property
+    def short(self) -> str:
+        """The term without its explanation in brackets: ``"ARI"`` of ``"ARI (adjusted Rand index)"``."""
+        return self.term.split(" (")[0]
+
+
+#: The agreement measures by the name the report gives them, in the report's order.
+AGREEMENT: dict[str, AgreementMetric] = {
+    "misclassification": AgreementMetric(
+        _misclassification, 0.0, "misclassified", "misclassified",
+        "Share of records in a different cluster after the best one-to-one matching of cluster numbers.",
+        "002's DQ_C"),
+    "ari": AgreementMetric(
+        lambda reference, labels: float(adjusted_rand_score(reference, labels)), 1.0, "ARI",
+        "ARI (adjusted Rand index)", "Agreement of two clusterings over all pairs of records, corrected for "
+        "chance: 1 identical, about 0 no better than chance.", "Hubert &amp; Arabie (1985), computed by scikit-learn"),
+    "nmi": AgreementMetric(
+        _nmi, 1.0, "NMI", "NMI (normalised mutual information)",
+        "Information the two clusterings share, from 0 (none) to 1 (the same partition).",
+        "mutual information: 000 eq. 5.7; normalised by the mean of the two entropies (eq. 5.6), by scikit-learn"),
+    "variation_of_information": AgreementMetric(
+        _variation_of_information, 0.0, "VI (bits)", "VI (variation of information)",
+        "Information, in bits, by which two clusterings differ: 0 for the same partition, larger is worse.",
+        "000 eq. 5.5"),
+    "f_measure": AgreementMetric(
+        _f_measure, 1.0, "F-measure", "F-measure",
+        "Each cluster matched to its best counterpart, precision and recall combined: 1 identical.",
+        "Larsen &amp; Aone (1999)"),
+}
+
+
 def agreement(reference, labels) -> dict[str, float]:
     """How far ``labels`` agrees with ``reference``, both labelings of the same objects.
 
@@ -90,6 +185,7 @@ def agreement(reference, labels) -> dict[str, float]:
         ``variation_of_information``: 000 eq. 5.5 in bits, 0 best;
         ``f_measure``: see :func:`f_measure`, 1 best.
         Labelings equal up to renaming give exactly 0.0, 1.0, 1.0, 0.0, 1.0.
+        One entry per measure registered in ``AGREEMENT``, in its order.
     """
     reference = _labels("reference", reference)
     labels = _labels("labels", labels)
@@ -97,15 +193,4 @@ def agreement(reference, labels) -> dict[str, float]:
         raise ValueError(
             f"reference and labels must label the same objects, got {reference.size} and {labels.size} labels"
         )
-    table = contingency_matrix(reference, labels)
-    # Equal partitions (one non-zero per row and per column): sklearn's NMI
-    # divides two differently rounded sums and may return 0.9999999999999998.
-    same = bool(((table > 0).sum(axis=0) == 1).all() and ((table > 0).sum(axis=1) == 1).all())
-    nmi = 1.0 if same else float(np.clip(normalized_mutual_info_score(reference, labels), 0.0, 1.0))
-    return {
-        "misclassification": misclassification(table),
-        "ari": float(adjusted_rand_score(reference, labels)),
-        "nmi": nmi,
-        "variation_of_information": variation_of_information(table),
-        "f_measure": f_measure(table),
-    }
+    return {name: metric.function(reference, labels) for name, metric in AGREEMENT.items()}

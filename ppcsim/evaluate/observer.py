@@ -10,11 +10,10 @@ Nothing computed here is ever sent to the coordinator.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.distance import pdist, squareform
+from scipy.spatial.distance import pdist
 
 from coordinator.clustering import cluster
 from coordinator.combine import Combined, Contribution, combine, reorder_condensed
@@ -23,34 +22,21 @@ from coordinator.join import join_ids
 from coordinator.session import Outcome
 from parties.config import PartyConfig
 from parties.data import blob_labels, load_builtin, read_csv_columns
-from parties.methods.base import Disguise
 from parties.run import Disguised, disguise
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
-from ppcsim.evaluate.attacks import ica_attack, known_io, known_io_forward, multilateration, multilateration_privacy
-from ppcsim.evaluate.distortion import distortion
+from ppcsim.evaluate.attackers import ATTACKS, Target
+from ppcsim.evaluate.attackers.base import ATTACK_ROWS, dissimilarity_metric, known_draws, sends_rows
 from ppcsim.evaluate.neighbours import profile
-from ppcsim.evaluate.privacy import column_privacy, column_privacy_002, summary, vd
+from ppcsim.evaluate.scores import scores, single_scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
-from protos.serde import Layout
 
 #: Records sampled (seeded) for stress, whose cost is quadratic in the records.
 STRESS_ROWS = 2000
-#: Records an attack is evaluated on at most (seeded sample), to bound its cost.
-ATTACK_ROWS = 20000
-#: Draws of the reference records for multilateration at most (each locates every record).
-MULTILATERATION_DRAWS = 10
-#: Known-record draws are capped so that draws x records stays within this (at least 10 draws):
-#: 100 draws up to 4,000 records, 20 at 20,000.
-DRAW_BUDGET = 400_000
-
-
-def known_draws(settings: Settings, records: int) -> int:
-    """How many draws of the known records an attack on ``records`` records gets (``DRAW_BUDGET``)."""
-    return max(1, min(settings.known_draws, max(10, DRAW_BUDGET // max(records, 1))))
+# ATTACK_ROWS and known_draws, which bound the attacks' cost, are in ppcsim.evaluate.attackers.base
 
 
 def evaluate(
@@ -106,7 +92,7 @@ def reference_combined(scenario: Scenario, outcome: Outcome, own: dict[str, Disg
     index = outcome.join.index
     X = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
     dissimilar = [own[p.name].method for p in scenario.parties if own[p.name].method.sends_dissimilarities()]
-    if not dissimilar or FORMS[_metric(dissimilar[0])].features:
+    if not dissimilar or FORMS[dissimilarity_metric(dissimilar[0])].features:
         return Combined(features=X)
     first = dissimilar[0]
     columns = [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]
@@ -118,14 +104,6 @@ def reference_combined(scenario: Scenario, outcome: Outcome, own: dict[str, Disg
     arrays = {s.name: s.array for s in method.disguise(X, columns)}
     whole = Contribution("all", method.name, method.public_params(), outcome.join.ids, arrays, is_dissimilarity=True)
     return combine([whole], join_ids({"all": outcome.join.ids}))
-
-
-def _metric(method: Disguise) -> str:
-    """The combination form (the public ``metric``) of a method that sends dissimilarities (condensed arrays)."""
-    form = method.form()
-    if form is None:
-        raise RunError(f"method '{method.name}' sends dissimilarities but names no metric")
-    return form
 
 
 def _distances(combined: Combined, rows: np.ndarray, n: int) -> np.ndarray:
@@ -188,178 +166,51 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
 
 # -- privacy ---------------------------------------------------------------------------------
 
-#: 001's rank metrics, which sort every column: measured on the first draw of the known records only.
-RANKED = ("rp", "rm", "cp", "ck")
-
-
 def _scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, ranks: bool = True) -> dict:
-    """Column privacy (both definitions of 002), its min and mean, and 001's distortion of the estimate.
+    """Every registered privacy metric of the estimate (``ppcsim.evaluate.scores``).
 
-    ``ranks=False`` leaves out 001's rank metrics (RP, RM, CP, CK), which cost
-    a sort of every column, and keeps VD.
+    ``ranks=False`` leaves out the metrics measured on the first draw only
+    (001's rank metrics RP, RM, CP, CK, which cost a sort of every column).
     """
-    p, p002 = column_privacy(original, estimate), column_privacy_002(original, estimate)
-    found = distortion(original, estimate) if ranks else {"vd": vd(original, estimate)}
-    return {"columns": dict(zip(columns, p.tolist())), **summary(p),
-            "privacy_002": {"columns": dict(zip(columns, p002.tolist())), **summary(p002)}, **found}
-
-
-def _average(draws: list[dict]) -> dict:
-    """The mean over draws of every number in the score dicts, and the spread of min and mean."""
-
-    def mean(values: list):
-        if isinstance(values[0], dict):
-            return {key: mean([v[key] for v in values]) for key in values[0]}
-        return float(np.mean(values))
-
-    out = mean([{k: v for k, v in d.items() if k not in RANKED} for d in draws])
-    out.update({k: draws[0][k] for k in RANKED if k in draws[0]})  # measured on the first draw only
-    out["draws"] = len(draws)
-    out["spread"] = {key: float(np.std([d[key] for d in draws], ddof=1)) if len(draws) > 1 else 0.0
-                     for key in ("min", "mean")}
-    out["privacy_002"]["spread"] = {key: float(np.std([d["privacy_002"][key] for d in draws], ddof=1))
-                                    if len(draws) > 1 else 0.0 for key in ("min", "mean")}
-    return out
-
-
-def _known_io(X: np.ndarray, Y: np.ndarray, q: int, draws: int, rng: np.random.Generator, columns: list[str]):
-    """Both known input-output estimators over ``draws`` draws of ``q`` known records, scored on the others."""
-    mine, theirs = [], []
-    for i in range(draws):
-        known = rng.choice(X.shape[0], size=q, replace=False)
-        unknown = np.setdiff1d(np.arange(X.shape[0]), known)
-        if unknown.size == 0:  # every record known: score on all of them
-            unknown = np.arange(X.shape[0])
-        mine.append(_scores(X[unknown], known_io(X, Y, known)[unknown], columns, ranks=i == 0))
-        theirs.append(_scores(X[unknown], known_io_forward(X, Y, known)[unknown], columns, ranks=i == 0))
-    return _average(mine), _average(theirs)
-
-
-def _multilateration(X: np.ndarray, distances: np.ndarray, draws: int, rng: np.random.Generator,
-                     columns: list[str], *, fit_scale: bool = False, score: slice = slice(None)) -> dict:
-    """Multilateration from n + 1 known records (000 §4.4), over ``draws`` draws of them.
-
-    ``fit_scale`` first rescales ``distances`` to the references' known
-    original distances (least squares), for an embedding whose scale is
-    arbitrary. ``score`` picks the columns to score (a party's slice of the
-    joined data).
-    """
-    m, n = X.shape
-    results, rhos = [], []
-    for i in range(draws):
-        refs = rng.choice(m, size=min(n + 1, m), replace=False)
-        D = distances
-        if fit_scale:
-            seen, true = distances[np.ix_(refs, refs)], squareform(pdist(X[refs]))
-            D = distances * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
-        # inexact (embedded) distances: Gauss-Newton settles to a few digits, not to 1e-10
-        estimate = multilateration(D, refs, X[refs], max_iter=30, tol=1e-6) if fit_scale else multilateration(D, refs, X[refs])
-        others = np.setdiff1d(np.arange(m), refs)
-        rhos.append(float(np.mean(multilateration_privacy(X[:, score], estimate[:, score], refs))))
-        results.append(_scores(X[others][:, score], estimate[others][:, score], columns, ranks=i == 0))
-    out = _average(results)
-    out["object_privacy_mean"] = float(np.mean(rhos))
-    return out
-
-
-def _embedding_attack(scenario: Scenario, own: dict[str, Disguised], outcome: Outcome | None,
-                      settings: Settings) -> dict[str, dict]:
-    """Multilateration against the coordinator's nmds embedding, scored per nmds party (000 §4.4 on Y)."""
-    if outcome is None or not outcome.combined.embedding or outcome.combined.features is None:
-        return {}
-    parties = [p for p in scenario.parties if own[p.name].method.name == "nmds"]
-    if not parties:
-        return {}
-    index = outcome.join.index
-    X = np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties])
-    rng = np.random.default_rng([scenario.seed, 3])
-    rows = np.sort(rng.choice(len(X), size=ATTACK_ROWS, replace=False)) if len(X) > ATTACK_ROWS else np.arange(len(X))
-    X, Y = X[rows], outcome.combined.features[rows]
-    distances = squareform(pdist(Y))
-    bounds = np.cumsum([0] + [len(p.columns) for p in scenario.parties])
-    starts = {p.name: (a, b) for p, a, b in zip(scenario.parties, bounds, bounds[1:])}
-    draws = max(1, min(settings.known_draws, MULTILATERATION_DRAWS))
-    out = {}
-    for p in parties:
-        a, b = starts[p.name]
-        found = _multilateration(X, distances, draws, np.random.default_rng([scenario.seed, 3, a]),
-                                 own[p.name].data.columns, fit_scale=True, score=slice(a, b))
-        out[p.name] = {"knowledge": f"{X.shape[1] + 1} records' original values (n + 1, all joined columns) and "
-                                    "the coordinator's nmds embedding, its scale fitted to them", **found}
-    return out
-
-
-def _keep(details: dict | None, party: str, attack: str, original, estimate, columns) -> None:
-    """Keep an attack's reconstruction beside the truth it is scored against, when asked to."""
-    if details is not None:
-        details.setdefault("attacks", {}).setdefault(party, {})[attack] = {
-            "original": original, "estimate": estimate, "columns": list(columns)}
+    return scores(original, estimate, columns, first_draw=ranks)
 
 
 def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, outcome: Outcome | None = None,
             details: dict | None = None) -> dict:
     """Per party and per original column: how well each applicable attack reconstructs the party's block.
 
-    The known-record attacks are repeated over ``settings.known_draws`` draws
-    of the known records (fewer on many records, see ``known_draws``;
-    multilateration over at most ``MULTILATERATION_DRAWS``)
-    and report the mean over the draws with its ``spread`` (standard
-    deviation); each gives 002's column privacy both as we measure it
-    (``min``, ``mean``, ``columns``) and as 002 §6.1.1 defines it
-    (``privacy_002``), and 001's distortion of the estimate (``vd`` over all
-    draws; ``rp``, ``rm``, ``cp``, ``ck``, which sort every column, on the
-    first draw). ``sent_distortion`` compares what the party sent
-    with its original block when the two have the same shape.
+    Every attack of ``ppcsim.evaluate.attackers.ATTACKS`` that applies to
+    what the party sent runs, in the registry's order, on at most
+    ``ATTACK_ROWS`` sampled records. The known-record attacks are repeated
+    over ``settings.known_draws`` draws of the known records (fewer on many
+    records, see ``known_draws``; multilateration over at most
+    ``MULTILATERATION_DRAWS``) and report the mean over the draws with its
+    ``spread`` (standard deviation); each gives every metric of
+    ``ppcsim.evaluate.scores.PRIVACY_METRICS``: 002's column privacy both as
+    we measure it (``min``, ``mean``, ``columns``) and as 002 §6.1.1 defines
+    it (``privacy_002``), and 001's distortion of the estimate (``vd`` over
+    all draws; ``rp``, ``rm``, ``cp``, ``ck``, which sort every column, on
+    the first draw). ``sent_distortion`` gives the one-figure metrics of what
+    the party sent against its original block when the two have the same
+    shape. A party no attack applies to gets each attack's reason for not
+    applying, as ``{"skipped": ...}``.
     """
     out = {}
-    embedded = _embedding_attack(scenario, own, outcome, settings)
+    cache: dict = {}  # shared by the parties' attacks: e.g. the coordinator's embedding, computed once
     for index, cfg in enumerate(scenario.parties):
         mine = own[cfg.name]
-        X, m, d = mine.X, mine.X.shape[0], mine.X.shape[1]
+        m = mine.X.shape[0]
         rng = np.random.default_rng([scenario.seed, 2, index])
         rows = np.sort(rng.choice(m, size=ATTACK_ROWS, replace=False)) if m > ATTACK_ROWS else np.arange(m)
-        sent = mine.wire_arrays()  # the attacker sees what crossed the wire
-        attacks, entry = {}, {}
-        draws = known_draws(settings, len(rows))
-        if mine.arrays[0].layout == Layout.ROWS:
-            Y = sent["data"]
-            if Y.shape == X.shape:
-                entry["sent_distortion"] = distortion(X[rows], Y[rows])
-            q = min(max(math.ceil(settings.known_fraction * len(rows)), d + 1), len(rows))
-            ours, theirs = _known_io(X[rows], Y[rows], q, draws, rng, mine.data.columns)
-            if details is not None:  # one draw for the picture, from its own generator: the figures stay as measured
-                known = np.random.default_rng([scenario.seed, 4, index]).choice(len(rows), size=q, replace=False)
-                unknown = np.setdiff1d(np.arange(len(rows)), known)
-                _keep(details, cfg.name, "known_io", X[rows][unknown], known_io(X[rows], Y[rows], known)[unknown],
-                      mine.data.columns)
-            knowledge = f"{q} of {len(rows)} records ({q / len(rows):.1%}) in original and disguised form"
-            attacks["known_io"] = {"knowledge": knowledge, "estimator": "regress the original on the disguised "
-                                   "data, [Y, 1] B", **ours}
-            attacks["known_io_forward"] = {"knowledge": knowledge, "estimator": "002 §6.2.4: fit Y ~ [X, 1] "
-                                           "[R'; t], then X = (Y - t) pinv(R')", **theirs}
-            estimate = ica_attack(X[rows], Y[rows], random_state=int(rng.integers(2**31)))
-            _keep(details, cfg.name, "ica", X[rows], estimate, mine.data.columns)
-            attacks["ica"] = {
-                "knowledge": "each original column's min, max and histogram",
-                **_scores(X[rows], estimate, mine.data.columns),
-            }
-        elif _metric(mine.method) == "euclidean":
-            distances = np.sqrt(squareform(reorder_condensed(sent["sqdist"], m, rows)))
-            found = _multilateration(X[rows], distances, max(1, min(draws, MULTILATERATION_DRAWS)), rng,
-                                     mine.data.columns)
-            if details is not None:  # one draw for the picture, from its own generator: the figures stay as measured
-                refs = np.random.default_rng([scenario.seed, 4, index]).choice(len(rows), size=min(d + 1, len(rows)),
-                                                                              replace=False)
-                others = np.setdiff1d(np.arange(len(rows)), refs)
-                estimate = multilateration(distances, refs, X[rows][refs])
-                _keep(details, cfg.name, "multilateration", X[rows][others], estimate[others], mine.data.columns)
-            attacks["multilateration"] = {
-                "knowledge": f"{min(d + 1, len(rows))} records' original values (n + 1) and the party's "
-                             "dissimilarities", **found}
-            if cfg.name in embedded:
-                attacks["multilateration_nmds"] = embedded[cfg.name]
-        else:
-            attacks["multilateration"] = {"skipped": f"needs Euclidean distances, not metric '{_metric(mine.method)}'"}
+        target = Target(scenario, index, cfg, mine, rows, rng, known_draws(settings, len(rows)), settings, outcome,
+                        own, cache, details)
+        entry = {}
+        if sends_rows(mine) and target.sent["data"].shape == mine.X.shape:  # the attacker sees what crossed the wire
+            entry["sent_distortion"] = single_scores(target.X, target.sent["data"][rows])
+        attacks = {name: attack.record(target) for name, attack in ATTACKS.items() if attack.applies(target)}
+        if not attacks:
+            attacks = {name: {"skipped": why} for name, attack in ATTACKS.items()
+                       if (why := attack.skipped(target)) is not None}
         out[cfg.name] = {"method": cfg.method, "records": len(rows), "seed": scenario.seed, **entry,
                          "attacks": attacks}
     return out

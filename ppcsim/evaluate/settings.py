@@ -14,7 +14,7 @@ class Settings:
     records; the report gives the mean over the draws and their spread. 002
     §7.5 averages 500. To bound the cost, draws x records stays within
     ``DRAW_BUDGET`` (at least 10 draws) and multilateration, the costliest,
-    takes at most ``MULTILATERATION_DRAWS`` (both in ``ppcsim.evaluate.observer``).
+    takes at most ``MULTILATERATION_DRAWS`` (both in ``ppcsim.evaluate.attackers.base``).
     """
 
     attacks: bool = True

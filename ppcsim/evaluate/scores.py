@@ -1,0 +1,159 @@
+"""Privacy metrics of an attacker's estimate, registered by name, and their score record.
+
+Every attack scores its estimate of a party's original block with each
+metric of ``PRIVACY_METRICS`` (:func:`scores`), and a known-record attack
+averages the records over its draws (:func:`average`). The report's
+``privacy.<party>.attacks.<attack>`` holds one entry per metric, the sweep's
+CSV one column per attack and metric. A new metric is a function of
+``(original, estimate)`` plus one line::
+
+    PRIVACY_METRICS["rmse"] = PrivacyMetric(lambda a, b: float(np.sqrt(np.mean((a - b) ** 2))),
+                                            plain="RMSE", source="root mean squared error")
+
+A function returning one value per column (an array of shape ``(d,)``) is a
+per-column metric: it is reported as ``{"columns", "min", "mean"}`` (002
+§6.1's Phi1 and Phi2) with the ``spread`` of min and mean over the draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ppcsim.evaluate.distortion import (
+    attribute_rank_change,
+    attribute_rank_maintenance,
+    rank_maintenance,
+    rank_position,
+    shared_ranks,
+)
+from ppcsim.evaluate.privacy import column_privacy, column_privacy_002, summary, vd
+
+
+@dataclass(frozen=True)
+class PrivacyMetric:
+    """How close an estimate of a block is to the original, by one measure.
+
+    Attributes
+    ----------
+    function : callable
+        ``function(original, estimate)`` over two ``(m, d)`` blocks: a float,
+        or with ``per_column`` an array of shape ``(d,)``.
+    plain : str
+        Its name in words, for pages.
+    source : str
+        Where it comes from (paper and equation; HTML).
+    per_column : bool, default=False
+        One value per column, summarised by min and mean (002 §6.1).
+    headline : bool, default=False
+        The per-column metric whose ``columns``, ``min``, ``mean`` and
+        ``spread`` sit at the top of the score record (the report's "column
+        privacy"); others are nested under their name.
+    first_draw_only : bool, default=False
+        Measured on the first draw of the known records only, not averaged:
+        for costly metrics (001's rank metrics sort every column).
+    term, meaning : str, default=""
+        Its glossary entry on the report page; none when ``term`` is empty.
+    """
+
+    function: Callable[[np.ndarray, np.ndarray], float | np.ndarray]
+    plain: str
+    source: str
+    per_column: bool = False
+    headline: bool = False
+    first_draw_only: bool = False
+    term: str = ""
+    meaning: str = ""
+
+
+#: The privacy metrics by the name the report gives them, in the report's order (the headline first).
+PRIVACY_METRICS: dict[str, PrivacyMetric] = {
+    "column_privacy": PrivacyMetric(
+        column_privacy, "column privacy", "002 §6.1.1", per_column=True, headline=True, term="column privacy",
+        meaning="How far off an attacker's estimate of an original column is: the spread (standard deviation) of "
+        "the error, on the column scaled to [0, 1]. 0: recovered exactly (up to a shift); 0.3 or more: little is "
+        "learnt."),
+    "privacy_002": PrivacyMetric(column_privacy_002, "column privacy as 002 defines it", "002 §6.1.1",
+                                 per_column=True),
+    "vd": PrivacyMetric(
+        vd, "VD", "001 eq. 2.7", term="VD (value difference)",
+        meaning="Size of the attacker's error over the size of the original block (Frobenius norms): 0 recovered, "
+        "1 or more nothing recovered."),
+    "rp": PrivacyMetric(rank_position, "RP (rank position change)", "001 eq. 2.8", first_draw_only=True),
+    "rm": PrivacyMetric(rank_maintenance, "RM (rank maintenance)", "001 eq. 2.9", first_draw_only=True),
+    "cp": PrivacyMetric(attribute_rank_change, "CP (attribute rank change)", "001 eq. 2.10", first_draw_only=True),
+    "ck": PrivacyMetric(attribute_rank_maintenance, "CK (attribute rank maintenance)", "001 eq. 2.11",
+                        first_draw_only=True),
+}
+
+
+def single_figures() -> list[str]:
+    """The metrics that give one figure per block (not per column), in the registry's order."""
+    return [name for name, metric in PRIVACY_METRICS.items() if not metric.per_column]
+
+
+def per_column_figures() -> list[str]:
+    """The per-column metrics nested under their name (all but the headline), in the registry's order."""
+    return [name for name, metric in PRIVACY_METRICS.items() if metric.per_column and not metric.headline]
+
+
+def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, first_draw: bool = True) -> dict:
+    """Every registered metric of ``estimate`` against ``original`` (both ``(m, d)``; ``columns`` names the d).
+
+    ``first_draw=False`` leaves out the metrics marked ``first_draw_only``.
+    With the metrics registered today the record is ``columns``, ``min``,
+    ``mean`` (002 §6.1.1 column privacy as 002's experiments measure it,
+    Phi1 and Phi2 of §6.1), ``privacy_002`` (the same as §6.1.1 defines it)
+    and 001's ``vd``, ``rp``, ``rm``, ``cp``, ``ck`` (eqs. 2.7-2.11).
+    """
+    out: dict = {}
+    with shared_ranks():  # the four rank metrics sort the two blocks once
+        values = {name: metric.function(original, estimate) for name, metric in PRIVACY_METRICS.items()
+                  if first_draw or not metric.first_draw_only}
+    for name, value in values.items():
+        metric = PRIVACY_METRICS[name]
+        if not metric.per_column:
+            out[name] = float(value)  # type: ignore[arg-type]
+            continue
+        p = np.asarray(value, dtype=np.float64)
+        part = {"columns": dict(zip(columns, p.tolist())), **summary(p)}
+        if metric.headline:
+            out.update(part)
+        else:
+            out[name] = part
+    return out
+
+
+def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
+    """The one-figure metrics of ``estimate`` against ``original`` (with today's: 001's VD, RP, RM, CP, CK)."""
+    with shared_ranks():
+        return {name: float(PRIVACY_METRICS[name].function(original, estimate))  # type: ignore[arg-type]
+                for name in single_figures()}
+
+
+def average(draws: list[dict]) -> dict:
+    """The mean over draws of every number in the score records, and the spread of min and mean.
+
+    Metrics marked ``first_draw_only`` are taken from the first draw; every
+    per-column metric gets the ``spread`` (standard deviation over the
+    draws, 0 for one draw) of its ``min`` and ``mean``.
+    """
+
+    def mean(values: list):
+        if isinstance(values[0], dict):
+            return {key: mean([v[key] for v in values]) for key in values[0]}
+        return float(np.mean(values))
+
+    first = [name for name, metric in PRIVACY_METRICS.items() if metric.first_draw_only]
+    out = mean([{k: v for k, v in d.items() if k not in first} for d in draws])
+    out.update({k: draws[0][k] for k in first if k in draws[0]})  # measured on the first draw only
+    out["draws"] = len(draws)
+    for name, metric in PRIVACY_METRICS.items():
+        if not metric.per_column or metric.first_draw_only:
+            continue
+        each = draws if metric.headline else [d[name] for d in draws]
+        (out if metric.headline else out[name])["spread"] = {
+            key: float(np.std([e[key] for e in each], ddof=1)) if len(draws) > 1 else 0.0 for key in ("min", "mean")}
+    return out

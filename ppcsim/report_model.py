@@ -27,6 +27,7 @@ import enum
 import json
 import re
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Self, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -141,7 +142,11 @@ class Section:
 
     def keys(self) -> list[str]:
         """The keys ``to_json`` writes."""
-        return list(self.to_json())
+        names = [name for name in _hints(type(self)) if name != "extra" and getattr(self, name) is not ABSENT]
+        return names + list(getattr(self, "extra", {}))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
 
 
 def _encode(value: Any) -> Any:

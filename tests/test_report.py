@@ -117,6 +117,7 @@ def test_the_typed_sections_hold_the_run(features_and_osbr):
         "utility"]["vs_original"]["ari"]
     # the mapping view reads it as report.json holds it
     assert typed["parties"] == features_and_osbr.report["parties"] and "cluster" not in typed
+    assert dict(typed) == features_and_osbr.report and list(typed) == list(features_and_osbr.report)
     assert typed.party("b") is b
     with pytest.raises(KeyError, match="parties: a, b"):
         typed.party("c")

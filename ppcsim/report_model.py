@@ -519,9 +519,10 @@ class Protection(Section):
     Attributes
     ----------
     transport : str
-        ``TLS``, ``mutual TLS`` or ``plaintext``.
+        ``TLS``, ``mutual TLS`` or ``plaintext (loopback)``.
     identity : str
-        How the coordinator knew the party (``token``, ``certificate``, ``name``).
+        How the coordinator knew the party: ``token``, ``certificate``, ``token and certificate``, or
+        ``none (claimed name only)``.
     """
 
     transport: str
@@ -623,7 +624,8 @@ class IdBytes(Section):
     Attributes
     ----------
     encoding : str
-        The id encoding of its upload (``ID_PSEUDONYMS``, ``ID_INT64``, ``ID_TEXT``, ...).
+        The encoding of its upload's ids, as the protocol names it (``ID_PSEUDONYMS``, ``ID_INT_DELTAS_ZLIB``,
+        ``ID_LINES_ZLIB``, ``ID_TEXT``).
     bytes : int
         Bytes of ids sent (packed block, or characters of text ids).
     plain_bytes : int or null
@@ -1209,7 +1211,7 @@ class Report(Section):
     seed : int
         The scenario's seed.
     state : str
-        How the session ended: ``done`` or ``failed`` (or the state it was in).
+        How the session ended: ``done`` or ``failed``.
     error : str or null
         Why the run failed; null when it did not.
     parties : array

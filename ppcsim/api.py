@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ppcsim.evaluate.settings import Settings
-from ppcsim.report_model import ABSENT, Report
+from ppcsim.report_model import ABSENT, Evaluation, Report
 from ppcsim.scenario import Scenario, ScenarioError, generated, load_scenario
 from protos.ids import as_text
 
@@ -284,6 +284,7 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
 
     t0 = time.perf_counter()
     details: dict = {}
+    evaluation: Evaluation | dict
     if scenario.clustering.protocol == SECURE:
         from ppcsim.evaluate.secure import evaluate_secure
 

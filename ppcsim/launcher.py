@@ -20,7 +20,7 @@ from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.relay import Relay
 from ppcsim.report import build, summary_table, write_outputs
-from ppcsim.report_model import Report
+from ppcsim.report_model import Evaluation, Report
 from ppcsim.scenario import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit.
@@ -216,7 +216,7 @@ def run_scenario(
         first = Path(tmp) / f"{scenario.parties[0].name}-labels.csv"
         labels = first.read_bytes() if first.exists() else None
     memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
-    evaluation = None
+    evaluation: Evaluation | dict | None = None
     if not failure and settings is not None:
         from ppcsim.evaluate.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
 

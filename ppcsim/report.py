@@ -25,6 +25,7 @@ from ppcsim.report_model import (
     Communication,
     Count,
     Directions,
+    Evaluation,
     IdBytes,
     Join,
     LedgerEntry,
@@ -101,7 +102,7 @@ def build(
     timing: dict[str, float] | None = None,
     relays: Mapping[str, Relay] | None = None,
     failure: str | None = None,
-    evaluation: dict[str, Any] | None = None,
+    evaluation: Evaluation | dict[str, Any] | None = None,
     observer: bool = False,
     cluster: tuple[str, dict[str, str]] | None = None,
     by_hand: bool = False,
@@ -122,9 +123,9 @@ def build(
         Each party's counting relay (``ppc run``): its wire bytes, link and connections.
     failure : str, optional
         Why the run failed, when the launcher knows better than the session.
-    evaluation : dict, optional
-        ``{"utility": ..., "privacy": ...}`` of ppcsim.evaluate.observer.evaluate or
-        ppcsim.evaluate.secure.evaluate_secure; checked against the report's types.
+    evaluation : Evaluation or dict, optional
+        What the observer measured: ppcsim.evaluate.secure.evaluate_secure's Evaluation, or
+        ppcsim.evaluate.observer.evaluate's ``{"utility": ..., "privacy": ...}``, checked against the report's types.
     observer : bool
         Whether the report has an observer section (every party's seed): ``ppc run`` and the Python API.
     cluster : (str, dict), optional
@@ -227,7 +228,9 @@ def build(
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
     if observer:
         report.observer = observer_section(scenario)
-    if evaluation is not None:
+    if isinstance(evaluation, Evaluation):
+        report.utility, report.privacy = evaluation.utility, evaluation.privacy
+    elif evaluation is not None:
         if "utility" in evaluation:
             report.utility = Utility.from_json(evaluation["utility"], "utility")
         if "privacy" in evaluation:

@@ -1179,6 +1179,22 @@ class SecurePrivacy(Section):
 
 
 @dataclass(kw_only=True)
+class Evaluation(Section):
+    """What the observer measured of a run: its utility and its privacy (the two sections of the report).
+
+    Attributes
+    ----------
+    utility : Utility
+        Utility.
+    privacy : object
+        Privacy (see Report).
+    """
+
+    utility: Utility
+    privacy: Privacy
+
+
+@dataclass(kw_only=True)
 class Cluster(Section):
     """Where a run's parties ran on a Dask cluster (``ppc run --scheduler``).
 

@@ -277,8 +277,8 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
         session, _, own = simulate_secure(scenario)
         session.wait(0)
         memory = peak_rss()
-        evaluation = evaluate_secure(scenario, session, settings, own=own)
-        return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
+        measured = evaluate_secure(scenario, session, settings, own=own)
+        return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=measured,
                      coordinator_peak_rss=memory)
     session, own = simulate(scenario)
     outcome = session.wait(0)

@@ -23,11 +23,13 @@ import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from ppcsim.evaluate.settings import Settings
+from ppcsim.report_model import ABSENT, Evaluation, Report
 from ppcsim.scenario import Scenario, ScenarioError, generated, load_scenario
 from protos.ids import as_text
 
@@ -49,6 +51,8 @@ class Run:
     report : dict
         The report, as ``ppc run`` writes it to ``report.json``: bytes,
         join, clustering, utility, privacy, security, communication, timings.
+        :attr:`typed` is the same report as typed sections
+        (``run.typed.parties[0].bytes.payload``; see docs/report.md).
     sent : dict of str to dict of str to ndarray
         What the coordinator received from each party, as ``sent/<party>.npz``
         holds it: ``ids`` (the ids the party sent, as text: pseudonyms in
@@ -101,14 +105,18 @@ class Run:
     out: Path | None = None
 
     def __repr__(self) -> str:
-        c = self.report.get("clustering", {})
         return (f"Run({self.scenario.name!r}: {len(self.scenario.parties)} parties, {len(self.labels):,} records, "
-                f"{c.get('n_clusters_found')} clusters, {self.payload_bytes:,} payload bytes)")
+                f"{self.typed.clustering.n_clusters_found} clusters, {self.payload_bytes:,} payload bytes)")
+
+    @cached_property
+    def typed(self) -> Report:
+        """:attr:`report` as typed sections (ppcsim.report_model.Report), read and checked once."""
+        return Report.from_json(self.report)
 
     @property
     def payload_bytes(self) -> int:
         """The array bytes the coordinator received from every party together."""
-        return sum(p["bytes"]["payload"] or 0 for p in self.report["parties"])
+        return sum(p.bytes.payload or 0 for p in self.typed.parties)
 
 
 def load(scenario, base: str | Path | None = None) -> Scenario:
@@ -268,29 +276,30 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from coordinator.clustering import SECURE
+    from parties.run import peak_rss
     from ppcsim.evaluate.observer import evaluate
-    from ppcsim.report import build_report, observer_section
+    from ppcsim.report import build
     from ppcsim.simulate import simulate as direct
     from ppcsim.simulate import simulate_secure
 
     t0 = time.perf_counter()
     details: dict = {}
+    evaluation: Evaluation | dict
     if scenario.clustering.protocol == SECURE:
         from ppcsim.evaluate.secure import evaluate_secure
 
         session, _, own = simulate_secure(scenario, log=log)
         outcome = session.wait(0)
-        report = build_report(scenario, session, {}, {})
-        report["observer"] = observer_section(scenario)
-        report.update(evaluate_secure(scenario, session, settings, own=own))
+        memory = peak_rss()
+        evaluation = evaluate_secure(scenario, session, settings, own=own)
         details["own"] = own
     else:
         session, own = direct(scenario)
         outcome = session.wait(0)
-        report = build_report(scenario, session, {}, {})
-        report["observer"] = observer_section(scenario)
-        report.update(evaluate(scenario, outcome, session.contributions, settings, own=own, details=details))
-    report["timing"]["total"] = time.perf_counter() - t0
+        memory = peak_rss()
+        evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
+    report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
+                   observer=True, coordinator_peak_rss=memory)
     sent = {name: {"ids": as_text(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
     return _run(scenario, report, sent, outcome, details, None)
 
@@ -323,15 +332,15 @@ def _read_sent(folder: Path) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def _run(scenario: Scenario, report: dict, sent: dict, outcome, details: dict, out: Path | None) -> Run:
+def _run(scenario: Scenario, report: Report, sent: dict, outcome, details: dict, out: Path | None) -> Run:
     own = details["own"]
     first = scenario.parties[0].name
     features = outcome.combined.features
     return Run(
         scenario=scenario,
-        report=report,
+        report=report.to_json(),
         sent=sent,
-        clustered=None if features is None or report.get("secure_aggregation") else features,
+        clustered=None if features is None or report.secure_aggregation is not ABSENT else features,
         labels=outcome.labels,
         ids=own[first].data.ids[outcome.join.index[first]],
         coordinator_ids=as_text(outcome.join.ids),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import logging
 import signal
 import sys
@@ -12,6 +11,7 @@ import threading
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coordinator.errors import SessionError
 from parties.errors import PartyError
@@ -20,6 +20,9 @@ from ppcsim.evaluate.settings import Settings
 from ppcsim.outdir import OutputError, claim
 from ppcsim.scenario import ScenarioError, load_scenario
 from protos.serde import WireError
+
+if TYPE_CHECKING:
+    from ppcsim.report_model import Report
 
 # Each command imports what it needs inside its function: a party process, which runs
 # 'ppc party', then starts without matplotlib, scikit-learn or the observer's attacks.
@@ -93,14 +96,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     with claim(out, replace=args.replace):
         if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
             from ppcsim.cluster import ClusterParties, connect, parse_local
-            from ppcsim.report import write_atomic
 
             with connect(args.scheduler, log=log) as client:
                 parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
                 report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                                      keep_sent=not args.no_sent, parties=parties, details=details)
-            report["cluster"] = {"scheduler": args.scheduler, "placed": parties.placed}
-            write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
+                                      keep_sent=not args.no_sent, parties=parties, details=details,
+                                      scheduler=args.scheduler)
         else:
             report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
                                   keep_sent=not args.no_sent, details=details)
@@ -124,7 +125,7 @@ def default_out(name: str) -> Path:
     return base
 
 
-def _write_run_page(args: argparse.Namespace, out: Path, report: dict, details: dict | None) -> None:
+def _write_run_page(args: argparse.Namespace, out: Path, report: Report, details: dict | None) -> None:
     from ppcsim.report import write_atomic
 
     if args.html:  # matplotlib is imported only for pages
@@ -255,7 +256,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
     from coordinator.server import start_server
     from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
-    from ppcsim.report import NOT_MEASURED, build_report, summary_table, write_atomic, write_outputs
+    from ppcsim.report import build, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
@@ -307,8 +308,7 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         server.stop(grace=2.0).wait()
     failed = []
     for scenario, session in zip(scenarios, sessions):
-        report = build_report(scenario, session, {}, {})
-        report["not_measured"] = NOT_MEASURED
+        report = build(scenario, session, by_hand=True)
         if args.out:
             write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
                           sent=not args.no_sent)

@@ -10,6 +10,7 @@ from pathlib import Path
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
+from ppcsim.report_model import ABSENT, AttackScore, Party, Report, SecurePrivacy, Skipped, as_report, given
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -169,36 +170,36 @@ def glossary(notes: Notes) -> str:
     return f"<h2>Glossary</h2><dl>{items}</dl>"
 
 
-def what_sent(p: dict) -> str:
+def what_sent(p: Party) -> str:
     """In words: what one party's arrays were, e.g. '3 numbers per record' or one value per pair of records."""
-    if p["output_dims"] is None:
+    if p.output_dims is None:
         return "nothing received"
-    if p["sends"] == "dissimilarities":
-        m = p["rows"] or 0
-        n = len(p["arrays"])
-        each = f"one per pair of its {m:,} records (m(m-1)/2 = {p['output_dims']:,})"
-        return (f"{n} arrays of {p['output_dims']:,} values: {', '.join(p['arrays'])}, each " if n > 1
-                else f"{p['output_dims']:,} values: ") + each
-    return f"{p['output_dims']} number{'s' if p['output_dims'] != 1 else ''} per record"
+    if p.sends == "dissimilarities":
+        m = p.rows or 0
+        n = len(p.arrays)
+        each = f"one per pair of its {m:,} records (m(m-1)/2 = {p.output_dims:,})"
+        return (f"{n} arrays of {p.output_dims:,} values: {', '.join(p.arrays)}, each " if n > 1
+                else f"{p.output_dims:,} values: ") + each
+    return f"{p.output_dims} number{'s' if p.output_dims != 1 else ''} per record"
 
 
-def _method_words(p: dict, notes: Notes) -> str:
-    words, src = METHODS.get(p["method"], (p["method"], ""))
+def _method_words(p: Party, notes: Notes) -> str:
+    words, src = METHODS.get(p.method, (p.method, ""))
     text = html.escape(words) + (notes(src) if src else "")
-    projection = p["params"].get("projection")
+    projection = p.params.get("projection")
     if projection in PROJECTIONS:
         kind, psrc = PROJECTIONS[projection]
         text += f", {kind}{notes(psrc)}"
-    if "metric" in p["params"]:
-        text += f", {html.escape(str(p['params']['metric']))} metric"
-    return text + f" <span class='note'>({html.escape(p['method'])})</span>"
+    if "metric" in p.params:
+        text += f", {html.escape(str(p.params['metric']))} metric"
+    return text + f" <span class='note'>({html.escape(p.method)})</span>"
 
 
 def _seconds(value) -> str:
     return "-" if value is None else f"{value:.3f} s"
 
 
-def samples_section(report: dict, details: dict, records: int = 5) -> str:
+def samples_section(report: Report, details: dict, records: int = 5) -> str:
     """For the first few joined records: each party's original (normalised) values beside what it sent."""
     own, outcome = details.get("own"), details.get("outcome")
     if not own or outcome is None:
@@ -207,11 +208,11 @@ def samples_section(report: dict, details: dict, records: int = 5) -> str:
            "the party's own id (the coordinator joins on pseudonyms of them, unless the scenario sends plain ids). "
            "<i>Original</i> is the party's columns after its own normalisation (what its disguise starts from); "
            "<i>sent</i> is exactly what the coordinator received (also in sent/&lt;party&gt;.npz).</p>"]
-    for p in report["parties"]:
-        mine = own.get(p["name"])
+    for p in report.parties:
+        mine = own.get(p.name)
         if mine is None:
             continue
-        rows = outcome.join.index[p["name"]][:records]
+        rows = outcome.join.index[p.name][:records]
         sent = mine.wire_arrays()
         header = ["id", *[f"original {c}" for c in mine.data.columns]]
         first = next(iter(sent.values()))
@@ -229,28 +230,29 @@ def samples_section(report: dict, details: dict, records: int = 5) -> str:
                 i, j = min(i, j), max(i, j)
                 return float(first[m * i - i * (i + 1) // 2 + (j - i - 1)])
 
-            nxt = list(outcome.join.index[p["name"]][1:records + 1])
+            nxt = list(outcome.join.index[p.name][1:records + 1])
             body = [[str(i), *[float(v) for v in mine.X[r]], pair(int(r), int(s)) if s != r else None]
                     for i, r, s in zip(mine.data.ids[rows].tolist(), rows, nxt)]
-        out.append(f"<h3>{html.escape(p['name'])}: {html.escape(METHODS.get(p['method'], (p['method'],))[0])}</h3>")
+        out.append(f"<h3>{html.escape(p.name)}: {html.escape(METHODS.get(p.method, (p.method,))[0])}</h3>")
         out.append(table(header, body))
     return "".join(out)
 
 
-def run_page(report: dict, figures: dict[str, Path], details: dict | None = None) -> str:
+def run_page(report: Report | dict, figures: dict[str, Path], details: dict | None = None) -> str:
     """One run, in plain language: what was sent and what it cost, the clusters, utility, privacy and the
     attacks' reconstructions, security, network and timings, a glossary and the sources."""
+    report = as_report(report)
     notes = Notes()
     details = details or {}
-    s = [f"<p class='note'>scenario file {html.escape(report['scenario_file'])}, seed {report['seed']}, "
-         f"state {report['state']}{': ' + html.escape(report['error']) if report.get('error') else ''}. "
+    s = [f"<p class='note'>scenario file {html.escape(report.scenario_file)}, seed {report.seed}, "
+         f"state {report.state}{': ' + html.escape(report.error) if report.error else ''}. "
          "Every number below is also in report.json.</p>"]
     s.append("<h2>What each party sent</h2>")
     rows = []
-    for p in report["parties"]:
-        b = p["bytes"]
-        rows.append([p["name"], Raw(_method_words(p, notes)), p["rows"], ", ".join(p["columns"]), what_sent(p),
-                     b["predicted"], b["payload"], b["serialized"], b.get("wire")])
+    for p in report.parties:
+        b = p.bytes
+        rows.append([p.name, Raw(_method_words(p, notes)), p.rows, ", ".join(p.columns), what_sent(p),
+                     b.predicted, b.payload, b.serialized, given(b.wire)])
     s.append(table(["party", "disguise", "records", "its columns", "it sent", "bytes predicted", "array bytes",
                     "message bytes", "wire bytes"], rows))
     s.append(f"<p class='note'><i>Bytes predicted</i>: the paper's cost model{notes('004 §6.2, eq. 11')}. "
@@ -261,30 +263,31 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
         s.append(image(figures["bytes"], "bytes per party"))
     if details:
         s.append(samples_section(report, details))
-    j, c = report["join"], report["clustering"]
-    if j["rows_joined"] is not None:
-        s.append(f"<h2>Join and clustering</h2><p>{j['rows_joined']:,} records in common; dropped because not every "
-                 "party holds them: " + ", ".join(f"{html.escape(k)} {v}" for k, v in j["dropped"].items())
-                 + f".</p><p>{html.escape(c['algorithm'])} on {html.escape(c['input'] or '')}: "
-                 f"{c['n_clusters_found']} clusters of sizes {', '.join(map(str, c['sizes']))}"
-                 + (f", {c['noise']} noise records" if c.get("noise") else "") + ".</p>")
+    j, c = report.join, report.clustering
+    if j.rows_joined is not None:
+        s.append(f"<h2>Join and clustering</h2><p>{j.rows_joined:,} records in common; dropped because not every "
+                 "party holds them: " + ", ".join(f"{html.escape(k)} {v}" for k, v in (j.dropped or {}).items())
+                 + f".</p><p>{html.escape(c.algorithm)} on {html.escape(c.input or '')}: "
+                 f"{c.n_clusters_found} clusters of sizes {', '.join(map(str, c.sizes or []))}"
+                 + (f", {c.noise} noise records" if c.noise else "") + ".</p>")
     if "clusters" in figures:
         s.append(image(figures["clusters"], "clusters", "The original joined data (each party's normalised columns "
                        "side by side), drawn on its first two principal components. Left: coloured by the clustering "
                        "the coordinator computed from the disguised data, with cluster numbers matched to the right "
                        "picture's; circled records are where the two differ. Right: the same algorithm on the "
                        "original data. Nobody in the protocol ever sees this picture; only the observer can draw it."))
-    u = report.get("utility")
-    if u and "secure_aggregation" in report:
+    u = given(report.utility)
+    if u and report.secure_aggregation is not ABSENT:
         s.append(secure_section(report))
         u = None
     if u:
-        st = u["stress"]
+        st = given(u.stress)
         s.append(f"<h2>Utility: what the disguise cost</h2><p>Distance distortion (stress{notes('004 eq. 6')}): "
-                 f"{_cell(score(st, zero_means='every distance kept'))} over {u['stress_records']:,} records"
-                 + (" (zero but for rounding: every distance was kept)" if st < ROUNDING else "")
-                 + f". Compared with {html.escape(u['reference'])}.</p>")
-        against = [(k, u[k]) for k in ("vs_original", "vs_truth", "original_vs_truth") if k in u]
+                 f"{_cell(score(st, zero_means='every distance kept'))} over {u.stress_records:,} records"
+                 + (" (zero but for rounding: every distance was kept)" if st is not None and st < ROUNDING else "")
+                 + f". Compared with {html.escape(str(u.reference))}.</p>")
+        against = [(k, m) for k, m in (("vs_original", u.vs_original), ("vs_truth", u.vs_truth),
+                                       ("original_vs_truth", u.original_vs_truth)) if m is not ABSENT]
         names = {"vs_original": "private clustering vs the clustering of the original data",
                  "vs_truth": "private clustering vs the true labels",
                  "original_vs_truth": "clustering of the original data vs the true labels"}
@@ -292,20 +295,22 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
         plain = {k: m.plain for k, m in AGREEMENT.items()}
         s.append(table(["agreement", *[plain.get(k, k) for k in keys]], [[names[n], *[m[k] for k in keys]] for n, m in against]))
         s.append(f"<p class='note'>{agreement_directions()} (see the glossary).</p>")
-    p = report.get("privacy")
-    if p and "skipped" not in p and "arbiter" not in p:
+    priv = given(report.privacy)
+    if isinstance(priv, dict) and priv:
         s.append("<h2>Privacy: what an attacker recovers</h2><p>For each party, each attack that applies to what "
                  f"it sent tries to rebuild its original columns. <i>Column privacy</i>{notes('002 §6.1.1')} is the "
                  "spread of the attacker's error on each column scaled to [0, 1]: "
                  "<span class='zero'>0</span> means recovered exactly (shown in red), higher is safer; "
                  f"{NOT_MEASURED} means the attack does not apply.</p>")
         rows = []
-        for party, entry in p.items():
-            for attack, r in entry["attacks"].items():
+        for party, entry in priv.items():
+            for attack, r in entry.attacks.items():
                 words, src = attack_words(attack)
+                scored = r if isinstance(r, AttackScore) else None
                 rows.append([party, Raw(html.escape(words) + (notes(src) if src else "")),
-                             r.get("knowledge", r.get("skipped")), score(r.get("min")), score(r.get("mean")),
-                             score(r.get("vd"), zero_means="recovered exactly")])
+                             given(r.knowledge, getattr(r, "skipped", None)),
+                             score(scored.min if scored else None), score(scored.mean if scored else None),
+                             score(given(scored.vd) if scored else None, zero_means="recovered exactly")])
         s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
                         "column privacy, mean", "VD"], rows))
         if "privacy" in figures:
@@ -318,57 +323,59 @@ def run_page(report: dict, figures: dict[str, Path], details: dict | None = None
                                "against their true values (normalised), for up to 500 records (for known "
                                "input-output, records the attacker did not know); on the diagonal: recovered "
                                "exactly."))
-    elif p and "skipped" in p:
-        s.append(f"<h2>Privacy</h2><p>{NOT_MEASURED}: the attacks were skipped ({html.escape(p['skipped'])}).</p>")
-    sec = report["security"]
-    s.append("<h2>Security</h2><p>Settings: TLS " + ("on" if sec["tls"] else "off") + ", mutual TLS "
-             + ("on" if sec["mutual"] else "off") + ", per-party tokens " + ("on" if sec["tokens"] else "off") + ".</p>")
+    elif isinstance(priv, Skipped):
+        s.append(f"<h2>Privacy</h2><p>{NOT_MEASURED}: the attacks were skipped ({html.escape(priv.skipped)}).</p>")
+    sec = report.security
+    s.append("<h2>Security</h2><p>Settings: TLS " + ("on" if sec.tls else "off") + ", mutual TLS "
+             + ("on" if sec.mutual else "off") + ", per-party tokens " + ("on" if sec.tokens else "off") + ".</p>")
     s.append(table(["party", "connection", "identified by"],
-                   [[name, v.get("transport"), v.get("identity")] for name, v in sec["parties"].items()]))
-    net = [p for p in report["parties"] if "network" in p]
+                   [[name, v.transport, v.identity] for name, v in sec.parties.items()]))
+    net = [(p, p.network) for p in report.parties if p.network is not ABSENT]
     if net:
         s.append("<h2>Network</h2>")
         s.append(table(["party", "link", "wire bytes up", "wire bytes down", "connections", "join and upload took"],
-                       [[p["name"], p["network"]["link"], p["bytes"].get("wire"), p["network"]["wire_down"],
-                         p["network"]["connections"], _seconds(p["network"]["upload_seconds"])] for p in net]))
-    t = report["timing"]
-    phases = [(k, v) for k, v in t.items() if isinstance(v, (int, float))]
+                       [[p.name, n.link, given(p.bytes.wire), n.wire_down, n.connections, _seconds(n.upload_seconds)]
+                        for p, n in net]))
+    t = report.timing
+    phases = [(k, v) for k, v in (("start", t.start), ("parties_and_clustering", t.parties_and_clustering),
+                                  ("evaluate", t.evaluate), ("total", t.total)) if v is not ABSENT]
     s.append("<h2>Timings</h2>" + table(["phase", "seconds"], [[k.replace("_", " "), f"{v:.3f}"] for k, v in phases]))
-    party_phases = list(dict.fromkeys(k for p in report["parties"] for k in p.get("timing", {})))
+    party_phases = list(dict.fromkeys(k for p in report.parties for k in p.timing))
     if party_phases:
         s.append(table(["party", *[k.replace("_", " ") for k in party_phases]],
-                       [[p["name"], *[_seconds(p["timing"].get(k)) for k in party_phases]] for p in report["parties"]]))
-    coord = t.get("coordinator") or {}
-    if coord:
+                       [[p.name, *[_seconds(p.timing.get(k)) for k in party_phases]] for p in report.parties]))
+    if t.coordinator:
         s.append(table(["coordinator", "seconds (since the session opened, or spent)"],
-                       [[k.replace("_", " "), f"{v:.3f}"] for k, v in coord.items()]))
-    tot = report["communication"]["totals"]
-    s.append(f"<h2>Communication</h2><p>up: {tot['up']['messages']} messages, {tot['up']['serialized']:,} B "
-             f"serialized ({tot['up']['payload']:,} B payload); down: {tot['down']['messages']} messages, "
-             f"{tot['down']['serialized']:,} B. Every message is in report.json under communication.ledger.</p>")
+                       [[k.replace("_", " "), f"{v:.3f}"] for k, v in t.coordinator.items()]))
+    tot = report.communication.totals
+    s.append(f"<h2>Communication</h2><p>up: {tot.up.messages} messages, {tot.up.serialized:,} B "
+             f"serialized ({tot.up.payload:,} B payload); down: {tot.down.messages} messages, "
+             f"{tot.down.serialized:,} B. Every message is in report.json under communication.ledger.</p>")
     s.append(glossary(notes))
     s.append(notes.html())
-    return page(f"ppc-sim run: {report['scenario']}", s)
+    return page(f"ppc-sim run: {report.scenario}", s)
 
 
-def secure_section(report: dict) -> str:
+def secure_section(report: Report) -> str:
     """A secure-aggregation run: its rounds, utility and what the arbiter learned (docs/secure-aggregation.md)."""
-    a, u, p = report["secure_aggregation"], report["utility"], report.get("privacy", {})
-    out = [f"<h2>Secure aggregation</h2><p>{a['rounds']} rounds after {a.get('seeding_steps', 0)} seeding steps "
-           f"(init {html.escape(str(a.get('init_method')))}); labels "
-           f"{'equal' if u['labels_equal_same_init'] else 'not equal'} to scikit-learn's KMeans from the same "
-           f"initial records; ARI against the usual clustering of the original data {u['vs_original']['ari']:.3f}."
+    a, u, p = report.secure_aggregation, report.utility, report.privacy
+    if a is ABSENT or u is ABSENT:
+        return ""
+    out = [f"<h2>Secure aggregation</h2><p>{a.rounds} rounds after {given(a.seeding_steps, 0)} seeding steps "
+           f"(init {html.escape(str(given(a.init_method)))}); labels "
+           f"{'equal' if given(u.labels_equal_same_init) else 'not equal'} to scikit-learn's KMeans from the same "
+           f"initial records; ARI against the usual clustering of the original data {u.vs_original['ari']:.3f}."
            "</p>"]
     out.append(table(["round", "seconds", "labels changed", "payload up B", "payload down B"],
-                     [[r["index"], f"{r['seconds']:.3f}", r["changed"], r["up_payload"], r["down_payload"]]
-                      for r in a["per_round"]]))
-    if "arbiter" in p:
-        out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p["arbiter"]["sees"]))
-                   + ". It never saw: " + "; ".join(map(html.escape, p["arbiter"]["never_sees"])) + ".</p>")
-        ml = p["multilateration"]
+                     [[r.index, f"{r.seconds:.3f}", r.changed, r.up_payload, r.down_payload]
+                      for r in given(a.per_round, [])]))
+    if isinstance(p, SecurePrivacy):
+        out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p.arbiter.sees))
+                   + ". It never saw: " + "; ".join(map(html.escape, p.arbiter.never_sees)) + ".</p>")
+        ml = p.multilateration
         out.append("<p>Multilateration from the initial records: "
-                   + (html.escape(ml["skipped"]) if "skipped" in ml else
-                      f"column privacy min {ml['min']:.3f}, mean {ml['mean']:.3f} (0 = recovered)") + ".</p>")
+                   + (html.escape(ml.skipped) if isinstance(ml, Skipped) else
+                      f"column privacy min {ml.min:.3f}, mean {ml.mean:.3f} (0 = recovered)") + ".</p>")
     return "".join(out)
 
 

@@ -14,11 +14,13 @@ from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
+from parties.run import peak_rss
 from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.relay import Relay
-from ppcsim.report import build_report, observer_section, summary_table, write_outputs
+from ppcsim.report import build, summary_table, write_outputs
+from ppcsim.report_model import Evaluation, Report
 from ppcsim.scenario import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit.
@@ -141,7 +143,8 @@ def run_scenario(
     keep_sent: bool = True,
     parties=None,
     details: dict | None = None,
-) -> dict:
+    scheduler: str | None = None,
+) -> Report:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
 
     ``parties`` starts the party processes: ``LocalParties()`` (the default)
@@ -157,6 +160,12 @@ def run_scenario(
     pictures: ``outcome`` (what the coordinator reached) and what
     ppcsim.evaluate.observer.evaluate puts there.
 
+    ``scheduler``, with ``ppcsim.cluster.ClusterParties``, is the Dask
+    scheduler's address, which the report's ``cluster`` section records
+    beside the worker each party ran on.
+
+    The report (a ppcsim.report_model.Report; ``report["parties"]`` reads it
+    as report.json holds it) is built once, when everything is measured.
     Raises RunError naming the party or the cause when the run fails; the
     report (with its error) is written all the same.
     """
@@ -206,18 +215,8 @@ def run_scenario(
         # labels by the records' own ids, as the first party mapped them back (the coordinator's may be pseudonyms)
         first = Path(tmp) / f"{scenario.parties[0].name}-labels.csv"
         labels = first.read_bytes() if first.exists() else None
-    report = build_report(scenario, session, summaries, timing)
-    report["observer"] = observer_section(scenario)
-    report["error"] = failure or report["error"]
-    for party in report["parties"]:
-        relay = relays[party["name"]]
-        party["bytes"]["wire"] = relay.counts.up.bytes
-        party["network"] = {
-            "link": relay.link.describe(),
-            "wire_down": relay.counts.down.bytes,
-            "connections": relay.counts.connections,
-            "upload_seconds": party["timing"].get("upload"),  # measured by the party: Join and the Upload stream
-        }
+    memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
+    evaluation: Evaluation | dict | None = None
     if not failure and settings is not None:
         from ppcsim.evaluate.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
 
@@ -226,14 +225,17 @@ def run_scenario(
         if session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
             from ppcsim.evaluate.secure import evaluate_secure
 
-            report.update(evaluate_secure(scenario, session, settings))
+            evaluation = evaluate_secure(scenario, session, settings)
         else:
-            report.update(evaluate(scenario, session.wait(0), session.contributions, settings, details=details))
+            evaluation = evaluate(scenario, session.wait(0), session.contributions, settings, details=details)
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
-    report["timing"].update(timing)
     if details is not None:
         details["outcome"] = session.outcome
+    placed = getattr(parties, "placed", None)
+    report = build(scenario, session, summaries=summaries, timing=timing, relays=relays, failure=failure,
+                   evaluation=evaluation, observer=True, coordinator_peak_rss=memory,
+                   cluster=(scheduler, placed) if scheduler is not None and placed is not None else None)
     write_outputs(out, report, session, sent=keep_sent, labels=labels)
     if failure:
         raise RunError(failure)

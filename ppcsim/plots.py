@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ppcsim.evaluate.attackers import ATTACKS  # noqa: E402
+from ppcsim.report_model import AttackScore, Report, as_report, given  # noqa: E402
 
 
 def _series_key(row: dict, exclude: set[str]) -> str:
@@ -186,29 +187,33 @@ def methods_figure(rows: list[dict], out: Path) -> Path:
     return _save_outside(fig, out, "methods")
 
 
-def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[str, Path]:
+def run_figures(report: Report | dict, out: Path, details: dict | None = None) -> dict[str, Path]:
     """A run's figures: bytes per party (its layers next to the prediction), and column privacy; with the
     observer's ``details`` (ppcsim.evaluate.observer.evaluate) also the clusters and each party's
     attacks' reconstructions against the truth."""
+    report = as_report(report)
     figures = {}
-    parties = report["parties"]
+    parties = report.parties
     fig, ax = plt.subplots(figsize=(7, 3.5), layout="constrained")
     x = np.arange(len(parties))
-    layers = [k for k in ("predicted", "payload", "serialized", "wire") if any(p["bytes"].get(k) is not None for p in parties)]
+    by_layer: dict[str, list[int | None]] = {
+        "predicted": [p.bytes.predicted for p in parties], "payload": [p.bytes.payload for p in parties],
+        "serialized": [p.bytes.serialized for p in parties], "wire": [given(p.bytes.wire) for p in parties]}
+    layers = [k for k, values in by_layer.items() if any(v is not None for v in values)]
     width = 0.8 / len(layers)
     for i, key in enumerate(layers):
-        ax.bar(x + (i - (len(layers) - 1) / 2) * width, [p["bytes"].get(key) or 0 for p in parties], width=width,
+        ax.bar(x + (i - (len(layers) - 1) / 2) * width, [v or 0 for v in by_layer[key]], width=width,
                label={"predicted": "predicted by the paper", "payload": "arrays received",
                       "serialized": "protobuf messages", "wire": "on the wire (TLS, HTTP/2)"}[key])
-    ax.set_xticks(x, [p["name"] for p in parties])
+    ax.set_xticks(x, [p.name for p in parties])
     ax.set(ylabel="bytes uploaded", title="Bytes per party")
     fig.legend(loc="outside right center", fontsize=8, frameon=False)
     figures["bytes"] = _save_outside(fig, out, "bytes")
-    privacy = report.get("privacy", {})
+    privacy = report.privacy if isinstance(report.privacy, dict) else {}
     bars = [(f"{party}.{col}", attack, value)
-            for party, entry in privacy.items() if isinstance(entry, dict)
-            for attack, result in entry.get("attacks", {}).items()
-            for col, value in result.get("columns", {}).items()]
+            for party, entry in privacy.items()
+            for attack, result in entry.attacks.items() if isinstance(result, AttackScore)
+            for col, value in result.columns.items()]
     if bars:
         attacks = sorted({a for _, a, _ in bars})
         labels = list(dict.fromkeys(c for c, _, _ in bars))
@@ -232,7 +237,7 @@ def run_figures(report: dict, out: Path, details: dict | None = None) -> dict[st
     outcome = details.get("outcome")
     if outcome is not None and details.get("joined") is not None:
         figures["clusters"] = clusters_figure(details["joined"], outcome.labels, details["original_labels"], out,
-                                              seed=report["seed"])
+                                              seed=report.seed)
     for party, attacks in details.get("attacks", {}).items():
         figures[f"attacks_{party}"] = attack_figure(party, attacks, out)
     return figures

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -17,9 +16,44 @@ from coordinator.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
 from parties.run import peak_rss
+from ppcsim.report_model import (
+    ABSENT,
+    Absent,
+    AttackScore,
+    Cluster,
+    Clustering,
+    Communication,
+    Count,
+    Directions,
+    Evaluation,
+    IdBytes,
+    Join,
+    LedgerEntry,
+    Memory,
+    Network,
+    Observer,
+    Party,
+    PartyBytes,
+    Privacy,
+    Protection,
+    Refusal,
+    RefusedCounts,
+    Report,
+    SecureAggregation,
+    SecurePrivacy,
+    Security,
+    Skipped,
+    Timing,
+    Utility,
+    as_report,
+    parse,
+)
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
 from protos.ppcsim.v1 import session_pb2
+
+if TYPE_CHECKING:
+    from ppcsim.relay import Relay
 
 
 def _umask() -> int:
@@ -60,97 +94,168 @@ def output_dims(shapes: dict[str, list[int]]) -> int:
     return first[1] if len(first) == 2 else first[0]
 
 
-def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict], timing: dict) -> dict:
-    """The run's report as a JSON-ready dict (see README, "What a run writes")."""
+def build(
+    scenario: Scenario,
+    session: Session,
+    *,
+    summaries: dict[str, dict] | None = None,
+    timing: dict[str, float] | None = None,
+    relays: Mapping[str, Relay] | None = None,
+    failure: str | None = None,
+    evaluation: Evaluation | dict[str, Any] | None = None,
+    observer: bool = False,
+    cluster: tuple[str, dict[str, str]] | None = None,
+    by_hand: bool = False,
+    coordinator_peak_rss: int | None | Absent = ABSENT,
+) -> Report:
+    """The run's report, built once from everything the run produced (see docs/report.md).
+
+    Parameters
+    ----------
+    scenario, session : Scenario, Session
+        The scenario as loaded and its finished (or failed) session.
+    summaries : dict, optional
+        Each party process's summary (its timings, peak memory, rounds, the bytes of its plain ids), when the
+        observer has them (``ppc run``).
+    timing : dict, optional
+        The launcher's phases in seconds (``start``, ``parties_and_clustering``, ``evaluate``, ``total``).
+    relays : mapping of str to Relay, optional
+        Each party's counting relay (``ppc run``): its wire bytes, link and connections.
+    failure : str, optional
+        Why the run failed, when the launcher knows better than the session.
+    evaluation : Evaluation or dict, optional
+        What the observer measured: ppcsim.evaluate.secure.evaluate_secure's Evaluation, or
+        ppcsim.evaluate.observer.evaluate's ``{"utility": ..., "privacy": ...}``, checked against the report's types.
+    observer : bool
+        Whether the report has an observer section (every party's seed): ``ppc run`` and the Python API.
+    cluster : (str, dict), optional
+        The Dask scheduler and the worker each party ran on (``ppc run --scheduler``).
+    by_hand : bool
+        A by-hand coordinator (``ppc coordinator``): the report says what it cannot measure.
+    coordinator_peak_rss : int or None, optional
+        This process's peak memory when the session ended (measure it before any evaluation); measured now
+        when not given.
+
+    Returns
+    -------
+    Report
+    """
+    summaries = summaries or {}
     outcome = session.outcome
     bytes_by_party = session.byte_summary()
+    secure = session.spec.clustering.protocol == SECURE
+    accounts = accounting(session) if secure else None
     parties = []
     for cfg in scenario.parties:
         contribution = session.contributions.get(cfg.name)
         upload = session.uploads.get(cfg.name)
         shapes = {a.name: list(a.shape) for a in upload.header.arrays} if contribution and upload is not None else {}
         b = bytes_by_party[cfg.name]
-        parties.append(
-            {
-                "name": cfg.name,
-                "method": cfg.method,
-                "params": cfg.effective_params,
-                "normalize": summaries.get(cfg.name, {}).get("normalize", cfg.normalize),
-                "source": cfg.source or None,
-                "rows": len(contribution.ids) if contribution else None,
-                "columns": list(cfg.columns),
-                "output_dims": output_dims(shapes) if shapes else None,
-                "sends": ("dissimilarities" if len(next(iter(shapes.values()))) == 1 else "features") if shapes else None,
-                "arrays": shapes,
-                "bytes": {k: b[k] for k in ("predicted", "payload", "serialized")},
-                "refused": b["refused"],
-                "timing": summaries.get(cfg.name, {}).get("timing", {}),
-                "peak_rss": summaries.get(cfg.name, {}).get("peak_rss"),
-            }
+        summary = summaries.get(cfg.name, {})
+        party = Party(
+            name=cfg.name,
+            method=cfg.method,
+            params=cfg.effective_params,
+            normalize=summary.get("normalize", cfg.normalize),
+            source=cfg.source or None,
+            rows=len(contribution.ids) if contribution else None,
+            columns=list(cfg.columns),
+            output_dims=output_dims(shapes) if shapes else None,
+            sends=("dissimilarities" if len(next(iter(shapes.values()))) == 1 else "features") if shapes else None,
+            arrays=shapes,
+            bytes=PartyBytes(predicted=b["predicted"], payload=b["payload"], serialized=b["serialized"]),
+            refused=RefusedCounts(**b["refused"]),
+            timing=summary.get("timing", {}),
+            peak_rss=summary.get("peak_rss"),
         )
+        if secure:
+            party.method, party.sends = SECURE, "masked partial distances"
+            party.output_dims = session.spec.clustering.n_clusters
+            if accounts and "by_party" in accounts:
+                party.bytes.predicted = accounts["by_party"][cfg.name]["predicted"]["up"]
+            party.rounds = summary.get("rounds")
+        if relays is not None:
+            relay = relays[cfg.name]
+            party.bytes.wire = relay.counts.up.bytes
+            party.network = Network(link=relay.link.describe(), wire_down=relay.counts.down.bytes,
+                                    connections=relay.counts.connections,
+                                    # measured by the party: Join and the Upload stream
+                                    upload_seconds=party.timing.get("upload"))
+        parties.append(party)
     totals = session.ledger.totals()
-    report: dict[str, Any] = {  # JSON: the values are tables, lists, numbers and text
-        "scenario": scenario.name,
-        "scenario_file": str(scenario.path),
-        "seed": scenario.seed,
-        "state": STATE_NAMES[session.state],
-        "error": session.error or None,
-        "parties": parties,
-        "join": {
-            "rows_joined": len(outcome.join.ids) if outcome else None,
-            "dropped": outcome.join.dropped if outcome else None,
-        },
-        "clustering": {
-            **{k: v for k, v in session.spec.clustering.__dict__.items()},
+    spec = session.spec.clustering
+    report = Report(
+        scenario=scenario.name,
+        scenario_file=str(scenario.path),
+        seed=scenario.seed,
+        state=STATE_NAMES[session.state],
+        error=failure or session.error or None,
+        parties=parties,
+        join=Join(rows_joined=len(outcome.join.ids) if outcome else None,
+                  dropped=outcome.join.dropped if outcome else None),
+        clustering=Clustering.from_json({
+            **spec.__dict__,
             "input": outcome.combined.description if outcome else None,
             "embedding": outcome.combined.embedding if outcome else None,
             "sizes": outcome.sizes if outcome else None,
             "noise": outcome.noise if outcome else None,
-        },
-        "security": {
-            "tls": scenario.security.tls,
-            "mutual": scenario.security.mutual,
-            "tokens": scenario.security.tokens,
-            "ids": scenario.security.ids,
-            "parties": dict(session.protection),
-            "coordinator_learns": coordinator_learns(scenario, session),
-        },
-        "communication": {
-            "totals": {
-                direction: {
-                    key: sum(t[direction][key] for t in totals.values()) for key in ("messages", "payload", "serialized")
-                }
+            "n_clusters_found": len(outcome.sizes) if outcome else None,
+        }, "clustering"),
+        security=Security(
+            tls=scenario.security.tls,
+            mutual=scenario.security.mutual,
+            tokens=scenario.security.tokens,
+            ids=scenario.security.ids,
+            parties={name: Protection(**v) for name, v in session.protection.items()},
+            coordinator_learns=coordinator_learns(scenario, session),
+        ),
+        communication=Communication(
+            totals=Directions(**{
+                direction: Count(**{key: sum(t[direction][key] for t in totals.values())
+                                    for key in ("messages", "payload", "serialized")})
                 for direction in ("up", "down")
-            },
-            "by_party": totals,
-            "refused": [r.__dict__ for r in session.refused],
-            "ids": id_bytes(session, summaries),
-            "ledger": session.ledger.as_dicts(),
-        },
-        "timing": {**timing, "coordinator": session.timing},
-        # measured when the session is over, before any evaluation: the process hosting the coordinator
-        "memory": {"coordinator_peak_rss": peak_rss()},
-    }
-    report["clustering"]["n_clusters_found"] = len(outcome.sizes) if outcome else None
-    if session.spec.clustering.protocol == SECURE:
-        secure = report["secure_aggregation"] = accounting(session)
-        for p in report["parties"]:
-            p["method"], p["sends"] = SECURE, "masked partial distances"
-            p["output_dims"] = session.spec.clustering.n_clusters
-            if "by_party" in secure:
-                p["bytes"]["predicted"] = secure["by_party"][p["name"]]["predicted"]["up"]
-            p["rounds"] = summaries.get(p["name"], {}).get("rounds")
+            }),
+            by_party={party: Directions(up=Count(**t["up"]), down=Count(**t["down"])) for party, t in totals.items()},
+            refused=[Refusal(**r.__dict__) for r in session.refused],
+            ids=id_bytes(session, summaries),
+            ledger=[LedgerEntry(**e) for e in session.ledger.as_dicts()],
+        ),
+        timing=Timing.from_json({**(timing or {}), "coordinator": dict(session.timing)}, "timing"),
+        # the process hosting the coordinator, when the session is over and before any evaluation
+        memory=Memory(coordinator_peak_rss=peak_rss() if coordinator_peak_rss is ABSENT else coordinator_peak_rss),
+    )
+    if accounts is not None:
+        report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
+    if observer:
+        report.observer = observer_section(scenario)
+    if isinstance(evaluation, Evaluation):
+        report.utility, report.privacy = evaluation.utility, evaluation.privacy
+    elif evaluation is not None:
+        if "utility" in evaluation:
+            report.utility = Utility.from_json(evaluation["utility"], "utility")
+        if "privacy" in evaluation:
+            report.privacy = parse(Privacy, evaluation["privacy"], "privacy")
+    if cluster is not None:
+        report.cluster = Cluster(scheduler=cluster[0], placed=dict(cluster[1]))
+    if by_hand:
+        report.not_measured = dict(NOT_MEASURED)
     return report
 
 
-def observer_section(scenario: Scenario) -> dict:
+def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict], timing: dict) -> dict:
+    """The coordinator's part of the report as JSON values: ``build(...).to_json()``, for callers that read
+    it as a dict."""
+    return build(scenario, session, summaries=summaries, timing=timing).to_json()
+
+
+def observer_section(scenario: Scenario) -> Observer:
     """What repeats a simulation, known to the observer alone: the scenario seed and every party's seed.
 
     The coordinator's part of the report holds no party secret; a by-hand
     coordinator writes no observer section (it is not an observer: no utility,
     no privacy, no party seed).
     """
-    return {"seed": scenario.seed, "party_seeds": {p.name: p.seed for p in scenario.parties}}
+    return Observer(seed=scenario.seed, party_seeds={p.name: p.seed for p in scenario.parties})
 
 
 #: What a by-hand coordinator's report cannot hold, and why (it is not an observer).
@@ -177,20 +282,21 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
     ]
 
 
-def id_bytes(session: Session, summaries: dict[str, dict]) -> dict:
+def id_bytes(session: Session, summaries: dict[str, dict]) -> dict[str, IdBytes]:
     """Per party, how its accepted upload's record ids travelled and their bytes (packed block, or characters of
     text ids), beside what the smallest plain encoding of its raw ids would have taken (``plain_bytes``, known
     to the party alone: in its summary when the observer has it)."""
     out = {}
     for party, upload in session.uploads.items():
         if party in session.contributions:
-            out[party] = {"encoding": session_pb2.IdEncoding.Name(upload.header.id_encoding),
-                          "bytes": int(upload.header.packed_id_bytes) or int(upload.id_chars),
-                          "plain_bytes": summaries.get(party, {}).get("plain_id_bytes")}
+            out[party] = IdBytes(encoding=session_pb2.IdEncoding.Name(upload.header.id_encoding),
+                                 bytes=int(upload.header.packed_id_bytes) or int(upload.id_chars),
+                                 plain_bytes=summaries.get(party, {}).get("plain_id_bytes"))
     return out
 
 
-def write_outputs(out: Path, report: dict, session: Session, sent: bool = True, labels: bytes | None = None) -> None:
+def write_outputs(out: Path, report: Report | dict, session: Session, sent: bool = True,
+                  labels: bytes | None = None) -> None:
     """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, clustered.npz and
     sent/<party>.npz.
 
@@ -199,7 +305,7 @@ def write_outputs(out: Path, report: dict, session: Session, sent: bool = True, 
     ``ids`` (as the coordinator received them) and ``features``, the matrix the coordinator clustered, when it
     clustered features (not dissimilarities).
     """
-    write_atomic(out / "report.json", json.dumps(report, indent=2).encode())
+    write_atomic(out / "report.json", as_report(report).dumps().encode())
     outcome = session.outcome
     if labels is not None:
         write_atomic(out / "labels.csv", labels)
@@ -227,107 +333,107 @@ def _n(x) -> str:
     return "-" if x is None else f"{x:,}"
 
 
-def summary_table(report: dict) -> str:
+def summary_table(report: Report | dict) -> str:
     """The per-party table printed at the end of a run."""
+    report = as_report(report)
     head = ("party", "rows", "cols", "method", "out", "predicted B", "payload B", "serialized B", "wire B")
     rows = []
-    for p in report["parties"]:
-        method = p["method"] + (f"/{p['params']['projection']}" if "projection" in p["params"] else "")
-        method += f"/{p['params']['metric']}" if "metric" in p["params"] else ""
-        if p["output_dims"] is None:
+    for p in report.parties:
+        method = p.method + (f"/{p.params['projection']}" if "projection" in p.params else "")
+        method += f"/{p.params['metric']}" if "metric" in p.params else ""
+        if p.output_dims is None:
             out = "-"
-        elif p["sends"] == "dissimilarities":
-            out = f"{len(p['arrays'])}x{p['output_dims']:,} pairs"
+        elif p.sends == "dissimilarities":
+            out = f"{len(p.arrays)}x{p.output_dims:,} pairs"
         else:
-            out = f"{p['output_dims']} dims"
-        b = p["bytes"]
-        rows.append((p["name"], _n(p["rows"]), str(len(p["columns"])), method, out,
-                     _n(b["predicted"]), _n(b["payload"]), _n(b["serialized"]), _n(b.get("wire"))))
+            out = f"{p.output_dims} dims"
+        b = p.bytes
+        rows.append((p.name, _n(p.rows), str(len(p.columns)), method, out,
+                     _n(b.predicted), _n(b.payload), _n(b.serialized), _n(None if b.wire is ABSENT else b.wire)))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     fmt = lambda r: "  ".join(c.ljust(w) if i in (0, 3, 4) else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
     lines = [fmt(head), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)]
-    j, c, t = report["join"], report["clustering"], report["communication"]["totals"]
-    if j["rows_joined"] is not None:
-        dropped = ", ".join(f"{k} {v}" for k, v in j["dropped"].items())
-        lines.append(f"join: {j['rows_joined']:,} records in common (dropped: {dropped})")
-        sizes = ", ".join(map(str, c["sizes"]))
-        noise = f", noise {c['noise']}" if c["noise"] else ""
-        lines.append(f"clustering: {c['algorithm']} on {c['input']}")
-        lines.append(f"clusters: {c['n_clusters_found']} (sizes {sizes}{noise})")
-        if (c.get("embedding") or {}).get("warning"):
-            lines.append(f"warning: {c['embedding']['warning']}")
-    secure = report.get("secure_aggregation")
-    if secure and secure.get("rounds"):
-        per = secure["per_round"]
-        exact = all(p["exact"] for p in secure.get("by_party", {}).values())
-        lines.append(f"secure aggregation: {secure['rounds']} rounds ({'converged' if secure['converged'] else 'stopped'}"
-                      f"), {sum(r['seconds'] for r in per):.2f} s; payload "
-                      + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round)")
-    u = report.get("utility")
-    if u and "labels_equal_same_init" in u:
-        lines.append(f"utility: labels {'equal' if u['labels_equal_same_init'] else 'NOT equal'} to scikit-learn's "
+    j, c, t = report.join, report.clustering, report.communication.totals
+    if j.rows_joined is not None:
+        dropped = ", ".join(f"{k} {v}" for k, v in (j.dropped or {}).items())
+        lines.append(f"join: {j.rows_joined:,} records in common (dropped: {dropped})")
+        sizes = ", ".join(map(str, c.sizes or []))
+        noise = f", noise {c.noise}" if c.noise else ""
+        lines.append(f"clustering: {c.algorithm} on {c.input}")
+        lines.append(f"clusters: {c.n_clusters_found} (sizes {sizes}{noise})")
+        if (c.embedding or {}).get("warning"):
+            lines.append(f"warning: {(c.embedding or {})['warning']}")
+    secure = report.secure_aggregation
+    if secure is not ABSENT and secure.rounds:
+        per = secure.per_round if secure.per_round is not ABSENT else []
+        exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())
+        lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
+                     f"), {sum(r.seconds for r in per):.2f} s; payload "
+                     + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round)")
+    u = report.utility if report.utility is not ABSENT else None
+    if u and u.labels_equal_same_init is not ABSENT:
+        lines.append(f"utility: labels {'equal' if u.labels_equal_same_init else 'NOT equal'} to scikit-learn's "
                      f"KMeans from the same initial records; vs clustering the original data: ARI "
-                     f"{u['vs_original']['ari']:.3f}")
-        if "fixed_point" in u:
-            lines.append(f"         fixed point 2^{u['fixed_point']['scale_bits']}: largest distance error "
-                         f"{u['fixed_point']['max_abs_error']:.2g} (bound {u['fixed_point']['bound']:.2g})")
-        if "vs_truth" in u:
-            lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
-                         f"(original data: {u['original_vs_truth']['ari']:.3f})")
+                     f"{u.vs_original['ari']:.3f}")
+        if u.fixed_point is not ABSENT:
+            lines.append(f"         fixed point 2^{u.fixed_point.scale_bits}: largest distance error "
+                         f"{u.fixed_point.max_abs_error:.2g} (bound {u.fixed_point.bound:.2g})")
+        if u.vs_truth is not ABSENT and u.original_vs_truth is not ABSENT:
+            lines.append(f"         vs true labels: ARI {u.vs_truth['ari']:.3f} "
+                         f"(original data: {u.original_vs_truth['ari']:.3f})")
         u = None
-    if isinstance(report.get("privacy"), dict) and "arbiter" in report["privacy"]:
-        priv = report["privacy"]
-        for party, entry in priv.get("posts", {}).get("by_party", {}).items():
+    priv = report.privacy
+    if isinstance(priv, SecurePrivacy):
+        for party, entry in (priv.posts.by_party if priv.posts is not ABSENT else {}).items():
             lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "
-                         f"{entry['correlation_with_partial_distances']:+.3f}, uniform (KS p = "
-                         f"{entry['uniformity_ks_pvalue']:.2f})")
-        ml = priv["multilateration"]
+                         f"{entry.correlation_with_partial_distances:+.3f}, uniform (KS p = "
+                         f"{entry.uniformity_ks_pvalue:.2f})")
+        ml = priv.multilateration
         lines.append("privacy of the joined records against the arbiter: multilateration from the initial records "
-                     + (f"skipped ({ml['skipped']})" if "skipped" in ml else
-                        f"column privacy min {ml['min']:.3f} mean {ml['mean']:.3f} (0 = recovered)"))
+                     + (f"skipped ({ml.skipped})" if isinstance(ml, Skipped) else
+                        f"column privacy min {ml.min:.3f} mean {ml.mean:.3f} (0 = recovered)"))
     if u:
-        o = u["vs_original"]
-        lines.append(f"utility: stress {u['stress']:.4f} (004 eq. 6, {u['stress_records']:,} records); vs clustering "
+        o = u.vs_original
+        lines.append(f"utility: stress {u.stress:.4f} (004 eq. 6, {u.stress_records:,} records); vs clustering "
                      f"the original data: ARI {o['ari']:.3f}, misclassified {o['misclassification']:.1%}")
-        if "np" in u:
-            lines.append(f"         neighbourhood preservation {u['np']['mean']:.3f} (000 eq. 5.21, k = 3..10)"
-                         + (f", class compactness {u['cc']['mean']:.3f} (original data: {u['cc_original']['mean']:.3f})"
-                            if "cc" in u else ""))
-        if "vs_truth" in u:
-            lines.append(f"         vs true labels: ARI {u['vs_truth']['ari']:.3f} "
-                         f"(original data: {u['original_vs_truth']['ari']:.3f})")
-    for party, entry in report.get("privacy", {}).items():
-        if isinstance(entry, dict) and "attacks" in entry:
-            found = ", ".join(f"{a} min {r['min']:.3f} mean {r['mean']:.3f}"
-                              + (f" (002 scale {r['privacy_002']['mean']:.3f})" if "privacy_002" in r else "")
-                              if "min" in r else f"{a} skipped" for a, r in entry["attacks"].items())
+        if u.np is not ABSENT:
+            lines.append(f"         neighbourhood preservation {u.np.mean:.3f} (000 eq. 5.21, k = 3..10)"
+                         + (f", class compactness {u.cc.mean:.3f} (original data: {u.cc_original.mean:.3f})"
+                            if u.cc is not ABSENT and u.cc_original is not ABSENT else ""))
+        if u.vs_truth is not ABSENT and u.original_vs_truth is not ABSENT:
+            lines.append(f"         vs true labels: ARI {u.vs_truth['ari']:.3f} "
+                         f"(original data: {u.original_vs_truth['ari']:.3f})")
+    if isinstance(priv, dict):
+        for party, e in priv.items():
+            found = ", ".join(f"{a} min {r.min:.3f} mean {r.mean:.3f}"
+                              + (f" (002 scale {r.privacy_002.mean:.3f})" if r.privacy_002 is not ABSENT else "")
+                              if isinstance(r, AttackScore) else f"{a} skipped" for a, r in e.attacks.items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
-    for p in report["parties"]:
-        if "network" not in p or p["network"]["link"].startswith("loopback"):
+    for p in report.parties:
+        if p.network is ABSENT or p.network.link.startswith("loopback"):
             continue
-        n = p["network"]
-        took = p["timing"].get("upload")
-        lines.append(f"network {p['name']}: {n['link']}; join and upload took "
+        took = p.timing.get("upload")
+        lines.append(f"network {p.name}: {p.network.link}; join and upload took "
                      + (f"{took:.2f} s" if took is not None else "-"))
-    protection = {f"{v['transport']}, identified by {v['identity']}" for v in report["security"]["parties"].values()}
+    protection = {f"{v.transport}, identified by {v.identity}" for v in report.security.parties.values()}
     if protection:
         lines.append(f"security: {'; '.join(sorted(protection))}")
-    ids = report["communication"].get("ids", {})
+    ids = report.communication.ids
     if ids:
-        sent = sum(v["bytes"] for v in ids.values())
-        plain = [v["plain_bytes"] for v in ids.values()]
-        beside = f" (plain ids packed: {sum(plain):,} B)" if None not in plain else ""
-        lines.append(f"ids: {report['security']['ids']}, {sent:,} B of ids sent{beside}")
-    refused = report["communication"].get("refused", [])
+        sent = sum(v.bytes for v in ids.values())
+        plain = [v.plain_bytes for v in ids.values()]
+        beside = f" (plain ids packed: {sum(x for x in plain if x is not None):,} B)" if None not in plain else ""
+        lines.append(f"ids: {report.security.ids}, {sent:,} B of ids sent{beside}")
+    refused = report.communication.refused
     if refused:
         lines.append(f"refused: {len(refused)} upload{'s' if len(refused) > 1 else ''} discarded "
-                     f"({sum(r['serialized'] for r in refused):,} B on the wire): "
-                     + "; ".join(r["error"] for r in refused[:3]))
-    if report.get("not_measured"):
-        lines.append(f"not measured by the coordinator: {', '.join(report['not_measured'])} (it is not an "
+                     f"({sum(r.serialized for r in refused):,} B on the wire): "
+                     + "; ".join(r.error for r in refused[:3]))
+    if report.not_measured is not ABSENT and report.not_measured:
+        lines.append(f"not measured by the coordinator: {', '.join(report.not_measured)} (it is not an "
                      "observer: see report.json)")
     lines.append(
-        f"wire: up {t['up']['messages']} messages, {t['up']['serialized']:,} B serialized "
-        f"({t['up']['payload']:,} B payload); down {t['down']['messages']} messages, {t['down']['serialized']:,} B"
+        f"wire: up {t.up.messages} messages, {t.up.serialized:,} B serialized "
+        f"({t.up.payload:,} B payload); down {t.down.messages} messages, {t.down.serialized:,} B"
     )
     return "\n".join(lines)

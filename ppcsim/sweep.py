@@ -37,6 +37,7 @@ from coordinator.clustering import SECURE
 from coordinator.errors import SessionError
 from parties.errors import PartyError
 from parties.methods import METHODS, method_class
+from parties.run import peak_rss
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
@@ -44,7 +45,8 @@ from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.evaluate.scores import per_column_figures, single_figures
 from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
-from ppcsim.report import build_report, observer_section, write_atomic
+from ppcsim.report import build, write_atomic
+from ppcsim.report_model import ABSENT, AttackScore, Profile, Report, as_report, given
 from ppcsim.scenario import PARTY, ScenarioError, load_scenario
 from ppcsim.simulate import simulate
 from protos.schema import unknown
@@ -218,54 +220,55 @@ def plan(path: Path, out: Path) -> list[Point]:
     return points
 
 
-def row(point: Point, report: dict) -> dict:
+def row(point: Point, report: Report | dict) -> dict:
     """One CSV row: the point's parameters, then its utility, privacy and bytes."""
-    out = {"point": point.index, "scenario": report["scenario"], "seed": report["seed"]}
+    report = as_report(report)
+    out = {"point": point.index, "scenario": report.scenario, "seed": report.seed}
     out.update({f"param_{k}": v for k, v in point.values.items()})
-    parties = report["parties"]
-    out["rows"] = report["join"]["rows_joined"]
-    out["methods"] = "+".join(sorted({p["method"] for p in parties}))
+    parties = report.parties
+    out["rows"] = report.join.rows_joined
+    out["methods"] = "+".join(sorted({p.method for p in parties}))
     out["parties"] = len(parties)
-    out["input_dims"] = sum(len(p["columns"]) for p in parties)
-    out["output_dims"] = sum(p["output_dims"] for p in parties if p["sends"] == "features") or None
-    u = report.get("utility", {})
-    out["stress"] = u.get("stress")
+    out["input_dims"] = sum(len(p.columns) for p in parties)
+    out["output_dims"] = sum(p.output_dims or 0 for p in parties if p.sends == "features") or None
+    u = report.utility if report.utility is not ABSENT else None
+    out["stress"] = given(u.stress) if u else None
     for key in AGREEMENT:
-        out[key] = u.get("vs_original", {}).get(key)
-    out["ari_truth"] = u.get("vs_truth", {}).get("ari")
-    out["nmds_stress_1"] = (report.get("clustering", {}).get("embedding") or {}).get("kruskal_stress_1")
-    for key in ("np", "cc", "cc_original"):  # 000 eqs. 5.21-5.23, mean over k = 3..10
-        out[key] = u.get(key, {}).get("mean")
-    privacy = report.get("privacy", {})
-    entries = [v for v in privacy.values() if isinstance(v, dict)]
+        out[key] = u.vs_original.get(key) if u else None
+    out["ari_truth"] = given(u.vs_truth, {}).get("ari") if u else None
+    out["nmds_stress_1"] = (report.clustering.embedding or {}).get("kruskal_stress_1")
+    for key, profile in (("np", u and u.np), ("cc", u and u.cc), ("cc_original", u and u.cc_original)):
+        out[key] = profile.mean if isinstance(profile, Profile) else None  # 000 eqs. 5.21-5.23, mean over k = 3..10
+    entries = list(report.privacy.values()) if isinstance(report.privacy, dict) else []
     for attack in ATTACKS:
-        found = [v["attacks"][attack] for v in entries if "min" in v.get("attacks", {}).get(attack, {})]
-        out[f"privacy_{attack}_min"] = min((a["min"] for a in found), default=None)
-        out[f"privacy_{attack}_mean"] = sum(a["mean"] for a in found) / len(found) if found else None
+        found = [a for v in entries if isinstance(a := v.attacks.get(attack), AttackScore)]
+        out[f"privacy_{attack}_min"] = min((a.min for a in found), default=None)
+        out[f"privacy_{attack}_mean"] = sum(a.mean for a in found) / len(found) if found else None
         for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
             out[f"{attack}_{key}"] = sum(a[key] for a in found) / len(found) if found else None
-    sent = [v["sent_distortion"] for v in entries if "sent_distortion" in v]
+    sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]
     for key in single_figures():  # the same of what was sent, where it has the original's shape
         out[f"sent_{key}"] = sum(s[key] for s in sent) / len(sent) if sent else None
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
-    worst = [min(a["mean"] for a in v["attacks"].values() if "mean" in a)
-             for v in privacy.values() if isinstance(v, dict) and any("mean" in a for a in v.get("attacks", {}).values())]
+    scored = [[a for a in v.attacks.values() if isinstance(a, AttackScore)] for v in entries]
+    worst = [min(a.mean for a in found) for found in scored if found]
     out["privacy_worst_mean"] = sum(worst) / len(worst) if worst else None
-    for key in ("predicted", "payload", "serialized"):
-        out[f"bytes_{key}"] = sum(p["bytes"][key] or 0 for p in parties)
+    out["bytes_predicted"] = sum(p.bytes.predicted or 0 for p in parties)
+    out["bytes_payload"] = sum(p.bytes.payload for p in parties)
+    out["bytes_serialized"] = sum(p.bytes.serialized for p in parties)
     # what the parties' TCP connections carried: measured only when the point ran as processes
-    wire = [p["bytes"].get("wire") for p in parties]
-    out["bytes_wire"] = sum(wire) if wire and None not in wire else None
-    out["seconds"] = report["timing"].get("total")
-    if "secure_aggregation" in report:
-        out["rounds"] = report["secure_aggregation"].get("rounds")
-        out["labels_equal_same_init"] = u.get("labels_equal_same_init")
+    wire = [p.bytes.wire for p in parties]
+    out["bytes_wire"] = sum(w for w in wire if w is not ABSENT) if wire and ABSENT not in wire else None
+    out["seconds"] = given(report.timing.total)
+    if report.secure_aggregation is not ABSENT:
+        out["rounds"] = report.secure_aggregation.rounds
+        out["labels_equal_same_init"] = given(u.labels_equal_same_init) if u else None
     return out
 
 
-def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> dict:
+def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> Report:
     """The report of one point, from a real multi-process run or the in-process simulation."""
     scenario = load_scenario(point.path)
     if not in_process:
@@ -277,17 +280,16 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
 
         session, _, own = simulate_secure(scenario)
         session.wait(0)
-        report = build_report(scenario, session, {}, {})
-        report.update(evaluate_secure(scenario, session, settings, own=own))
-        report["timing"]["total"] = time.perf_counter() - t0
-        return report
+        memory = peak_rss()
+        measured = evaluate_secure(scenario, session, settings, own=own)
+        return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=measured,
+                     coordinator_peak_rss=memory)
     session, own = simulate(scenario)
     outcome = session.wait(0)
-    report = build_report(scenario, session, {}, {})
-    report["observer"] = observer_section(scenario)
-    report.update(evaluate(scenario, outcome, session.contributions, settings, own=own))
-    report["timing"]["total"] = time.perf_counter() - t0
-    return report
+    memory = peak_rss()
+    evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own)
+    return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
+                 observer=True, coordinator_peak_rss=memory)
 
 
 def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process: bool = False, log=sys.stderr) -> list[dict]:

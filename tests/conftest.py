@@ -25,8 +25,47 @@ def write_scenario(directory: Path, text: str, name: str = "scenario.toml") -> P
     return path
 
 
+#: The JSON Schema of report.json as the docs publish it: every report a test produces is checked against it.
+REPORT_SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "report.schema.json"
+
+
+def check_report(data: dict, where: Path) -> None:
+    """``data`` (a report.json) is what the published schema describes, checked by an independent validator
+    (jsonschema), and reads back through ppcsim.report_model.Report to the same JSON."""
+    import jsonschema
+
+    from ppcsim.report_model import Report
+
+    validator = jsonschema.Draft202012Validator(json.loads(REPORT_SCHEMA.read_text(encoding="utf-8")))
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    assert error is None, f"{where} is not what docs/report.schema.json describes: {error.json_path}: {error.message}"
+    assert Report.from_json(data).to_json() == data, f"{where} does not read back through Report to the same JSON"
+
+
 def read_report(out: Path) -> dict:
-    return json.loads((out / "report.json").read_text())
+    data = json.loads((out / "report.json").read_text())
+    check_report(data, out / "report.json")
+    return data
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_report_validates(tmp_path_factory):
+    """After the tests: every report.json a run wrote under the tests' temporary folders (the reports no test
+    reads through read_report too) is checked against the published schema. Files that are not a run's report
+    (placeholders some tests write, such as ``{}``) are left alone."""
+    yield
+    wrong = []
+    for path in sorted(tmp_path_factory.getbasetemp().rglob("report.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and "scenario" in data:
+            try:
+                check_report(data, path)
+            except AssertionError as exc:
+                wrong.append(str(exc).splitlines()[0])
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.fixture

@@ -28,6 +28,20 @@ from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attacks import multilateration, multilateration_privacy
 from ppcsim.evaluate.observer import _scores, true_labels
 from ppcsim.evaluate.settings import Settings
+from ppcsim.report_model import (
+    ABSENT,
+    Absent,
+    Arbiter,
+    AttackScore,
+    Evaluation,
+    FixedPoint,
+    Post,
+    Posts,
+    SecurePrivacy,
+    Skipped,
+    Utility,
+    parse,
+)
 from ppcsim.scenario import Scenario
 
 #: Records the attack and the post statistics are evaluated on at most (seeded sample).
@@ -47,18 +61,22 @@ def reference_labels(X: np.ndarray, init: np.ndarray, k: int, max_iter: int) -> 
                   algorithm="lloyd").fit(X).labels_
 
 
-def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=None) -> dict:
-    """``{"utility": ..., "privacy": ...}`` of a finished secure-aggregation session."""
+def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
+    """The ``utility`` and ``privacy`` of a finished secure-aggregation session (``result["utility"]`` reads one
+    as report.json holds it)."""
     own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
     outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
     X = joined_data(scenario, outcome, own)
     labels = outcome.labels
     same = reference_labels(X, arbiter.init, spec.n_clusters, spec.max_iter)
-    utility = {
-        "reference": "scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, strict convergence)",
-        "labels_equal_same_init": bool(np.array_equal(same, labels)),
-        "vs_same_init": agreement(same, labels),
-    }
+    plain = cluster(scenario.clustering, Combined(features=X))
+    utility = Utility(
+        reference="scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, strict convergence)",
+        labels_equal_same_init=bool(np.array_equal(same, labels)),
+        vs_same_init=agreement(same, labels),
+        vs_original=agreement(plain, labels),
+        reference_original="the scenario's k-means on the joined normalised data (its restarts)",
+    )
     # the fixed-point error of the last round's sums: at convergence its centres are the final clusters' means
     if arbiter.seen is not None and len(arbiter.records) > 1 and arbiter.records[-1].changed == 0:
         counts = np.bincount(labels, minlength=spec.n_clusters)
@@ -69,42 +87,38 @@ def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=
         centres[full] /= counts[full, None]
         exact = ((X[:, None, :] - centres[None, full, :]) ** 2).sum(axis=2)
         read = arbiter.seen[:, full] / 2.0**spec.scale_bits
-        utility["fixed_point"] = {"scale_bits": spec.scale_bits, "max_abs_error": float(np.abs(read - exact).max()),
-                                  "bound": len(scenario.parties) * 2.0 ** -(spec.scale_bits + 1)}
-    plain = cluster(scenario.clustering, Combined(features=X))
-    utility["vs_original"] = agreement(plain, labels)
-    utility["reference_original"] = "the scenario's k-means on the joined normalised data (its restarts)"
+        utility.fixed_point = FixedPoint(scale_bits=spec.scale_bits, max_abs_error=float(np.abs(read - exact).max()),
+                                         bound=len(scenario.parties) * 2.0 ** -(spec.scale_bits + 1))
     first = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
     truth = true_labels(scenario, own[first].data.ids[outcome.join.index[first]])
     if truth is not None:
-        utility["vs_truth"] = agreement(truth, labels)
-        utility["original_vs_truth"] = agreement(truth, plain)
-    out = {"utility": utility}
-    out["privacy"] = privacy(scenario, session, own, X) if settings is None or settings.attacks else {
-        "skipped": "--no-attacks"}
-    return out
+        utility.vs_truth = agreement(truth, labels)
+        utility.original_vs_truth = agreement(truth, plain)
+    return Evaluation(utility=utility, privacy=privacy(scenario, session, own, X)
+                      if settings is None or settings.attacks else Skipped(skipped="--no-attacks"))
 
 
-def learns(m: int, k: int, rounds: int) -> dict:
+def learns(m: int, k: int, rounds: int) -> Arbiter:
     """What the arbiter sees, in words and counts."""
-    return {
-        "sees": [
+    return Arbiter(
+        sees=[
             f"the squared distance of every joined record to every centre in every round: {m:,} x {k} values "
             f"in each of {rounds} rounds ({m * k * rounds:,} in all), as sums over the parties",
             "in round 0, the centres are k joined records it drew itself: distances of every record to those",
             "the labels of every round, the cluster sizes, which records join (pseudonymous ids)",
         ],
-        "never_sees": ["a party's values", "a party's partial distances (each post is masked)",
-                       "a party's block of any centre"],
-    }
+        never_sees=["a party's values", "a party's partial distances (each post is masked)",
+                    "a party's block of any centre"],
+    )
 
 
-def privacy(scenario: Scenario, session, own, X: np.ndarray) -> dict:
+def privacy(scenario: Scenario, session, own, X: np.ndarray) -> SecurePrivacy:
     arbiter, spec = session.arbiter, session.spec.clustering
     m, k = arbiter.m, arbiter.k
     rng = np.random.default_rng([scenario.seed, 3])
     rows = np.sort(rng.choice(m, size=SAMPLE_ROWS, replace=False)) if m > SAMPLE_ROWS else np.arange(m)
-    out = {"arbiter": learns(m, k, len(arbiter.records))}
+    seen = learns(m, k, len(arbiter.records))
+    found: Posts | Absent = ABSENT
     posts = {}
     if arbiter.posts and arbiter.records[-1].changed == 0 and len(arbiter.records) > 1:
         from scipy.stats import kstest
@@ -119,13 +133,13 @@ def privacy(scenario: Scenario, session, own, X: np.ndarray) -> dict:
             centres[counts > 0] /= counts[counts > 0, None]
             partial = ((Xp[rows][:, None, :] - centres[None]) ** 2).sum(axis=2).reshape(-1)
             post = arbiter.posts[p.name][rows].reshape(-1).astype(np.float64) / 2.0**64  # as received, in [0, 1)
-            posts[p.name] = {
-                "correlation_with_partial_distances": float(np.corrcoef(post, partial)[0, 1]),
-                "uniformity_ks_pvalue": float(kstest(post, "uniform").pvalue),
-                "values": int(post.size),
-            }
-        out["posts"] = {"what": "each party's last-round post as the arbiter received it, against the party's true "
-                                "partial squared distances (sampled records)", "by_party": posts}
+            posts[p.name] = Post(
+                correlation_with_partial_distances=float(np.corrcoef(post, partial)[0, 1]),
+                uniformity_ks_pvalue=float(kstest(post, "uniform").pvalue),
+                values=int(post.size),
+            )
+        found = Posts(what="each party's last-round post as the arbiter received it, against the party's true "
+                           "partial squared distances (sampled records)", by_party=posts)
     d = X.shape[1]
     attack: dict[str, str | float | int] = {
         "knowledge": f"the {k} records drawn as initial centres, in original form (000 §4.4's known "
@@ -147,5 +161,4 @@ def privacy(scenario: Scenario, session, own, X: np.ndarray) -> dict:
         attack.update(_scores(truth[k:], estimate[k:], [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]))
         attack["object_privacy_mean"] = float(np.mean(multilateration_privacy(truth, estimate, np.arange(k))))
         attack["records"] = int(len(targets))
-    out["multilateration"] = attack
-    return out
+    return SecurePrivacy(arbiter=seen, posts=found, multilateration=parse(AttackScore | Skipped, attack, "multilateration"))

@@ -7,6 +7,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
@@ -109,18 +110,12 @@ class Notes:
 
 
 #: What each method does, in plain words, and where it comes from.
-METHODS = {
-    "drbt": ("random projection", "004 §2.3, §5, eqs. 7-9 (DRBT)"),
-    "osbr": ("pairwise dissimilarities", "004 §2.2, §4, eqs. 3-5 (OSBR)"),
-    "none": ("nothing: columns sent as they are", "the no-privacy baseline"),
-    "rotation": ("random rotation", "002 eq. 1, Theorem 6"),
-    "geometric": ("rotation, translation and noise", "002 eq. 1"),
-    "noise": ("added random noise", "002 §4"),
-    "pca": ("scores on its own principal components", "000 §2.6.2"),
-    "svd": ("truncated SVD coordinates", "000 §2.6.3"),
-    "dct": ("first discrete cosine transform coefficients", "000 §2.6.4"),
-    "nmds": ("pairwise dissimilarities, embedded by non-metric MDS at the coordinator", "000 ch. 3; 003"),
-}
+def method_words(name: str) -> tuple[str, str]:
+    """A registered method's words and source (``Disguise.summary``, ``Disguise.source``), or its bare name."""
+    cls = METHODS.get(name)
+    return (cls.summary or name, cls.source) if cls is not None else (name, "")
+
+
 PROJECTIONS = {
     "gaussian": ("Gaussian", "004 eq. 8 (RP1)"),
     "sparse": ("sparse", "004 eq. 9 (RP2)"),
@@ -184,7 +179,7 @@ def what_sent(p: Party) -> str:
 
 
 def _method_words(p: Party, notes: Notes) -> str:
-    words, src = METHODS.get(p.method, (p.method, ""))
+    words, src = method_words(p.method)
     text = html.escape(words) + (notes(src) if src else "")
     projection = p.params.get("projection")
     if projection in PROJECTIONS:
@@ -233,7 +228,7 @@ def samples_section(report: Report, details: dict, records: int = 5) -> str:
             nxt = list(outcome.join.index[p.name][1:records + 1])
             body = [[str(i), *[float(v) for v in mine.X[r]], pair(int(r), int(s)) if s != r else None]
                     for i, r, s in zip(mine.data.ids[rows].tolist(), rows, nxt)]
-        out.append(f"<h3>{html.escape(p.name)}: {html.escape(METHODS.get(p.method, (p.method,))[0])}</h3>")
+        out.append(f"<h3>{html.escape(p.name)}: {html.escape(method_words(p.method)[0])}</h3>")
         out.append(table(header, body))
     return "".join(out)
 

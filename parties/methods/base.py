@@ -49,8 +49,10 @@ class Disguise(ABC):
     normalizes: ClassVar[bool] = True
     #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
     randomised: ClassVar[bool] = False
-    #: A few words on what the method sends, for ``ppc --help`` and the report.
+    #: A few words on what the method sends, for ``ppc --help`` and the report page.
     summary: ClassVar[str] = ""
+    #: Where the method comes from (paper and section or equation), for the report page.
+    source: ClassVar[str] = ""
 
     def __init__(self, *, random_state: int | Sequence[int] | None = None, **params: Any):
         """``random_state`` seeds ``numpy.random.default_rng``: an integer, or a sequence of them (a seed and a draw)."""

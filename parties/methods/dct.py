@@ -30,7 +30,8 @@ class DCT(Reduction):
     """
 
     name = "dct"
-    summary = "discrete cosine transform coefficients"
+    summary = "first discrete cosine transform coefficients"
+    source = "000 §2.6.4"
     params = {"k": Param(int, required=True, minimum=1, doc="the number of DCT coefficients kept")}
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -65,6 +65,7 @@ class DRBT(Reduction):
 
     name = "drbt"
     summary = "random projection"
+    source = "004 §2.3, §5, eqs. 7-9 (DRBT)"
     randomised = True
     # set from ``params`` by Disguise.__init__
     projection: str

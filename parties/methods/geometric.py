@@ -40,6 +40,7 @@ class Geometric(Disguise):
 
     name = "geometric"
     summary = "rotation, translation and noise"
+    source = "002 eq. 1"
     randomised = True
     # set from ``params`` by Disguise.__init__
     sigma: float

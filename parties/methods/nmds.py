@@ -35,7 +35,8 @@ class NMDS(OSBR):
     """
 
     name = "nmds"
-    summary = "dissimilarity matrix, embedded by non-metric MDS at the coordinator"
+    summary = "pairwise dissimilarities, embedded by non-metric MDS at the coordinator"
+    source = "000 ch. 3; 003"
     # set from ``params`` by Disguise.__init__
     dims: int
     init: str

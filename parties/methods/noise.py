@@ -31,6 +31,7 @@ class Noise(Disguise):
 
     name = "noise"
     summary = "added random noise"
+    source = "002 §4"
     randomised = True
     # set from ``params`` by Disguise.__init__
     distribution: str

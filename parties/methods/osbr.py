@@ -51,7 +51,8 @@ class OSBR(Disguise):
     """
 
     name = "osbr"
-    summary = "dissimilarity matrix"
+    summary = "pairwise dissimilarities"
+    source = "004 §2.2, §4, eqs. 3-5 (OSBR)"
     # set from ``params`` by Disguise.__init__
     metric: str
     categorical: list[str]

@@ -38,7 +38,8 @@ class PCA(Reduction):
     """
 
     name = "pca"
-    summary = "principal component scores"
+    summary = "scores on its own principal components"
+    source = "000 §2.6.2"
     k_at_most_records = True
     params = {"k": Param(int, required=True, minimum=1, doc="the number of principal components sent")}
 

@@ -11,7 +11,8 @@ class Plain(Disguise):
     """Send the party's normalised columns unchanged (no privacy; utility reference)."""
 
     name = "none"
-    summary = "plain"
+    summary = "its columns as they are, undisguised"
+    source = "the no-privacy baseline"
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         return [rows("data", X)]

@@ -40,6 +40,7 @@ class Rotation(Disguise):
 
     name = "rotation"
     summary = "random rotation"
+    source = "002 eq. 1, Theorem 6"
     randomised = True
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -35,6 +35,7 @@ class SVD(Reduction):
 
     name = "svd"
     summary = "truncated SVD coordinates"
+    source = "000 §2.6.3"
     k_at_most_records = True
     params = {"k": Param(int, required=True, minimum=1, doc="the number of singular directions kept")}
 

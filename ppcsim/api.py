@@ -284,7 +284,7 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
 
     t0 = time.perf_counter()
     details: dict = {}
-    evaluation: Evaluation | dict
+    evaluation: Evaluation
     if scenario.clustering.protocol == SECURE:
         from ppcsim.evaluate.secure import evaluate_secure
 

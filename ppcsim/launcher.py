@@ -216,7 +216,7 @@ def run_scenario(
         first = Path(tmp) / f"{scenario.parties[0].name}-labels.csv"
         labels = first.read_bytes() if first.exists() else None
     memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
-    evaluation: Evaluation | dict | None = None
+    evaluation: Evaluation | None = None
     if not failure and settings is not None:
         from ppcsim.evaluate.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
 

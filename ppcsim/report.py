@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -34,7 +34,6 @@ from ppcsim.report_model import (
     Observer,
     Party,
     PartyBytes,
-    Privacy,
     Protection,
     Refusal,
     RefusedCounts,
@@ -44,9 +43,7 @@ from ppcsim.report_model import (
     Security,
     Skipped,
     Timing,
-    Utility,
     as_report,
-    parse,
 )
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
@@ -102,7 +99,7 @@ def build(
     timing: dict[str, float] | None = None,
     relays: Mapping[str, Relay] | None = None,
     failure: str | None = None,
-    evaluation: Evaluation | dict[str, Any] | None = None,
+    evaluation: Evaluation | None = None,
     observer: bool = False,
     cluster: tuple[str, dict[str, str]] | None = None,
     by_hand: bool = False,
@@ -123,9 +120,8 @@ def build(
         Each party's counting relay (``ppc run``): its wire bytes, link and connections.
     failure : str, optional
         Why the run failed, when the launcher knows better than the session.
-    evaluation : Evaluation or dict, optional
-        What the observer measured: ppcsim.evaluate.secure.evaluate_secure's Evaluation, or
-        ppcsim.evaluate.observer.evaluate's ``{"utility": ..., "privacy": ...}``, checked against the report's types.
+    evaluation : Evaluation, optional
+        What the observer measured (ppcsim.evaluate.observer.evaluate, or evaluate_secure for secure aggregation).
     observer : bool
         Whether the report has an observer section (every party's seed): ``ppc run`` and the Python API.
     cluster : (str, dict), optional
@@ -228,13 +224,8 @@ def build(
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
     if observer:
         report.observer = observer_section(scenario)
-    if isinstance(evaluation, Evaluation):
+    if evaluation is not None:
         report.utility, report.privacy = evaluation.utility, evaluation.privacy
-    elif evaluation is not None:
-        if "utility" in evaluation:
-            report.utility = Utility.from_json(evaluation["utility"], "utility")
-        if "privacy" in evaluation:
-            report.privacy = parse(Privacy, evaluation["privacy"], "privacy")
     if cluster is not None:
         report.cluster = Cluster(scheduler=cluster[0], placed=dict(cluster[1]))
     if by_hand:

@@ -31,6 +31,7 @@ from ppcsim.evaluate.neighbours import profile
 from ppcsim.evaluate.scores import scores, single_scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
+from ppcsim.report_model import Evaluation, Privacy, Utility, parse
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
 
@@ -46,8 +47,9 @@ def evaluate(
     settings: Settings,
     own: dict[str, Disguised] | None = None,
     details: dict | None = None,
-) -> dict:
-    """``{"utility": ..., "privacy": ...}`` for a run whose coordinator reached ``outcome``.
+) -> Evaluation:
+    """The utility and privacy (a typed ``Evaluation``, the report's two sections) of a run whose
+    coordinator reached ``outcome``.
 
     ``own`` is each party's disguise when the caller has it already; otherwise
     it is replayed from the scenario (same data, normalisation and seed).
@@ -63,10 +65,10 @@ def evaluate(
         _check_replayed(cfg, own[cfg.name], sent[cfg.name])
     if details is not None:
         details["own"] = own
-    report = {"utility": utility(scenario, outcome, own, details)}
-    report["privacy"] = (privacy(scenario, own, settings, outcome, details) if settings.attacks
-                         else {"skipped": "--no-attacks"})
-    return report
+    measured = utility(scenario, outcome, own, details)
+    found = (privacy(scenario, own, settings, outcome, details) if settings.attacks
+             else {"skipped": "--no-attacks"})
+    return Evaluation(utility=Utility.from_json(measured, "utility"), privacy=parse(Privacy, found, "privacy"))
 
 
 def _check_replayed(cfg: PartyConfig, mine: Disguised, received: Contribution) -> None:

@@ -14,9 +14,10 @@ from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
 from coordinator.clustering import fields as clustering_fields
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
-from parties.data import BUILTIN, SYNTHETIC, known_columns
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
+from parties.sources import fields as source_fields
+from parties.sources import known_columns, names_a_file, source_kind, unknown_source
 from ppcsim.relay import Link
 from protos.schema import Param, check_table, unknown
 
@@ -44,16 +45,12 @@ PARTY = {
     "host": Param(str, doc="ppc run --scheduler: the host (or Dask worker) that runs this party"),
 }
 PARTY_FIELDS = tuple(PARTY)
+#: The ``[data]`` table's own fields; each kind of source adds its options (``parties.sources``, ``data_fields``).
 DATA = {
     "source": Param(str),
     "id_column": Param(str),
     "label_column": Param(str),
-    "rows": Param(int, minimum=2, doc="synthetic:blobs"),
-    "columns": Param(int, minimum=1, doc="synthetic:blobs"),
-    "clusters": Param(int, minimum=1, doc="synthetic:blobs"),
-    "cluster_std": Param(float, 1.0, minimum=0, rule="a non-negative number", doc="synthetic:blobs"),
 }
-DATA_FIELDS = tuple(DATA)
 SECURITY = {
     "tls": Param(bool, True),
     "mutual": Param(bool, False),
@@ -67,7 +64,6 @@ LINK = {
 CLUSTERING_FIELDS = (*CLUSTERING, *SECURE_FIELDS)
 #: What a party of a secure-aggregation session runs before its rounds: normalisation only.
 SECURE_METHOD = "none"
-BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 #: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.
 ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
@@ -175,23 +171,14 @@ def clustering_seed(seed: int) -> int:
     return _named(seed, "clustering", 1)
 
 
+def data_fields() -> tuple[str, ...]:
+    """The fields a ``[data]`` table may have: its own, then every registered kind of source's options."""
+    return (*DATA, *(k for k in source_fields() if k not in DATA))
+
+
 def generated(source: str) -> bool:
-    """Whether ``source`` is a data set that ships or is generated, not a file."""
-    return source.startswith(("sklearn:", "synthetic:"))
-
-
-def _blob_options(data: dict, seed: int, errors: list[str]) -> dict:
-    """rows, columns, clusters, cluster_std of a synthetic:blobs [data] table."""
-    options = {"seed": seed, "cluster_std": data.get("cluster_std", 1.0)}
-    for key, least in BLOB_FIELDS.items():
-        value = data.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            errors.append(f"[data]: synthetic:blobs needs '{key}', an integer of at least {least}, got {value!r}")
-        options[key] = value
-    std = options["cluster_std"]
-    if isinstance(std, bool) or not isinstance(std, (int, float)) or std < 0:
-        errors.append(f"[data]: 'cluster_std' must be a non-negative number, got {std!r}")
-    return options
+    """Whether ``source`` is a data set that ships or is generated, not a file (``parties.sources``)."""
+    return not names_a_file(source)
 
 
 def _resolve_source(source: str, base: Path) -> str:
@@ -319,19 +306,23 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
     """The ``[data]`` table: its source (resolved), a synthetic source's options, the label column. Its file and
     options are checked only when ``check`` (a role that reads the data)."""
     found: list[str] = []
-    found += [f"[data]: {unknown(k, DATA_FIELDS)}" for k in data if k not in DATA_FIELDS]
+    known = data_fields()
+    found += [f"[data]: {unknown(k, known)}" for k in data if k not in known]
     source = data.get("source")
-    if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
-        found.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
-    if isinstance(source, str) and source.startswith("synthetic:") and source[10:] not in SYNTHETIC:
-        found.append(f"[data]: unknown source {source!r} (generated: {', '.join('synthetic:' + b for b in SYNTHETIC)})")
+    problem = unknown_source(source) if isinstance(source, str) else None
+    if problem:
+        found.append(f"[data]: {problem}")
     shared = _resolve_source(source, base) if isinstance(source, str) else None
-    options = _blob_options(data, seed, found) if shared == "synthetic:blobs" else {}
-    if shared and not generated(shared) and not Path(shared).is_file():
+    kind = source_kind(shared) if shared and not problem else None
+    options = {}
+    if kind is not None and shared is not None:  # the kind's options, checked by its Param table
+        options = kind.options(data, seed)
+        found += [f"[data]: {e}" for e in kind.check(shared, data)]
+    if shared and kind is not None and kind.file and not Path(shared).is_file():
         found.append(f"[data]: source file {shared} does not exist")
     label_column = data.get("label_column")
-    if shared and generated(shared) and label_column not in (None, "target"):
-        found.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
+    if kind is not None and kind.label is not None and label_column not in (None, kind.label):
+        found.append(f"[data]: built-in sets have the label column '{kind.label}', not {label_column!r}")
     if check:
         errors += found
     return shared, options, label_column

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -76,7 +76,7 @@ class Source:
     family: str = ""
     file: bool = False
     label: str | None = "target"
-    params: dict[str, Param] = {}
+    params: ClassVar[dict[str, Param]] = {}
     seeded: bool = False
 
     def selects(self, source: str) -> bool:

@@ -247,7 +247,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     names: list[str] = []
     unnamed: list[str] = []
     for i, entry in enumerate(raw_parties):
-        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors, secure, unnamed)
+        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors, secure, unnamed,
+                     seed=seed)
         if cfg is not None:
             parties.append(cfg if role != "observer" else replace(cfg, seed=party_seed(seed, cfg.name)))
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -330,7 +331,7 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
 
 def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_column: str | None, base: Path,
            role: str, names: list[str], errors: list[str], secure: bool = False,
-           unnamed: list[str] | None = None) -> PartyConfig | None:
+           unnamed: list[str] | None = None, seed: int = 0) -> PartyConfig | None:
     """One ``[[parties]]`` table as ``role`` reads it: the coordinator checks its name, method and method
     parameters; a party and the observer check everything, data and columns included.
 
@@ -339,6 +340,10 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
     that names no method runs ``SECURE_METHOD`` and may only take part in a
     secure-aggregation session (``parties.run.run_party`` refuses anything
     else before it sends a byte of data).
+
+    A party's own ``data`` file selects a kind of file source
+    (``parties.sources``); that kind's options, if it has any, are fields of
+    the party's table, checked by the kind.
     """
     pname = entry.get("name", f"#{i + 1}") if isinstance(entry, dict) else f"#{i + 1}"
     where = f"[[parties]] '{pname}'"
@@ -362,11 +367,15 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
         return None
     takes = tuple(method_class(method).params) if method in METHODS else ()
+    own = entry.get("data")
+    own_kind = source_kind(own) if isinstance(own, str) and own and not unknown_source(own) else None
+    reads = tuple(own_kind.params) if own_kind is not None and own_kind.file else ()  # its file kind's options
     for key in entry:
-        if key not in PARTY and key not in takes and method in METHODS:
-            errors.append(f"{where}: " + unknown(key, (*PARTY, *takes)).replace(
+        if key not in PARTY and key not in takes and key not in reads and method in METHODS:
+            errors.append(f"{where}: " + unknown(key, (*PARTY, *takes, *reads)).replace(
                 " (known:", f" (known for a party with method '{method}':", 1))
-    params = {k: v for k, v in entry.items() if k not in PARTY_FIELDS and (k in takes or method not in METHODS)}
+    params = {k: v for k, v in entry.items()
+              if k not in PARTY_FIELDS and k not in reads and (k in takes or method not in METHODS)}
     columns = entry.get("columns")
     if role == "coordinator":  # the party's data and columns stay with the party
         try:
@@ -378,7 +387,6 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         return PartyConfig(name=pname, source="", columns=named, method=method,
                            params=params, normalize=entry.get("normalize", "zscore"),
                            dtype=entry.get("dtype", "float64"), seed=None)
-    own = entry.get("data")
     if own is not None and not isinstance(own, str):
         errors.append(f"{where}: 'data' must be a CSV path")
         own = None
@@ -388,6 +396,10 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         return None
     if own and not Path(src).is_file():
         errors.append(f"{where}: data file {src} does not exist")
+    own_options = {}
+    if own and own_kind is not None and reads:
+        own_options = own_kind.options(entry, seed)
+        errors += [f"{where}: {e}" for e in own_kind.check(src, entry)]
     if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
         errors.append(f"{where}: 'columns' must be a list of column names")
         columns = []
@@ -405,7 +417,7 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         id_column=None if generated(src) else id_column,
         label_column=label_column if src == shared else None,
         seed=None,
-        source_options=options if src == shared else {},
+        source_options=options if src == shared else own_options,
     )
     errors += [f"{where}: {e}" for e in cfg.check()]
     return cfg

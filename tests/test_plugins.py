@@ -429,6 +429,91 @@ def test_without_its_registry_line_the_source_is_unknown(tmp_path):
     assert err.value.errors == ["[data]: unknown source 'synthetic:moons' (generated: synthetic:blobs)"]
 
 
+class Delimited(Source):
+    """A text file of values split by one ``delimiter`` character (a tab by default), selected by the suffix
+    ``.tsv``: a file kind whose option a party's own table gives beside ``data``."""
+
+    name = "delimited"
+    file = True
+    label = None
+    params = {"delimiter": Param(str, "\t", pattern=".", rule="a single character")}
+
+    def selects(self, source):
+        return source.endswith(".tsv")
+
+    def columns(self, source, options):
+        with open(source, encoding="utf-8") as fh:
+            return fh.readline().rstrip("\n").split(options["delimiter"])
+
+    def load(self, cfg):
+        with open(cfg.source, encoding="utf-8") as fh:
+            header, *rows = [line.rstrip("\n").split(cfg.source_options["delimiter"]) for line in fh]
+        X = np.array([[float(r[header.index(c)]) for c in cfg.columns] for r in rows])
+        return PartyData(ids=np.array([r[header.index(cfg.id_column)] for r in rows]), X=X,
+                         columns=list(cfg.columns))
+
+
+DELIMITED_SCENARIO = """
+    name = "delimited"
+    seed = 2
+    [security]
+    tls = false
+    tokens = false
+    [[parties]]
+    name = "a"
+    data = "a.tsv"
+    id_column = "id"
+    {option}
+    columns = ["u", "v"]
+    method = "none"
+    [[parties]]
+    name = "b"
+    data = "b.csv"
+    id_column = "id"
+    columns = ["w"]
+    method = "none"
+    [clustering]
+    algorithm = "kmeans"
+    n_clusters = 2
+"""
+
+
+def delimited_files(folder):
+    X = blobs(m=40, d=3)
+    ids = [f"r{i}" for i in range(40)]
+    (folder / "a.tsv").write_text("id;u;v\n" + "".join(f"{i};{float(x[0])!r};{float(x[1])!r}\n" for i, x in zip(ids, X)))
+    (folder / "b.csv").write_text("id,w\n" + "".join(f"{i},{float(x[2])!r}\n" for i, x in zip(ids[::-1], X[::-1])))
+    return X
+
+
+def test_a_new_file_kind_takes_its_option_from_the_party_s_own_table(tmp_path, monkeypatch):
+    import ppcsim
+
+    monkeypatch.setitem(SOURCES, "delimited", Delimited())
+    X = delimited_files(tmp_path)
+    path = write_scenario(tmp_path, DELIMITED_SCENARIO.format(option='delimiter = ";"'))
+    scenario = load_scenario(path)
+    assert [(p.source_options, p.params) for p in scenario.parties] == [({"delimiter": ";"}, {}), ({}, {})]
+    run = ppcsim.simulate(path, attacks=False)
+    z = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
+    np.testing.assert_allclose(run.original["a"], z[:, :2], rtol=1e-12)
+    np.testing.assert_allclose(run.original["b"][:, 0], z[::-1, 2], rtol=1e-12)
+    order = run.ids.astype(str)  # the joined records, by their own ids
+    np.testing.assert_allclose(run.clustered, z[[int(i[1:]) for i in order]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("option, wanted", [
+    ('delimiter = ";;"', "[[parties]] 'a': 'delimiter' must be a single character, got ';;'"),
+    ('delimter = ";"', "did you mean 'delimiter'?"),
+])
+def test_a_file_kind_s_option_is_checked_in_the_party_s_table(tmp_path, monkeypatch, option, wanted):
+    monkeypatch.setitem(SOURCES, "delimited", Delimited())
+    delimited_files(tmp_path)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write_scenario(tmp_path, DELIMITED_SCENARIO.format(option=option)))
+    assert any(wanted in e for e in err.value.errors), err.value.errors
+
+
 def test_no_file_of_the_project_names_the_plugins():
     """Each plug-in above is its definition here and its registry line: nothing else in the project knows it
     (``cityblock`` is also scipy's name for the Manhattan metric, which osbr's eq. 5 calls, so it is sought as
@@ -436,7 +521,7 @@ def test_no_file_of_the_project_names_the_plugins():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    names = ("manhattan", "rotated-distances", "birch", '"cityblock":', 'form("cityblock"', "moons")
+    names = ("manhattan", "rotated-distances", "birch", '"cityblock":', 'form("cityblock"', "moons", "delimited", "delimiter")
     found = [f"{path.relative_to(root)}: {name}"
              for folder in ("coordinator", "parties", "ppcsim", "protos", "scenarios")
              for path in sorted((root / folder).rglob("*")) if path.suffix in (".py", ".toml", ".proto")

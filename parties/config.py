@@ -16,9 +16,10 @@ DTYPES = ("float64", "float32")
 class PartyConfig:
     """One party's own settings, as read from its ``[[parties]]`` table.
 
-    ``source`` is ``sklearn:<name>``, ``synthetic:blobs`` (with
-    ``source_options``: rows, columns, clusters, cluster_std, seed) or a CSV
-    path (absolute); ``id_column``
+    ``source`` selects a registered kind of source (``parties.sources``):
+    ``sklearn:<name>``, ``synthetic:blobs`` (with ``source_options``, the
+    kind's options: rows, columns, clusters, cluster_std, seed) or, the
+    fallback, a CSV path (absolute); ``id_column``
     names the CSV's id column (built-in sets use the row number).
     ``label_column`` is the ground truth column, which the party never loads.
     """

@@ -1,4 +1,5 @@
-"""Load one party's own columns: from its CSV, or a column slice of a built-in data set."""
+"""What loading a party's own columns is made of: the built-in data sets, the blobs generator, reading a
+CSV's wanted columns only. ``parties.sources`` puts them together as the registered kinds of source."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 
-from parties.config import PartyConfig
 from parties.errors import PartyError
 
 BUILTIN = ("iris", "wine", "breast_cancer", "digits")
@@ -25,30 +25,19 @@ class PartyData:
     columns: list[str]
 
 
-def load_builtin(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Column names, data and target of a data set that ships with scikit-learn."""
+def sklearn_set(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Column names, data and target of ``sklearn.datasets.load_<name>``, whether registered or not."""
     from sklearn import datasets
 
-    if name not in BUILTIN:
-        raise PartyError(f"unknown built-in data set 'sklearn:{name}' (known: {', '.join('sklearn:' + b for b in BUILTIN)})")
     bunch = getattr(datasets, f"load_{name}")()
     return list(bunch.feature_names), np.asarray(bunch.data, dtype=np.float64), np.asarray(bunch.target)
 
 
-def known_columns(source: str, options: dict) -> list[str] | None:
-    """The columns ``source`` offers, found without loading its data (a CSV's header line); None if the source
-    cannot be read here (the party's loading then says why)."""
-    if source.startswith("sklearn:"):
-        name = source.split(":", 1)[1]
-        return load_builtin(name)[0] if name in BUILTIN else None
-    if source == "synthetic:blobs":
-        columns = options.get("columns")
-        return [f"x{j}" for j in range(columns)] if isinstance(columns, int) else None
-    try:
-        with open(source, newline="", encoding="utf-8-sig") as fh:
-            return next(csv.reader(fh), None)
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return None
+def load_builtin(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Column names, data and target of a data set that ships with scikit-learn."""
+    if name not in BUILTIN:
+        raise PartyError(f"unknown built-in data set 'sklearn:{name}' (known: {', '.join('sklearn:' + b for b in BUILTIN)})")
+    return sklearn_set(name)
 
 
 def blob_labels(rows: int, clusters: int, seed: int) -> np.ndarray:
@@ -157,37 +146,3 @@ def check_unique_ids(ids: np.ndarray, where: str) -> None:
     if len(uniq) != len(ids):
         repeated = uniq[counts > 1][:5]
         raise PartyError(f"{where}: duplicate ids {', '.join(map(repr, repeated.tolist()))} (ids must be unique)")
-
-
-def load_party_data(cfg: PartyConfig) -> PartyData:
-    """Load exactly the party's own columns; PartyError naming the file and column otherwise."""
-    wanted = list(cfg.columns)
-    if cfg.source == "synthetic:blobs":
-        X = load_blobs(cfg.source_options, wanted)
-        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
-    if cfg.source.startswith("sklearn:"):
-        names, data, _ = load_builtin(cfg.source.split(":", 1)[1])
-        missing = [c for c in wanted if c not in names]
-        if missing:
-            raise PartyError(
-                f"{cfg.source}: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})"
-            )
-        X = data[:, [names.index(c) for c in wanted]]
-        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
-
-    path = Path(cfg.source)
-    if not cfg.id_column:
-        raise PartyError(f"{path}: 'id_column' is needed to join a CSV's rows")
-    cells, m = read_csv_columns(path, [cfg.id_column, *wanted])
-    if m == 0:
-        raise PartyError(f"{path} has no data rows")
-    ids = np.array(cells[cfg.id_column])
-    empty = np.flatnonzero(ids == "")
-    if len(empty):
-        raise PartyError(f"{path}, line {empty[0] + 2}: the id column '{cfg.id_column}' is empty")
-    check_unique_ids(ids, f"{path}, column '{cfg.id_column}'")
-    text = set(cfg.text_columns)
-    X = np.column_stack(
-        [codes(cells[c]) if c in text else to_numbers(cells[c], f"{path}, column '{c}'") for c in wanted]
-    )
-    return PartyData(ids=ids, X=X, columns=wanted)

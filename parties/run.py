@@ -21,11 +21,12 @@ from parties.client import (
     upload_messages,
 )
 from parties.config import PartyConfig
-from parties.data import PartyData, load_party_data
+from parties.data import PartyData
 from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES

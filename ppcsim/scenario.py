@@ -14,9 +14,10 @@ from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
 from coordinator.clustering import fields as clustering_fields
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
-from parties.data import BUILTIN, SYNTHETIC, known_columns
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
+from parties.sources import fields as source_fields
+from parties.sources import known_columns, names_a_file, source_kind, unknown_source
 from ppcsim.relay import Link
 from protos.schema import Param, check_table, unknown
 
@@ -44,16 +45,12 @@ PARTY = {
     "host": Param(str, doc="ppc run --scheduler: the host (or Dask worker) that runs this party"),
 }
 PARTY_FIELDS = tuple(PARTY)
+#: The ``[data]`` table's own fields; each kind of source adds its options (``parties.sources``, ``data_fields``).
 DATA = {
     "source": Param(str),
     "id_column": Param(str),
     "label_column": Param(str),
-    "rows": Param(int, minimum=2, doc="synthetic:blobs"),
-    "columns": Param(int, minimum=1, doc="synthetic:blobs"),
-    "clusters": Param(int, minimum=1, doc="synthetic:blobs"),
-    "cluster_std": Param(float, 1.0, minimum=0, rule="a non-negative number", doc="synthetic:blobs"),
 }
-DATA_FIELDS = tuple(DATA)
 SECURITY = {
     "tls": Param(bool, True),
     "mutual": Param(bool, False),
@@ -67,7 +64,6 @@ LINK = {
 CLUSTERING_FIELDS = (*CLUSTERING, *SECURE_FIELDS)
 #: What a party of a secure-aggregation session runs before its rounds: normalisation only.
 SECURE_METHOD = "none"
-BLOB_FIELDS = {"rows": 2, "columns": 1, "clusters": 1}
 #: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.
 ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
@@ -175,23 +171,14 @@ def clustering_seed(seed: int) -> int:
     return _named(seed, "clustering", 1)
 
 
+def data_fields() -> tuple[str, ...]:
+    """The fields a ``[data]`` table may have: its own, then every registered kind of source's options."""
+    return (*DATA, *(k for k in source_fields() if k not in DATA))
+
+
 def generated(source: str) -> bool:
-    """Whether ``source`` is a data set that ships or is generated, not a file."""
-    return source.startswith(("sklearn:", "synthetic:"))
-
-
-def _blob_options(data: dict, seed: int, errors: list[str]) -> dict:
-    """rows, columns, clusters, cluster_std of a synthetic:blobs [data] table."""
-    options = {"seed": seed, "cluster_std": data.get("cluster_std", 1.0)}
-    for key, least in BLOB_FIELDS.items():
-        value = data.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            errors.append(f"[data]: synthetic:blobs needs '{key}', an integer of at least {least}, got {value!r}")
-        options[key] = value
-    std = options["cluster_std"]
-    if isinstance(std, bool) or not isinstance(std, (int, float)) or std < 0:
-        errors.append(f"[data]: 'cluster_std' must be a non-negative number, got {std!r}")
-    return options
+    """Whether ``source`` is a data set that ships or is generated, not a file (``parties.sources``)."""
+    return not names_a_file(source)
 
 
 def _resolve_source(source: str, base: Path) -> str:
@@ -260,7 +247,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     names: list[str] = []
     unnamed: list[str] = []
     for i, entry in enumerate(raw_parties):
-        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors, secure, unnamed)
+        cfg = _party(i, entry, data, shared, options, label_column, base, role, names, errors, secure, unnamed,
+                     seed=seed)
         if cfg is not None:
             parties.append(cfg if role != "observer" else replace(cfg, seed=party_seed(seed, cfg.name)))
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -319,19 +307,23 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
     """The ``[data]`` table: its source (resolved), a synthetic source's options, the label column. Its file and
     options are checked only when ``check`` (a role that reads the data)."""
     found: list[str] = []
-    found += [f"[data]: {unknown(k, DATA_FIELDS)}" for k in data if k not in DATA_FIELDS]
+    known = data_fields()
+    found += [f"[data]: {unknown(k, known)}" for k in data if k not in known]
     source = data.get("source")
-    if isinstance(source, str) and source.startswith("sklearn:") and source[8:] not in BUILTIN:
-        found.append(f"[data]: unknown source {source!r} (built-in: {', '.join('sklearn:' + b for b in BUILTIN)})")
-    if isinstance(source, str) and source.startswith("synthetic:") and source[10:] not in SYNTHETIC:
-        found.append(f"[data]: unknown source {source!r} (generated: {', '.join('synthetic:' + b for b in SYNTHETIC)})")
+    problem = unknown_source(source) if isinstance(source, str) else None
+    if problem:
+        found.append(f"[data]: {problem}")
     shared = _resolve_source(source, base) if isinstance(source, str) else None
-    options = _blob_options(data, seed, found) if shared == "synthetic:blobs" else {}
-    if shared and not generated(shared) and not Path(shared).is_file():
+    kind = source_kind(shared) if shared and not problem else None
+    options = {}
+    if kind is not None and shared is not None:  # the kind's options, checked by its Param table
+        options = kind.options(data, seed)
+        found += [f"[data]: {e}" for e in kind.check(shared, data)]
+    if shared and kind is not None and kind.file and not Path(shared).is_file():
         found.append(f"[data]: source file {shared} does not exist")
     label_column = data.get("label_column")
-    if shared and generated(shared) and label_column not in (None, "target"):
-        found.append(f"[data]: built-in sets have the label column 'target', not {label_column!r}")
+    if kind is not None and kind.label is not None and label_column not in (None, kind.label):
+        found.append(f"[data]: built-in sets have the label column '{kind.label}', not {label_column!r}")
     if check:
         errors += found
     return shared, options, label_column
@@ -339,7 +331,7 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
 
 def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_column: str | None, base: Path,
            role: str, names: list[str], errors: list[str], secure: bool = False,
-           unnamed: list[str] | None = None) -> PartyConfig | None:
+           unnamed: list[str] | None = None, seed: int = 0) -> PartyConfig | None:
     """One ``[[parties]]`` table as ``role`` reads it: the coordinator checks its name, method and method
     parameters; a party and the observer check everything, data and columns included.
 
@@ -348,6 +340,10 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
     that names no method runs ``SECURE_METHOD`` and may only take part in a
     secure-aggregation session (``parties.run.run_party`` refuses anything
     else before it sends a byte of data).
+
+    A party's own ``data`` file selects a kind of file source
+    (``parties.sources``); that kind's options, if it has any, are fields of
+    the party's table, checked by the kind.
     """
     pname = entry.get("name", f"#{i + 1}") if isinstance(entry, dict) else f"#{i + 1}"
     where = f"[[parties]] '{pname}'"
@@ -371,11 +367,15 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
         return None
     takes = tuple(method_class(method).params) if method in METHODS else ()
+    own = entry.get("data")
+    own_kind = source_kind(own) if isinstance(own, str) and own and not unknown_source(own) else None
+    reads = tuple(own_kind.params) if own_kind is not None and own_kind.file else ()  # its file kind's options
     for key in entry:
-        if key not in PARTY and key not in takes and method in METHODS:
-            errors.append(f"{where}: " + unknown(key, (*PARTY, *takes)).replace(
+        if key not in PARTY and key not in takes and key not in reads and method in METHODS:
+            errors.append(f"{where}: " + unknown(key, (*PARTY, *takes, *reads)).replace(
                 " (known:", f" (known for a party with method '{method}':", 1))
-    params = {k: v for k, v in entry.items() if k not in PARTY_FIELDS and (k in takes or method not in METHODS)}
+    params = {k: v for k, v in entry.items()
+              if k not in PARTY_FIELDS and k not in reads and (k in takes or method not in METHODS)}
     columns = entry.get("columns")
     if role == "coordinator":  # the party's data and columns stay with the party
         try:
@@ -387,7 +387,6 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         return PartyConfig(name=pname, source="", columns=named, method=method,
                            params=params, normalize=entry.get("normalize", "zscore"),
                            dtype=entry.get("dtype", "float64"), seed=None)
-    own = entry.get("data")
     if own is not None and not isinstance(own, str):
         errors.append(f"{where}: 'data' must be a CSV path")
         own = None
@@ -397,6 +396,10 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         return None
     if own and not Path(src).is_file():
         errors.append(f"{where}: data file {src} does not exist")
+    own_options = {}
+    if own and own_kind is not None and reads:
+        own_options = own_kind.options(entry, seed)
+        errors += [f"{where}: {e}" for e in own_kind.check(src, entry)]
     if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
         errors.append(f"{where}: 'columns' must be a list of column names")
         columns = []
@@ -414,7 +417,7 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         id_column=None if generated(src) else id_column,
         label_column=label_column if src == shared else None,
         seed=None,
-        source_options=options if src == shared else {},
+        source_options=options if src == shared else own_options,
     )
     errors += [f"{where}: {e}" for e in cfg.check()]
     return cfg

@@ -47,7 +47,7 @@ from ppcsim.launcher import run_scenario
 from ppcsim.partition import share_k, split_sizes
 from ppcsim.report import build, write_atomic
 from ppcsim.report_model import ABSENT, AttackScore, Profile, Report, as_report, given
-from ppcsim.scenario import PARTY, ScenarioError, load_scenario
+from ppcsim.scenario import PARTY, ScenarioError, generated, load_scenario
 from ppcsim.simulate import simulate
 from protos.schema import unknown
 
@@ -204,7 +204,7 @@ def plan(path: Path, out: Path) -> list[Point]:
         for entry in [point.get("data", {}), *point["parties"]]:
             key = "source" if entry is point.get("data") else "data"
             src = entry.get(key)
-            if isinstance(src, str) and not src.startswith(("sklearn:", "synthetic:")) and not Path(src).is_absolute():
+            if isinstance(src, str) and not generated(src) and not Path(src).is_absolute():
                 entry[key] = str((base / src).resolve())
         target = out / "points" / f"{point['name']}.toml"
         write_atomic(target, tomli_w.dumps(point).encode())

@@ -1,5 +1,5 @@
-"""Extension points by registration alone: a combination form, disguises that send it or reuse one, and a
-clustering algorithm, each defined here and registered with one line (``monkeypatch.setitem``, so that no
+"""Extension points by registration alone: a combination form, disguises that send it or reuse one, a
+clustering algorithm and a kind of data source, each defined here and registered with one line (``monkeypatch.setitem``, so that no
 other test sees it). Nothing else in the project names them."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
 from sklearn.cluster import AgglomerativeClustering, Birch
+from sklearn.datasets import make_moons
+from sklearn.metrics import adjusted_rand_score
 
 from conftest import write_scenario
 from coordinator.clustering import ALGORITHMS, Algorithm, ClusteringSpec, cluster, fields
@@ -18,8 +20,10 @@ from coordinator.forms import FORMS, Form, Parts
 from coordinator.pipeline import pipeline
 from coordinator.types import Combined, Contribution
 from parties.conformance import ConformanceError, check_method
+from parties.data import PartyData
 from parties.methods import METHODS, Disguise, Param
 from parties.methods.base import EUCLIDEAN, condensed
+from parties.sources import SOURCES, Source
 from ppcsim.evaluate.observer import reference_combined, utility
 from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate
@@ -333,6 +337,183 @@ def test_a_dissimilarities_only_algorithm_refuses_features_naming_those_that_tak
         cluster(spec, Combined(features=X))
 
 
+# -- a new kind of data source ----------------------------------------------------------------------------
+
+
+class Moons(Source):
+    """Two interleaving half circles, scikit-learn's ``make_moons``: columns x0 and x1, the moon is the label."""
+
+    name = "synthetic:moons"
+    prefix = "synthetic:"
+    family = "generated"
+    seeded = True
+    params = {"rows": Param(int, required=True, minimum=2, rule="an integer of at least 2"),
+              "noise": Param(float, 0.0, minimum=0, rule="a non-negative number")}
+
+    def generate(self, options):
+        return make_moons(options["rows"], noise=options["noise"], random_state=options["seed"])
+
+    def columns(self, source, options):
+        return ["x0", "x1"]
+
+    def load(self, cfg):
+        wanted = list(cfg.columns)
+        X = self.generate(cfg.source_options)[0][:, [self.columns(cfg.source, {}).index(c) for c in wanted]]
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
+
+    def labels(self, source, options, ids, label_column, id_column):
+        return self.generate(options)[1][ids.astype(int)]
+
+
+MOONS_SCENARIO = """
+    name = "moons"
+    seed = 5
+    [data]
+    source = "synthetic:moons"
+    rows = 200
+    {noise}
+    label_column = "target"
+    [security]
+    tls = false
+    tokens = false
+    [[parties]]
+    name = "a"
+    columns = ["x0"]
+    method = "none"
+    [[parties]]
+    name = "b"
+    columns = ["{b}"]
+    method = "none"
+    [clustering]
+    algorithm = "kmeans"
+    n_clusters = 2
+"""
+
+
+def test_a_new_source_kind_loads_runs_and_gives_the_observer_its_labels(tmp_path, monkeypatch):
+    import ppcsim
+
+    monkeypatch.setitem(SOURCES, "synthetic:moons", Moons())
+    path = write_scenario(tmp_path, MOONS_SCENARIO.format(noise="noise = 0.2", b="x1"))
+    scenario = load_scenario(path)
+    assert [p.source_options for p in scenario.parties] == [{"seed": 5, "rows": 200, "noise": 0.2}] * 2
+    run = ppcsim.simulate(path, attacks=False)
+    X, y = make_moons(200, noise=0.2, random_state=5)
+    # each party loaded its own column only (z-scored: sample standard deviation)
+    for party, j in (("a", 0), ("b", 1)):
+        assert run.original[party].shape == (200, 1)
+        np.testing.assert_allclose(run.original[party][:, 0], (X[:, j] - X[:, j].mean()) / X[:, j].std(ddof=1))
+    # the observer's truth is the generator's labels, aligned with the joined records
+    ari = adjusted_rand_score(y[run.ids.astype(int)], run.labels)
+    assert run.report["utility"]["vs_truth"]["ari"] == pytest.approx(ari, abs=1e-12)
+    assert 0.1 < ari < 1  # k-means cuts the half circles wrongly: a figure that tells labels apart
+    assert [p["source"] for p in run.report["parties"]] == ["synthetic:moons"] * 2
+
+
+@pytest.mark.parametrize("noise, b, wanted", [
+    ("noise = -1", "x1", "[data]: 'noise' must be a non-negative number, got -1"),
+    ("nosie = 0.1", "x1", "[data]: unknown field 'nosie' (known: source, id_column, label_column, rows, columns, "
+                          "clusters, cluster_std, noise; did you mean 'noise'?)"),
+    ("noise = 0.1", "x2", "[[parties]] 'b': no column 'x2' in synthetic:moons (known: x0, x1)"),
+])
+def test_a_new_source_kind_s_options_and_columns_are_checked(tmp_path, monkeypatch, noise, b, wanted):
+    monkeypatch.setitem(SOURCES, "synthetic:moons", Moons())
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write_scenario(tmp_path, MOONS_SCENARIO.format(noise=noise, b=b)))
+    assert wanted in err.value.errors
+
+
+def test_without_its_registry_line_the_source_is_unknown(tmp_path):
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write_scenario(tmp_path, MOONS_SCENARIO.format(noise="", b="x1")))
+    assert err.value.errors == ["[data]: unknown source 'synthetic:moons' (generated: synthetic:blobs)"]
+
+
+class Delimited(Source):
+    """A text file of values split by one ``delimiter`` character (a tab by default), selected by the suffix
+    ``.tsv``: a file kind whose option a party's own table gives beside ``data``."""
+
+    name = "delimited"
+    file = True
+    label = None
+    params = {"delimiter": Param(str, "\t", pattern=".", rule="a single character")}
+
+    def selects(self, source):
+        return source.endswith(".tsv")
+
+    def columns(self, source, options):
+        with open(source, encoding="utf-8") as fh:
+            return fh.readline().rstrip("\n").split(options["delimiter"])
+
+    def load(self, cfg):
+        with open(cfg.source, encoding="utf-8") as fh:
+            header, *rows = [line.rstrip("\n").split(cfg.source_options["delimiter"]) for line in fh]
+        X = np.array([[float(r[header.index(c)]) for c in cfg.columns] for r in rows])
+        return PartyData(ids=np.array([r[header.index(cfg.id_column)] for r in rows]), X=X,
+                         columns=list(cfg.columns))
+
+
+DELIMITED_SCENARIO = """
+    name = "delimited"
+    seed = 2
+    [security]
+    tls = false
+    tokens = false
+    [[parties]]
+    name = "a"
+    data = "a.tsv"
+    id_column = "id"
+    {option}
+    columns = ["u", "v"]
+    method = "none"
+    [[parties]]
+    name = "b"
+    data = "b.csv"
+    id_column = "id"
+    columns = ["w"]
+    method = "none"
+    [clustering]
+    algorithm = "kmeans"
+    n_clusters = 2
+"""
+
+
+def delimited_files(folder):
+    X = blobs(m=40, d=3)
+    ids = [f"r{i}" for i in range(40)]
+    (folder / "a.tsv").write_text("id;u;v\n" + "".join(f"{i};{float(x[0])!r};{float(x[1])!r}\n" for i, x in zip(ids, X)))
+    (folder / "b.csv").write_text("id,w\n" + "".join(f"{i},{float(x[2])!r}\n" for i, x in zip(ids[::-1], X[::-1])))
+    return X
+
+
+def test_a_new_file_kind_takes_its_option_from_the_party_s_own_table(tmp_path, monkeypatch):
+    import ppcsim
+
+    monkeypatch.setitem(SOURCES, "delimited", Delimited())
+    X = delimited_files(tmp_path)
+    path = write_scenario(tmp_path, DELIMITED_SCENARIO.format(option='delimiter = ";"'))
+    scenario = load_scenario(path)
+    assert [(p.source_options, p.params) for p in scenario.parties] == [({"delimiter": ";"}, {}), ({}, {})]
+    run = ppcsim.simulate(path, attacks=False)
+    z = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
+    np.testing.assert_allclose(run.original["a"], z[:, :2], rtol=1e-12)
+    np.testing.assert_allclose(run.original["b"][:, 0], z[::-1, 2], rtol=1e-12)
+    order = run.ids.astype(str)  # the joined records, by their own ids
+    np.testing.assert_allclose(run.clustered, z[[int(i[1:]) for i in order]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("option, wanted", [
+    ('delimiter = ";;"', "[[parties]] 'a': 'delimiter' must be a single character, got ';;'"),
+    ('delimter = ";"', "did you mean 'delimiter'?"),
+])
+def test_a_file_kind_s_option_is_checked_in_the_party_s_table(tmp_path, monkeypatch, option, wanted):
+    monkeypatch.setitem(SOURCES, "delimited", Delimited())
+    delimited_files(tmp_path)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(write_scenario(tmp_path, DELIMITED_SCENARIO.format(option=option)))
+    assert any(wanted in e for e in err.value.errors), err.value.errors
+
+
 def test_no_file_of_the_project_names_the_plugins():
     """Each plug-in above is its definition here and its registry line: nothing else in the project knows it
     (``cityblock`` is also scipy's name for the Manhattan metric, which osbr's eq. 5 calls, so it is sought as
@@ -340,7 +521,7 @@ def test_no_file_of_the_project_names_the_plugins():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    names = ("manhattan", "rotated-distances", "birch", '"cityblock":', 'form("cityblock"')
+    names = ("manhattan", "rotated-distances", "birch", '"cityblock":', 'form("cityblock"', "moons", "delimited", "delimiter")
     found = [f"{path.relative_to(root)}: {name}"
              for folder in ("coordinator", "parties", "ppcsim", "protos", "scenarios")
              for path in sorted((root / folder).rglob("*")) if path.suffix in (".py", ".toml", ".proto")

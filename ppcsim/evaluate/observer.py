@@ -10,8 +10,6 @@ Nothing computed here is ever sent to the coordinator.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from scipy.spatial.distance import pdist
 
@@ -21,8 +19,8 @@ from coordinator.forms import FORMS
 from coordinator.join import join_ids
 from coordinator.session import Outcome
 from parties.config import PartyConfig
-from parties.data import blob_labels, load_builtin, read_csv_columns
 from parties.run import Disguised, disguise
+from parties.sources import source_kind
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attackers import ATTACKS, Target
@@ -33,7 +31,6 @@ from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
 from ppcsim.report_model import Evaluation, Privacy, Utility, parse
 from ppcsim.scenario import Scenario
-from protos.ids import as_text
 
 #: Records sampled (seeded) for stress, whose cost is quadratic in the records.
 STRESS_ROWS = 2000
@@ -115,23 +112,18 @@ def _distances(combined: Combined, rows: np.ndarray, n: int) -> np.ndarray:
 
 
 def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
-    """The ``label_column`` of the scenario's shared data, aligned with ``ids``; None without one."""
+    """The ``label_column`` of the scenario's shared data, aligned with ``ids``; None without one. Its kind of
+    source (``parties.sources``) reads them: a built-in set's target, a generator's clusters, a file's column."""
     if not scenario.label_column or not scenario.source:
         return None
-    if scenario.source.startswith("sklearn:"):
-        target = load_builtin(scenario.source.split(":", 1)[1])[2]
-        return target[ids.astype(int)]
-    if scenario.source == "synthetic:blobs":
-        options = next(p.source_options for p in scenario.parties if p.source == scenario.source)
-        return blob_labels(options["rows"], options["clusters"], options["seed"])[ids.astype(int)]
+    kind = source_kind(scenario.source)
+    options = next((p.source_options for p in scenario.parties if p.source == scenario.source), {})
     # [data] may leave the id column to each party that reads its file
     id_column = scenario.id_column or next(
         (p.id_column for p in scenario.parties if p.source == scenario.source and p.id_column), None)
-    if id_column is None:
+    if kind.file and id_column is None:
         raise RunError(f"[data]: 'id_column' is needed to read the labels '{scenario.label_column}' of {scenario.source}")
-    cells, _ = read_csv_columns(Path(scenario.source), [id_column, scenario.label_column])
-    by_id = dict(zip(cells[id_column], cells[scenario.label_column]))
-    return np.unique([by_id[i] for i in as_text(ids).tolist()], return_inverse=True)[1]
+    return kind.labels(scenario.source, options, ids, scenario.label_column, id_column)
 
 
 def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], details: dict | None = None) -> dict:

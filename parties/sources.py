@@ -1,0 +1,291 @@
+"""Kinds of data source, registered by the ``source`` string a scenario gives them.
+
+A scenario's ``[data] source`` (or a party's own ``data``) selects one kind:
+a built-in data set (``sklearn:iris``), a generator (``synthetic:blobs``), or,
+when no registered kind selects the string, a CSV file (``CSV``, the
+fallback). A kind declares
+
+- how a source string selects it (``selects``: by default the string equals
+  its name; a kind under a ``prefix`` such as ``sklearn:`` or ``synthetic:``
+  makes the prefix name a family, so an unregistered name under it is refused
+  as an unknown source instead of read as a file);
+- its options (``params``, a ``protos.schema.Param`` table that checks the
+  scenario's ``[data]`` table; a seeded kind also gets the scenario seed);
+- the columns it offers without loading its data (``columns``);
+- how a party loads its own columns, and only those (``load``);
+- how the observer gets the true labels, aligned with the party's ids
+  (``labels``).
+
+A new kind is one class and one line in ``SOURCES``.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from parties.config import PartyConfig
+from parties.data import (
+    BUILTIN,
+    PartyData,
+    blob_labels,
+    check_unique_ids,
+    codes,
+    load_blobs,
+    read_csv_columns,
+    sklearn_set,
+    to_numbers,
+)
+from parties.errors import PartyError
+from protos.ids import as_text
+from protos.schema import Param
+
+
+class Source:
+    """One kind of data source; subclasses fill in what differs.
+
+    Attributes
+    ----------
+    name : str
+        The registry key: the whole ``source`` string of a prefixed kind
+        (``sklearn:iris``), or a word for a file kind (``csv``).
+    prefix : str
+        The family the name belongs to (``sklearn:``, ``synthetic:``); empty
+        for a file kind.
+    family : str
+        How the unknown-source message calls the family (``built-in``,
+        ``generated``).
+    file : bool
+        Whether the source string is a path (resolved against the scenario's
+        folder, checked to exist, its rows joined by an ``id_column``);
+        otherwise records are identified by their row number.
+    label : str or None
+        The one label column a non-file source offers (``target``); None
+        when any column may be the label.
+    params : dict of str to Param
+        The kind's options, given in ``[data]``.
+    seeded : bool
+        Whether its options carry the scenario seed (as ``seed``).
+    """
+
+    name: str = ""
+    prefix: str = ""
+    family: str = ""
+    file: bool = False
+    label: str | None = "target"
+    params: ClassVar[dict[str, Param]] = {}
+    seeded: bool = False
+
+    def selects(self, source: str) -> bool:
+        """Whether the ``source`` string names this kind."""
+        return source == self.name
+
+    def options(self, table: dict[str, Any], seed: int) -> dict[str, Any]:
+        """The kind's options from a ``[data]`` table, defaults filled in (checked by ``check``)."""
+        if not self.params:
+            return {}
+        given = {k: table.get(k, p.default) for k, p in self.params.items()}
+        return {"seed": seed, **given} if self.seeded else given
+
+    def check(self, source: str, table: dict[str, Any]) -> list[str]:
+        """Every problem of the kind's options in ``table``, without the ``[data]: `` prefix.
+
+        A required option that is missing or invalid reads ``<source> needs
+        '<field>', <rule>, got <value>``; an optional one ``'<field>' must be
+        <rule>, got <value>``.
+        """
+        errors = []
+        for key, param in self.params.items():
+            value = table.get(key)
+            if param.required and (key not in table or param.check(key, value)):
+                errors.append(f"{source} needs '{key}', {param.rule or param.doc}, got {value!r}")
+            elif key in table and (problem := param.check(key, value)):
+                errors.append(problem)
+        return errors
+
+    def columns(self, source: str, options: dict[str, Any]) -> list[str] | None:
+        """The columns ``source`` offers, found without loading its data; None if it cannot tell here."""
+        return None
+
+    def load(self, cfg: PartyConfig) -> PartyData:
+        """Exactly the party's own columns ``cfg.columns``; PartyError naming the source and column otherwise."""
+        raise NotImplementedError
+
+    def labels(self, source: str, options: dict[str, Any], ids: np.ndarray, label_column: str,
+               id_column: str | None) -> np.ndarray:
+        """The true label of each record of ``ids`` (the ids a party loaded), as integer codes."""
+        raise NotImplementedError
+
+
+def _missing(source: str, wanted: list[str], names: list[str]) -> None:
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise PartyError(f"{source}: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})")
+
+
+class BuiltinSet(Source):
+    """A data set that ships with scikit-learn (``sklearn.datasets.load_<name>``); its ``target`` is the label."""
+
+    prefix = "sklearn:"
+    family = "built-in"
+
+    def __init__(self, name: str):
+        self.set = name
+        self.name = f"{self.prefix}{name}"
+
+    def columns(self, source, options):
+        return sklearn_set(self.set)[0]
+
+    def load(self, cfg):
+        wanted = list(cfg.columns)
+        names, data, _ = sklearn_set(self.set)
+        _missing(cfg.source, wanted, names)
+        X = data[:, [names.index(c) for c in wanted]]
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
+
+    def labels(self, source, options, ids, label_column, id_column):
+        return sklearn_set(self.set)[2][ids.astype(int)]
+
+
+class Blobs(Source):
+    """Gaussian blobs (``parties.data.load_blobs``), generated column by column: columns ``x0``, ``x1``, ...,
+    the label is each record's cluster."""
+
+    name = "synthetic:blobs"
+    prefix = "synthetic:"
+    family = "generated"
+    seeded = True
+    params = {
+        "rows": Param(int, required=True, minimum=2, rule="an integer of at least 2", doc="synthetic:blobs"),
+        "columns": Param(int, required=True, minimum=1, rule="an integer of at least 1", doc="synthetic:blobs"),
+        "clusters": Param(int, required=True, minimum=1, rule="an integer of at least 1", doc="synthetic:blobs"),
+        "cluster_std": Param(float, 1.0, minimum=0, rule="a non-negative number", doc="synthetic:blobs"),
+    }
+
+    def columns(self, source, options):
+        columns = options.get("columns")
+        return [f"x{j}" for j in range(columns)] if isinstance(columns, int) else None
+
+    def load(self, cfg):
+        wanted = list(cfg.columns)
+        X = load_blobs(cfg.source_options, wanted)
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
+
+    def labels(self, source, options, ids, label_column, id_column):
+        return blob_labels(options["rows"], options["clusters"], options["seed"])[ids.astype(int)]
+
+
+class CSV(Source):
+    """A CSV file with a header row: the fallback for any source string no other kind selects. A party reads
+    its id column and its own columns only."""
+
+    name = "csv"
+    file = True
+    label = None
+
+    def selects(self, source):
+        return True
+
+    def columns(self, source, options):
+        try:
+            with open(source, newline="", encoding="utf-8-sig") as fh:
+                return next(csv.reader(fh), None)
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return None
+
+    def load(self, cfg):
+        wanted = list(cfg.columns)
+        path = Path(cfg.source)
+        if not cfg.id_column:
+            raise PartyError(f"{path}: 'id_column' is needed to join a CSV's rows")
+        cells, m = read_csv_columns(path, [cfg.id_column, *wanted])
+        if m == 0:
+            raise PartyError(f"{path} has no data rows")
+        ids = np.array(cells[cfg.id_column])
+        empty = np.flatnonzero(ids == "")
+        if len(empty):
+            raise PartyError(f"{path}, line {empty[0] + 2}: the id column '{cfg.id_column}' is empty")
+        check_unique_ids(ids, f"{path}, column '{cfg.id_column}'")
+        text = set(cfg.text_columns)
+        X = np.column_stack(
+            [codes(cells[c]) if c in text else to_numbers(cells[c], f"{path}, column '{c}'") for c in wanted]
+        )
+        return PartyData(ids=ids, X=X, columns=wanted)
+
+    def labels(self, source, options, ids, label_column, id_column):
+        if id_column is None:
+            raise PartyError(f"{source}: 'id_column' is needed to read the labels '{label_column}'")
+        cells, _ = read_csv_columns(Path(source), [id_column, label_column])
+        by_id = dict(zip(cells[id_column], cells[label_column]))
+        return np.unique([by_id[i] for i in as_text(ids).tolist()], return_inverse=True)[1]
+
+
+#: The registered kinds, in the order they are tried; CSV is the fallback after them all.
+SOURCES: dict[str, Source] = {
+    **{f"sklearn:{name}": BuiltinSet(name) for name in BUILTIN},
+    "synthetic:blobs": Blobs(),
+}
+FALLBACK: Source = CSV()
+
+
+def families() -> dict[str, tuple[str, list[str]]]:
+    """Each registered prefix: the family's word and its registered names, in registration order."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for kind in SOURCES.values():
+        if kind.prefix:
+            out.setdefault(kind.prefix, (kind.family, []))[1].append(kind.name)
+    return out
+
+
+def unknown_source(source: str) -> str | None:
+    """``unknown source 'sklearn:x' (built-in: sklearn:iris, ...)`` when ``source`` is under a registered prefix
+    but no kind selects it; None otherwise."""
+    if any(kind.selects(source) for kind in SOURCES.values()):
+        return None
+    for prefix, (family, names) in families().items():
+        if source.startswith(prefix):
+            return f"unknown source {source!r} ({family}: {', '.join(names)})"
+    return None
+
+
+def source_kind(source: str) -> Source:
+    """The kind ``source`` selects: the first registered kind that does, else ``FALLBACK`` (a file);
+    PartyError for an unregistered name under a registered prefix."""
+    for kind in SOURCES.values():
+        if kind.selects(source):
+            return kind
+    problem = unknown_source(source)
+    if problem:
+        raise PartyError(problem)
+    return FALLBACK
+
+
+def names_a_file(source: str) -> bool:
+    """Whether ``source`` is a path (a file kind), not a data set that ships or is generated. An unknown name
+    under a registered prefix is not a path."""
+    return unknown_source(source) is None and source_kind(source).file
+
+
+def fields() -> dict[str, Param]:
+    """Every registered kind's options, in registration order (the first declaration of a name wins)."""
+    out: dict[str, Param] = {}
+    for kind in SOURCES.values():
+        for key, param in kind.params.items():
+            out.setdefault(key, param)
+    return out
+
+
+def known_columns(source: str, options: dict) -> list[str] | None:
+    """The columns ``source`` offers, found without loading its data (a CSV's header line); None if the source
+    cannot be read here (the party's loading then says why)."""
+    if unknown_source(source):
+        return None
+    return source_kind(source).columns(source, options)
+
+
+def load_party_data(cfg: PartyConfig) -> PartyData:
+    """Load exactly the party's own columns; PartyError naming the file and column otherwise."""
+    return source_kind(cfg.source).load(cfg)

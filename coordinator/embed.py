@@ -1,23 +1,23 @@
 """Embeddings the coordinator computes from joined dissimilarities before clustering.
 
 A party asks for one with the public ``embed`` parameter of its upload (and
-the embedding's own parameters, ``EMBED_KEYS``); ``EMBEDDINGS`` holds the
-function for each name the coordinator can compute. A disguise declares the
-one it asks for (``Disguise.embedding``).
+the embedding's own public parameters); ``EMBEDDINGS`` holds, for each name
+the coordinator can compute, its function and the parameters every party
+must send alike (``Embedding``). A disguise declares the one it asks for
+(``Disguise.embedding``).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.types import Combined, Contribution
 
-#: The public parameters that define an embedding; every party must send the same ones.
-EMBED_KEYS = ("embed", "dims", "n_init", "init", "max_iter")
 #: Kruskal's stress-1 above this is a poor fit (Kruskal 1964 calls 0.2 "poor"): the run warns.
 POOR_STRESS = 0.2
 #: SMACOF stops when the relative decrease of the stress falls below this (scikit-learn's ``eps``).
@@ -28,7 +28,7 @@ def requested_embedding(contributions: list[Contribution]) -> dict[str, str] | N
     """The embedding every dissimilarity party asked for (``nmds`` and its dims), None if none.
 
     SessionError if they ask for different ones."""
-    asks = {c.party: {k: c.params[k] for k in EMBED_KEYS if k in c.params} for c in contributions}
+    asks = {c.party: {k: c.params[k] for k in _defining(c.params) if k in c.params} for c in contributions}
     wanted = {tuple(sorted(a.items())) for a in asks.values()}
     if len(wanted) > 1:
         shown = "; ".join(f"{p}: {a.get('embed', 'none')} {a.get('dims', '')}".strip() for p, a in asks.items())
@@ -80,9 +80,24 @@ def nmds(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
     return Combined(features=np.asarray(Y, dtype=np.float64), description=description, embedding=info)
 
 
-#: The embeddings the coordinator computes, by the name a party's ``embed`` parameter gives:
-#: each takes the combined dissimilarities, the parameters asked for and the coordinator's seed.
-EMBEDDINGS: dict[str, Callable[[Combined, dict[str, str], int], Combined]] = {"nmds": nmds}
+@dataclass(frozen=True)
+class Embedding:
+    """One embedding the coordinator computes: ``compute(combined, ask, seed)`` takes the combined
+    dissimilarities, the public parameters asked for and the coordinator's seed; ``keys`` are its public
+    parameters, which every party asking for it must send with the same values."""
+
+    compute: Callable[[Combined, dict[str, str], int], Combined]
+    keys: tuple[str, ...] = ()
+
+
+#: The embeddings the coordinator computes, by the name a party's ``embed`` parameter gives.
+EMBEDDINGS: dict[str, Embedding] = {"nmds": Embedding(nmds, keys=("dims", "n_init", "init", "max_iter"))}
+
+
+def _defining(params: dict[str, str]) -> tuple[str, ...]:
+    """The public parameters that define the embedding ``params`` ask for: ``embed`` and its own keys."""
+    known = EMBEDDINGS.get(params.get("embed", ""))
+    return ("embed", *known.keys) if known else ("embed",)
 
 
 def embed(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
@@ -91,4 +106,4 @@ def embed(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
     if name not in EMBEDDINGS:
         raise SessionError(f"the parties ask for an embedding {name!r} this coordinator does not compute "
                            f"(it computes {', '.join(EMBEDDINGS)})")
-    return EMBEDDINGS[name](combined, ask, seed)
+    return EMBEDDINGS[name].compute(combined, ask, seed)

@@ -1,5 +1,5 @@
 """Extension points by registration alone: a combination form, disguises that send it or reuse one, a
-clustering algorithm and a kind of data source, each defined here and registered with one line (``monkeypatch.setitem``, so that no
+clustering algorithm, an embedding and a kind of data source, each defined here and registered with one line (``monkeypatch.setitem``, so that no
 other test sees it). Nothing else in the project names them."""
 
 from __future__ import annotations
@@ -527,3 +527,65 @@ def test_no_file_of_the_project_names_the_plugins():
              for path in sorted((root / folder).rglob("*")) if path.suffix in (".py", ".toml", ".proto")
              for name in names if name in path.read_text(encoding="utf-8").lower()]
     assert found == []
+
+
+# -- a new embedding at the coordinator -------------------------------------------------------------------
+
+
+def classical_scaling(combined: Combined, ask: dict[str, str], seed: int) -> Combined:
+    """Torgerson's classical scaling of the joined distances to ``dims`` coordinates (no iteration)."""
+    dims = int(ask["dims"])
+    D2 = squareform(combined.require_dissimilarity()) ** 2
+    m = len(D2)
+    J = np.eye(m) - 1.0 / m
+    values, vectors = np.linalg.eigh(-0.5 * J @ D2 @ J)
+    top = np.argsort(values)[::-1][:dims]
+    Y = vectors[:, top] * np.sqrt(np.maximum(values[top], 0))
+    return Combined(features=Y, description=f"classical scaling to {dims} dims",
+                    embedding={"embedding": "classical", "dims": dims})
+
+
+class Scaled(Disguise):
+    """Sends squared Euclidean distances and asks the coordinator for their classical scaling."""
+
+    name = "scaled"
+    params = {"dims": Param(int, 2, minimum=1, rule="a positive integer")}
+
+    def form(self):
+        return EUCLIDEAN
+
+    def embedding(self):
+        return "classical"
+
+    def public_params(self):
+        return {**super().public_params(), "dims": str(self.dims)}
+
+    def disguise(self, X, columns):
+        return [condensed("sqdist", pdist(X, "sqeuclidean"))]
+
+
+def test_a_new_embedding_is_computed_and_its_parameters_agreed(monkeypatch):
+    from coordinator.embed import EMBEDDINGS, Embedding
+
+    monkeypatch.setitem(EMBEDDINGS, "classical", Embedding(classical_scaling, keys=("dims",)))
+    monkeypatch.setitem(METHODS, "scaled", Scaled)  # only for the conformance check at the end
+    X = blobs()
+    ids = np.arange(len(X))
+
+    def contributions(dims_a: int, dims_b: int) -> list[Contribution]:
+        out = []
+        for party, block, dims in (("a", X[:, :2], dims_a), ("b", X[:, 2:], dims_b)):
+            method = Scaled(dims=dims)
+            sent = {s.name: s.array for s in method.disguise(block, [])}
+            out.append(Contribution(party, method.name, method.public_params(), ids, sent, is_dissimilarity=True))
+        return out
+
+    outcome = pipeline(contributions(3, 3), ClusteringSpec(algorithm="kmeans", n_clusters=3, seed=0))
+    assert outcome.combined.embedding == {"embedding": "classical", "dims": 3}
+    expected = classical_scaling(Combined(dissimilarity=pdist(X)), {"dims": "3"}, 0).features
+    # the same coordinates up to each axis' sign: scaling keeps every distance of the joined columns' top 3 axes
+    np.testing.assert_allclose(pdist(outcome.combined.features), pdist(expected), atol=1e-9)
+    with pytest.raises(SessionError, match="the parties ask for different embeddings at the coordinator "
+                                           r"\(a: classical 3; b: classical 2\)"):
+        pipeline(contributions(3, 2), ClusteringSpec(algorithm="kmeans", n_clusters=3, seed=0))
+    check_method("scaled")  # what it sends matches what it declares, embedding included

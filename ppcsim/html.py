@@ -297,6 +297,9 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
                  "spread of the attacker's error on each column scaled to [0, 1]: "
                  "<span class='zero'>0</span> means recovered exactly (shown in red), higher is safer; "
                  f"{NOT_MEASURED} means the attack does not apply.</p>")
+        # one column per registered one-figure metric averaged over the draws (VD; the rank metrics, measured on
+        # one draw, are in report.json)
+        extra = [name for name, m in PRIVACY_METRICS.items() if not m.per_column and not m.first_draw_only]
         rows = []
         for party, entry in priv.items():
             for attack, r in entry.attacks.items():
@@ -305,9 +308,10 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
                 rows.append([party, Raw(html.escape(words) + (notes(src) if src else "")),
                              given(r.knowledge, getattr(r, "skipped", None)),
                              score(scored.min if scored else None), score(scored.mean if scored else None),
-                             score(given(scored.vd) if scored else None, zero_means="recovered exactly")])
+                             *[score(scored.get(name) if scored else None, zero_means="recovered exactly")
+                               for name in extra]])
         s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
-                        "column privacy, mean", "VD"], rows))
+                        "column privacy, mean", *[PRIVACY_METRICS[name].plain for name in extra]], rows))
         if "privacy" in figures:
             s.append(image(figures["privacy"], "privacy per column", "Column privacy of every original column "
                            "against each attack (a missing bar: zero, or an attack that does not apply; the "

@@ -162,7 +162,8 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
     for found in (a["attacks"]["known_io"], a["attacks"]["known_io_forward"], b["attacks"]["multilateration"]):
         assert found["rmse"] < 1e-9  # a rotation and exact distances are recovered from n + 1 known records
     assert a["sent_distortion"]["rmse"] == rmse(run.original["a"], run.sent["a"]["data"])
-    assert ">RMSE<" in run_page(run.report, {})
+    page = run_page(run.report, {})
+    assert ">RMSE<" in page and "<th>VD</th><th>RMSE</th>" in page  # a column of the privacy table, after VD
 
     rows, table = swept(tmp_path, Settings(known_draws=4))
     for read in table:

@@ -81,8 +81,10 @@ class Run:
         The same clustering of ``joined`` (no disguise): what ``labels`` is
         compared with for utility.
     attacks : dict of str to dict of str to dict
-        ``attacks[party][attack]`` for each attack that applies (``known_io``,
-        ``ica``, ``multilateration``): ``original`` (the true values of the
+        ``attacks[party][attack]`` for each registered attack
+        (``ppcsim.evaluate.attackers.ATTACKS``) that applies and keeps its
+        reconstruction (today ``known_io``, ``ica``, ``multilateration``):
+        ``original`` (the true values of the
         records the attacker did not know), ``estimate`` (its reconstruction
         of them, same shape) and ``columns``. One draw of the known records,
         apart from the draws that ``report["privacy"]`` averages.

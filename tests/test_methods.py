@@ -16,21 +16,12 @@ from coordinator.ledger import predicted_payload
 from parties.data import codes
 from parties.methods import DRBT, METHODS, OSBR, Plain, method_class
 from parties.normalize import normalize
+from ppcsim import paper004
+from ppcsim.paper004 import TABLE1, TABLE1_COLUMNS
 from protos.serde import Layout
 
-# 004 Table 1 (cardiac arrhythmia): age, weight, h_rate, int_def, QRS, PR_int; ids 123, 342, 254, 446, 286.
-TABLE1 = np.array(
-    [
-        [75, 80, 63, 32, 91, 193],
-        [56, 64, 53, 24, 81, 174],
-        [40, 52, 70, 24, 77, 129],
-        [28, 58, 76, 40, 83, 251],
-        [44, 90, 68, 44, 109, 128],
-    ],
-    dtype=np.float64,
-)
-TABLE1_IDS = np.array(["123", "342", "254", "446", "286"])
-TABLE1_COLUMNS = ["age", "weight", "h_rate", "int_def", "QRS", "PR_int"]
+# 004 Table 1 (cardiac arrhythmia), with its record ids as text (as a CSV party reads them).
+TABLE1_IDS = np.array([str(i) for i in paper004.TABLE1_IDS])
 
 # 004 eq. 11, lower triangle by rows as printed: d(2,1); d(3,1) d(3,2); d(4,1) ...; d(5,1) ... d(5,4).
 EQ11_LOWER = [

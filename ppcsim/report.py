@@ -233,12 +233,6 @@ def build(
     return report
 
 
-def build_report(scenario: Scenario, session: Session, summaries: dict[str, dict], timing: dict) -> dict:
-    """The coordinator's part of the report as JSON values: ``build(...).to_json()``, for callers that read
-    it as a dict."""
-    return build(scenario, session, summaries=summaries, timing=timing).to_json()
-
-
 def observer_section(scenario: Scenario) -> Observer:
     """What repeats a simulation, known to the observer alone: the scenario seed and every party's seed.
 
@@ -286,7 +280,7 @@ def id_bytes(session: Session, summaries: dict[str, dict]) -> dict[str, IdBytes]
     return out
 
 
-def write_outputs(out: Path, report: Report | dict, session: Session, sent: bool = True,
+def write_outputs(out: Path, report: Report, session: Session, sent: bool = True,
                   labels: bytes | None = None) -> None:
     """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, clustered.npz and
     sent/<party>.npz.
@@ -296,7 +290,7 @@ def write_outputs(out: Path, report: Report | dict, session: Session, sent: bool
     ``ids`` (as the coordinator received them) and ``features``, the matrix the coordinator clustered, when it
     clustered features (not dissimilarities).
     """
-    write_atomic(out / "report.json", as_report(report).dumps().encode())
+    write_atomic(out / "report.json", report.dumps().encode())
     outcome = session.outcome
     if labels is not None:
         write_atomic(out / "labels.csv", labels)

@@ -26,7 +26,7 @@ from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attackers import ATTACKS, Target
 from ppcsim.evaluate.attackers.base import ATTACK_ROWS, dissimilarity_metric, known_draws, sends_rows
 from ppcsim.evaluate.neighbours import profile
-from ppcsim.evaluate.scores import scores, single_scores
+from ppcsim.evaluate.scores import single_scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
 from ppcsim.report_model import Evaluation, Privacy, Utility, parse
@@ -159,15 +159,6 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
 
 
 # -- privacy ---------------------------------------------------------------------------------
-
-def _scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, ranks: bool = True) -> dict:
-    """Every registered privacy metric of the estimate (``ppcsim.evaluate.scores``).
-
-    ``ranks=False`` leaves out the metrics measured on the first draw only
-    (001's rank metrics RP, RM, CP, CK, which cost a sort of every column).
-    """
-    return scores(original, estimate, columns, first_draw=ranks)
-
 
 def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, outcome: Outcome | None = None,
             details: dict | None = None) -> dict:

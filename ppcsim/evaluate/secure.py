@@ -26,7 +26,8 @@ from coordinator.combine import Combined
 from parties.run import disguise
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attacks import multilateration, multilateration_privacy
-from ppcsim.evaluate.observer import _scores, true_labels
+from ppcsim.evaluate.observer import true_labels
+from ppcsim.evaluate.scores import scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report_model import (
     ABSENT,
@@ -158,7 +159,7 @@ def privacy(scenario: Scenario, session, own, X: np.ndarray) -> SecurePrivacy:
         D[:k, k:] = D[k:, :k].T
         estimate = multilateration(D, np.arange(k), X[arbiter.init])
         truth = X[order]
-        attack.update(_scores(truth[k:], estimate[k:], [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]))
+        attack.update(scores(truth[k:], estimate[k:], [f"{p.name}.{c}" for p in scenario.parties for c in p.columns]))
         attack["object_privacy_mean"] = float(np.mean(multilateration_privacy(truth, estimate, np.arange(k))))
         attack["records"] = int(len(targets))
     return SecurePrivacy(arbiter=seen, posts=found, multilateration=parse(AttackScore | Skipped, attack, "multilateration"))

@@ -12,7 +12,6 @@ import numpy as np
 from parties.errors import PartyError
 
 BUILTIN = ("iris", "wine", "breast_cancer", "digits")
-SYNTHETIC = ("blobs",)
 
 
 @dataclass

@@ -243,10 +243,6 @@ def fields(secure: bool = True) -> dict[str, Param]:
     return {**table, **SECURE_FIELDS} if secure else table
 
 
-#: The ``[clustering]`` fields of the built-in algorithms, as at import (``fields()`` follows the registry).
-FIELDS = fields(secure=False)
-
-
 def preload() -> None:
     """Import what clustering needs (scikit-learn takes most of a second, mostly on one core), so that a
     session can do it beside the join rather than after it."""

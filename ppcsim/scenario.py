@@ -9,8 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.clustering import FIELDS as CLUSTERING
-from coordinator.clustering import SECURE, SECURE_FIELDS, ClusteringSpec
+from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.clustering import fields as clustering_fields
 from coordinator.session import SessionSpec
 from parties.config import DTYPES, PartyConfig
@@ -61,7 +60,6 @@ LINK = {
     "bandwidth_mbit": Param(float, above=0, rule="a positive number"),
     "latency_ms": Param(float, 0, minimum=0, rule="a positive number"),
 }
-CLUSTERING_FIELDS = (*CLUSTERING, *SECURE_FIELDS)
 #: What a party of a secure-aggregation session runs before its rounds: normalisation only.
 SECURE_METHOD = "none"
 #: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.

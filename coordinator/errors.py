@@ -15,3 +15,7 @@ class PermissionDenied(SessionError):
 
 class FailedPrecondition(SessionError):
     """A request that cannot go on because of the session's state, whatever the RPC (FAILED_PRECONDITION)."""
+
+
+class ResourceExhausted(SessionError):
+    """A call or upload past one of the coordinator's caps, which the message names (RESOURCE_EXHAUSTED)."""

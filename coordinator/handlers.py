@@ -18,6 +18,7 @@ from coordinator.clustering import SECURE
 from coordinator.ledger import DOWN, UP, Ledger
 from coordinator.session import Session
 from coordinator.upload import Received
+from coordinator.waits import asked
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_chunks
 
@@ -49,9 +50,7 @@ def join(session: Session, request: session_pb2.JoinRequest, certificate: bytes 
 
 def _exchange(session: Session, party: str, rpc: str, request, respond: Callable[[], Message]) -> Message:
     """Count ``request`` (from a party the session expects), make the reply with ``respond``, count it."""
-    if session.expects(party):
-        session.ledger.record(party, rpc, UP, request)
-    reply = respond()
+    reply = asked(session, party, rpc, request, respond)
     session.ledger.record(party, rpc, DOWN, reply)
     return reply
 
@@ -103,9 +102,8 @@ def result(session: Session, request: session_pb2.ResultRequest) -> Iterator[ses
 
     Raises SessionError before the first message if the session failed.
     """
-    if session.expects(request.party):
-        session.ledger.record(request.party, "GetResult", UP, request)
-    outcome, labels = session.result_for(request.party, timeout=session.seconds_left() + 1.0)
+    outcome, labels = asked(session, request.party, "GetResult", request,
+                            lambda: session.result_for(request.party, timeout=session.seconds_left() + 1.0))
     header = session_pb2.ResultHeader(
         algorithm=session.spec.clustering.algorithm,
         n_clusters=len(outcome.sizes),

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coordinator.clustering import SECURE
-from coordinator.errors import InvalidArgument, PermissionDenied, SessionError
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
 from coordinator.text import shown
 from coordinator.types import Combined, Outcome
+from coordinator.waits import asked
 from protos.ppcsim.v1 import array_pb2, session_pb2
 
 #: Bytes of one masked fixed-point value (uint64) and of one label (int32).
@@ -248,9 +249,7 @@ def _arbiter(session, party: str) -> Arbiter:
 
 def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[session_pb2.AlignmentMessage]:
     """This party's rows in the join's order, once every party's ids are joined."""
-    if session.expects(request.party):
-        session.ledger.record(request.party, "GetAlignment", UP, request)
-    arbiter = _arbiter(session, request.party)
+    arbiter = asked(session, request.party, "GetAlignment", request, lambda: _arbiter(session, request.party))
     positions = arbiter.join.index[request.party]
     spec = arbiter.spec
     header = session_pb2.AlignmentHeader(
@@ -268,6 +267,15 @@ def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[sessio
             yield message
 
     return send()
+
+
+def ready_to_post(session, party: str) -> Arbiter:
+    """The rounds, for a party about to post: FailedPrecondition at once if its own ids are not in (it cannot
+    post before its id upload), else once every party's ids are joined."""
+    if session.expects(party) and session.spec.clustering.protocol == SECURE and party not in session.contributions:
+        raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
+                                 "ids, then GetAlignment, then post)")
+    return _arbiter(session, party)
 
 
 def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> session_pb2.DistanceReply:
@@ -319,17 +327,17 @@ def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> 
 
 def labels(session, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
     """The labels of round ``request.round``, once every party posted it."""
-    if session.expects(request.party):
-        session.ledger.record(request.party, "GetLabels", UP, request)
-    arbiter = _arbiter(session, request.party)
+    arbiter = asked(session, request.party, "GetLabels", request, lambda: _arbiter(session, request.party))
     if request.seeding:
         return _seed(session, arbiter, request)
-    with session.lock:
-        arbiter.record(request.round, UP, 0, request.ByteSize())
     if request.round > arbiter.round:
+        with session.lock:
+            arbiter.record(request.round, UP, 0, request.ByteSize())
         raise InvalidArgument(f"party '{request.party}': asked for round {request.round}; the session is in "
                               f"round {arbiter.round}")
     found = session.await_labels(arbiter, request.round, timeout=session.seconds_left() + 1.0)
+    with session.lock:
+        arbiter.record(request.round, UP, 0, request.ByteSize())
     if found is None:
         raise InvalidArgument(f"party '{request.party}': round {request.round}'s labels are gone (rounds end "
                               "once every party has posted the next one)")
@@ -350,12 +358,14 @@ def labels(session, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.
 def _seed(session, arbiter: Arbiter, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
     """A seeding step's chosen centre, once every party posted the step."""
     step = request.round
-    with session.lock:
-        arbiter.record(step, UP, 0, request.ByteSize(), True)
     if not 1 <= step <= arbiter.seeding_steps:
+        with session.lock:
+            arbiter.record(step, UP, 0, request.ByteSize(), True)
         raise InvalidArgument(f"party '{request.party}': there is no seeding step {step} (the session has "
                               f"{arbiter.seeding_steps})")
     header = session.await_seed(arbiter, step, timeout=session.seconds_left() + 1.0)
+    with session.lock:
+        arbiter.record(step, UP, 0, request.ByteSize(), True)
     message = session_pb2.LabelsMessage(header=header)
 
     def send():

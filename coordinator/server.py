@@ -1,19 +1,52 @@
-"""Start and stop the coordinator's gRPC server."""
+"""Start and stop the coordinator's gRPC server: gRPC's asyncio server, on an event loop of its own thread."""
 
 from __future__ import annotations
 
-from concurrent import futures
+import asyncio
+import threading
 
 import grpc
 
 from coordinator.errors import SessionError
+from coordinator.limits import Limits
 from coordinator.security import ServerSecurity, is_loopback
 from coordinator.servicer import CoordinatorServicer, Registry, register
 
 
+class Server:
+    """A running coordinator server; ``stop`` and ``wait_for_termination`` may be called from any thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, server: grpc.aio.Server, thread: threading.Thread,
+                 servicer: CoordinatorServicer):
+        self._loop, self._server, self._thread, self.servicer = loop, server, thread, servicer
+        self._stopped = threading.Event()
+
+    def stop(self, grace: float | None = None) -> threading.Event:
+        """Stop serving (calls in flight get ``grace`` seconds to finish); the Event is set once stopped."""
+        if self._stopped.is_set() or not self._thread.is_alive():
+            self._stopped.set()
+            return self._stopped
+
+        async def stop() -> None:
+            try:
+                await self._server.stop(grace)
+            finally:
+                self._loop.call_soon(self._loop.stop)
+
+        def done(_future) -> None:
+            self.servicer.pool.shutdown(wait=False, cancel_futures=True)
+            self._stopped.set()
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).add_done_callback(done)
+        return self._stopped
+
+    def wait_for_termination(self, timeout: float | None = None) -> bool:
+        return self._stopped.wait(timeout)
+
+
 def start_server(
-    listen: str, registry: Registry, *, security: ServerSecurity = ServerSecurity(), max_workers: int = 64
-) -> tuple[grpc.Server, int]:
+    listen: str, registry: Registry, *, security: ServerSecurity = ServerSecurity(), limits: Limits | None = None
+) -> tuple[Server, int]:
     """Serve ``registry`` on ``listen`` (HOST:PORT; port 0 picks a free one); returns (server, port).
 
     Plaintext is served on loopback addresses only. Raises SessionError naming
@@ -22,16 +55,27 @@ def start_server(
     if not security.tls and not is_loopback(listen):
         raise SessionError(f"cannot listen on {listen} in plaintext: plaintext is served on loopback only; "
                            "turn on [security] tls and pass --credentials")
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="coordinator"),
-        options=[("grpc.so_reuseport", 0)],
-    )
-    register(CoordinatorServicer(registry), server)
-    try:
-        port = server.add_secure_port(listen, security.credentials()) if security.tls else server.add_insecure_port(listen)
-    except RuntimeError:
-        port = 0
+    servicer = CoordinatorServicer(registry, limits)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="coordinator", daemon=True)
+    thread.start()
+
+    async def build() -> tuple[grpc.aio.Server, int]:
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)],
+                                 maximum_concurrent_rpcs=servicer.limits.server_calls)
+        register(servicer, server)
+        try:
+            port = server.add_secure_port(listen, security.credentials()) if security.tls \
+                else server.add_insecure_port(listen)
+        except RuntimeError:
+            port = 0
+        if port:
+            await server.start()
+        return server, port
+
+    server, port = asyncio.run_coroutine_threadsafe(build(), loop).result()
     if port == 0:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
         raise SessionError(f"cannot listen on {listen}: the address is in use or not valid")
-    server.start()
-    return server, port
+    return Server(loop, server, thread, servicer), port

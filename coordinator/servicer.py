@@ -11,19 +11,29 @@ with INTERNAL "Exception deserializing request!" before the servicer sees them.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
+import hashlib
+import hmac
 import logging
 import threading
-from typing import NoReturn
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import NoReturn, TypeVar
 
 import grpc
 
 from coordinator import handlers, secagg
-from coordinator.clock import REAL, Clock
-from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
+from coordinator.clock import REAL, Clock, RealClock, Scheduled
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
+from coordinator.limits import Calls, Limits
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
 from coordinator.text import clip, shown
 from coordinator.upload import BrokenStream, Received
+from coordinator.waits import PROBING, WouldWait
 from protos.ppcsim.v1 import session_pb2_grpc
 
 log = logging.getLogger("ppcsim.coordinator")
@@ -32,8 +42,10 @@ log = logging.getLogger("ppcsim.coordinator")
 # coordinator`` configures logging and still shows them.
 log.addHandler(logging.NullHandler())
 
-#: Seconds an Upload stream may take to send its header before it is cut off (it holds a worker thread).
-HEADER_SECONDS = 30.0
+#: Seconds a stream may take to send its first message (the default of Limits.first_message_seconds).
+HEADER_SECONDS = 10.0
+
+Message = TypeVar("Message")
 
 
 class Registry:
@@ -52,6 +64,19 @@ class Registry:
             session = self._sessions[spec.name] = Session(spec, self.clock)
             return session
 
+    def admits(self, token: str | None, common_name: str | None) -> None:
+        """Refused (UNAUTHENTICATED) unless the credentials could be those of a party of some session here: a
+        token is one of a session's, or some session takes calls without one."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        if token is None and common_name is None and sessions and all(
+                s.spec.tokens is not None or s.spec.mutual for s in sessions):
+            raise Refused(grpc.StatusCode.UNAUTHENTICATED, "no token (authorization: Bearer ...)")
+        if token is not None and all(s.spec.tokens is not None for s in sessions):
+            digest = hashlib.sha256(token.encode()).hexdigest()
+            if not any(hmac.compare_digest(d, digest) for s in sessions for d in (s.spec.tokens or {}).values()):
+                raise Refused(grpc.StatusCode.UNAUTHENTICATED, "the token is not valid for any session here")
+
     def get(self, name: str) -> Session:
         with self._lock:
             try:
@@ -61,31 +86,40 @@ class Registry:
 
 
 class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
-    """Thin: each RPC finds its session, calls it, and maps SessionError to a gRPC status."""
+    """Thin: each RPC finds its session, calls its handler, and maps SessionError to a gRPC status.
 
-    #: See HEADER_SECONDS; an attribute so that tests can shorten it.
+    Served by gRPC's asyncio server: a call that waits (GetPeers until every
+    party joined, GetResult until the clustering is done, a stream until its
+    next message) is a coroutine, not a thread, so the number of parties and
+    of waiting calls is bounded by the caps of ``limits`` (coordinator.limits),
+    not by a pool of threads. Handlers run under PROBING (coordinator.waits):
+    one that would wait says so and is run again once its event happened.
+    Streams are read as coroutines, each message within a deadline; an upload's
+    messages are taken in by one of ``limits.stream_threads`` threads.
+    """
+
+    #: Seconds a stream may take to send its first message; an attribute so that tests can shorten it.
     header_timeout = HEADER_SECONDS
 
-    def __init__(self, registry: Registry):
+    def __init__(self, registry: Registry, limits: Limits | None = None):
         self.registry = registry
+        self.limits = limits if limits is not None else Limits(first_message_seconds=self.header_timeout)
+        self.calls = Calls(self.limits)
+        self.pool = ThreadPoolExecutor(self.limits.stream_threads, thread_name_prefix="coordinator-stream")
+        self._threads: dict[str, asyncio.Semaphore] = {}  # per session: its share of the stream threads
 
-    def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION) -> NoReturn:
-        """Abort the call: INVALID_ARGUMENT or PERMISSION_DENIED for those errors, else ``code``.
-
-        ``context.abort`` raises, so this never returns.
-        """
-        if isinstance(exc, InvalidArgument):
-            code = grpc.StatusCode.INVALID_ARGUMENT
-        elif isinstance(exc, PermissionDenied):
-            code = grpc.StatusCode.PERMISSION_DENIED
-        elif isinstance(exc, FailedPrecondition):
-            code = grpc.StatusCode.FAILED_PRECONDITION
+    async def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION) -> NoReturn:
+        """Abort the call: the status of the error's kind (coordinator.errors), else ``code``."""
+        for kind, status in STATUSES:
+            if isinstance(exc, kind):
+                code = status
+                break
         details = clip(str(exc))
         log.warning("%s", details)
-        context.abort(code, details)
+        await context.abort(code, details)
         raise AssertionError("grpc's context.abort returned")  # it raises; never reached
 
-    def _session(self, name: str, context, claimed: str) -> Session:
+    async def _session(self, name: str, context, claimed: str) -> Session:
         """The session called ``name`` once the caller proved it may act as ``claimed``; else abort.
 
         An unknown session and a caller without credentials for it get the same
@@ -94,21 +128,57 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         try:
             session = self.registry.get(name)
         except SessionError as exc:
-            self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
+            await self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
         try:
             identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context), certificate_name(context))
         except Refused as exc:
             log.warning("session %s: refused %s call from %s: %s", shown(name), shown(claimed) or "status",
                         context.peer(), clip(str(exc)))
-            context.abort(exc.code, clip(str(exc)))
+            await context.abort(exc.code, clip(str(exc)))
         return session
 
-    def Join(self, request, context):
-        session = self._session(request.session, context, request.party)
+    async def _outsider(self, context) -> None:
+        """Before a stream's first message: refuse at once a caller whose metadata proves no party of any
+        session this coordinator serves (a token that is no session's, or no token where every session
+        wants one)."""
         try:
-            reply = handlers.join(session, request, peer_certificate(context) if session.spec.mutual else b"")
-        except SessionError as exc:
-            self._abort(context, exc)
+            self.registry.admits(bearer_token(context), certificate_name(context))
+        except Refused as exc:
+            log.warning("refused a stream from %s before its first message: %s", context.peer(), exc)
+            await context.abort(exc.code, clip(str(exc)))
+
+    @contextlib.asynccontextmanager
+    async def _caller(self, context, session: Session, party: str):
+        """Count the call against its party's and its session's caps for as long as it runs."""
+        try:
+            self.calls.enter(session.spec.name, party)
+        except ResourceExhausted as exc:
+            await self._abort(context, exc)
+        try:
+            yield
+        finally:
+            self.calls.leave(session.spec.name, party)
+
+    async def _answer(self, context, session: Session, handler: Callable[[], Message]) -> Message:
+        """``handler()`` under PROBING: while it would wait, wait as a coroutine and run it again; SessionError
+        aborts the call."""
+        while True:
+            token = PROBING.set(True)
+            try:
+                return handler()
+            except WouldWait as wait:
+                ready = wait.ready
+            except SessionError as exc:
+                await self._abort(context, exc)
+            finally:
+                PROBING.reset(token)
+            await session.until(ready)
+
+    async def Join(self, request, context):
+        session = await self._session(request.session, context, request.party)
+        async with self._caller(context, session, request.party):
+            certificate = peer_certificate(context) if session.spec.mutual else b""
+            reply = await self._answer(context, session, lambda: handlers.join(session, request, certificate))
         secure = context.auth_context().get("transport_security_type", [b""])[0] == b"ssl"
         session.protection[request.party] = {
             "transport": ("mutual TLS" if session.spec.mutual else "TLS") if secure else "plaintext (loopback)",
@@ -119,124 +189,267 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         log.info("session %s: party %s joined", request.session, request.party)
         return reply
 
-    def _unary(self, handler, request, context):
-        """A unary RPC of a party: its session, then ``handler(session, request)``; SessionError aborts."""
-        session = self._session(request.session, context, request.party)
+    async def _unary(self, handler, request, context, party: str | None = None):
+        """A unary RPC of a party: its session, then ``handler(session, request)``."""
+        party = request.party if party is None else party
+        session = await self._session(request.session, context, party)
+        async with self._caller(context, session, party):
+            return await self._answer(context, session, lambda: handler(session, request))
+
+    async def GetPeers(self, request, context):
+        return await self._unary(handlers.peers, request, context)
+
+    async def PostSealedKeys(self, request, context):
+        return await self._unary(handlers.post_sealed, request, context)
+
+    async def GetSealedKey(self, request, context):
+        return await self._unary(handlers.sealed_key, request, context)
+
+    async def GetStatus(self, request, context):
+        return await self._unary(handlers.status, request, context, party="")
+
+    async def _stream(self, handler, request, context):
+        """A server-streaming RPC of a party: ``handler(session, request)`` makes the messages (or refuses before
+        the first, which aborts the call)."""
+        session = await self._session(request.session, context, request.party)
+        async with self._caller(context, session, request.party):
+            messages = await self._answer(context, session, lambda: handler(session, request))
+            for message in messages:
+                yield message
+
+    async def GetResult(self, request, context):
+        async for message in self._stream(handlers.result, request, context):
+            yield message
+
+    async def GetAlignment(self, request, context):
+        async for message in self._stream(secagg.alignment, request, context):
+            yield message
+
+    async def GetLabels(self, request, context):
+        async for message in self._stream(secagg.labels, request, context):
+            yield message
+
+    # -- client streams ---------------------------------------------------------------------------
+    async def _first(self, request_iterator, context, kind: str):
+        """The stream's first message, within ``limits.first_message_seconds``; abort if none comes.
+
+        Counted against the cap on streams that have named no session yet."""
+        await self._outsider(context)
         try:
-            return handler(session, request)
-        except SessionError as exc:
-            self._abort(context, exc)
+            self.calls.enter_anonymous()
+        except ResourceExhausted as exc:
+            await self._abort(context, exc)
+        try:
+            first = await self._next(request_iterator, self.limits.first_message_seconds)
+        except _Garbled as exc:
+            await self._abort(context, f"{kind}: the first message is {exc}", grpc.StatusCode.INVALID_ARGUMENT)
+        except _Silent:
+            log.warning("%s from %s: no first message within %g s; cut off", kind, context.peer(),
+                        self.limits.first_message_seconds)
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"{kind}: no first message within {self.limits.first_message_seconds:g} s")
+        finally:
+            self.calls.leave_anonymous()
+        return first
 
-    def GetPeers(self, request, context):
-        return self._unary(handlers.peers, request, context)
+    async def _next(self, request_iterator, seconds: float, stop: asyncio.Event | None = None):
+        """The next message of ``request_iterator``, None at its end; _Silent if none came within ``seconds``,
+        _Stopped if ``stop`` was set first. Times by the registry's clock (a test's ManualClock, too)."""
+        loop = asyncio.get_running_loop()
+        read = asyncio.ensure_future(request_iterator.__anext__())
+        expired = asyncio.Event()
+        timer: asyncio.TimerHandle | Scheduled
+        if isinstance(self.registry.clock, RealClock):  # the loop's own timer: no thread per stream
+            timer = loop.call_later(seconds, expired.set)
+        else:
+            timer = self.registry.clock.call_later(seconds, lambda: void(loop.call_soon_threadsafe(expired.set)))
+        waits = {read, asyncio.ensure_future(expired.wait())}
+        if stop is not None:
+            waits.add(asyncio.ensure_future(stop.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            for w in waits - {read}:
+                w.cancel()
+            if not read.done():
+                read.cancel()
+        if read.done() and not read.cancelled():
+            try:
+                item = read.result()
+            except StopAsyncIteration:
+                return None
+            if isinstance(item, Undecodable):
+                raise _Garbled(item)
+            return item
+        if stop is not None and stop.is_set():
+            raise _Stopped
+        raise _Silent
 
-    def PostSealedKeys(self, request, context):
-        return self._unary(handlers.post_sealed, request, context)
+    async def _in_thread(self, context, session: Session, request_iterator, take: Callable):
+        """``take(messages, cancel)`` in a stream thread, ``messages`` being the rest of the stream read here as
+        coroutines (each within ``limits.idle_seconds``), ``cancel`` cutting it off. A session holds at most
+        ``limits.session_stream_threads`` threads; its other streams wait (as coroutines) for one."""
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        idle = self.limits.idle_seconds
+        share = self._threads.setdefault(session.spec.name, asyncio.Semaphore(self.limits.session_stream_threads))
 
-    def GetSealedKey(self, request, context):
-        return self._unary(handlers.sealed_key, request, context)
+        def messages():
+            n = 1
+            while True:
+                future = asyncio.run_coroutine_threadsafe(self._next(request_iterator, idle, stop), loop)
+                try:
+                    item = future.result()
+                except _Silent:
+                    raise BrokenStream(f"no message for {idle:g} s after message {n} (the idle limit)") from None
+                except _Stopped:
+                    raise BrokenStream(f"the stream was cut off after message {n}") from None
+                except _Garbled as exc:
+                    raise BrokenStream(f"message {n + 1} is {exc}") from None
+                except (grpc.RpcError, asyncio.CancelledError, concurrent.futures.CancelledError):
+                    raise BrokenStream(f"the stream was cancelled or cut off after message {n}") from None
+                except Exception as exc:  # noqa: BLE001 - gRPC's own read errors
+                    raise BrokenStream(f"message {n + 1} could not be read ({type(exc).__name__})") from None
+                if item is None:
+                    return
+                n += 1
+                yield item
 
-    def Upload(self, request_iterator, context):
+        def cancel():
+            loop.call_soon_threadsafe(stop.set)
+
+        async with share:
+            work = loop.run_in_executor(self.pool, take, messages(), cancel)
+            try:
+                return await asyncio.shield(work)
+            except asyncio.CancelledError:  # the caller went away: cut the stream, let the thread finish
+                stop.set()
+                with contextlib.suppress(Exception):
+                    await work
+                raise
+
+    async def Upload(self, request_iterator, context):
         """``request_iterator`` yields each message as Received (see register)."""
-        first = self._header(request_iterator, context)
+        first = await self._first(request_iterator, context, "upload")
+        if first is None:
+            await self._abort(context, "an upload starts with its header; the stream ended without any message",
+                              grpc.StatusCode.INVALID_ARGUMENT)
+        part = first.message.WhichOneof("part")
+        if part != "header":
+            await self._abort(context, f"an upload starts with its header; its first message carries "
+                                       f"{part or 'nothing'}", grpc.StatusCode.INVALID_ARGUMENT)
         header = first.message.header
-        session = self._session(header.session, context, header.party)
-        try:
-            reply = handlers.upload(session, first, self._rest(request_iterator, context), context.cancel)
-        except SessionError as exc:
-            self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
+        session = await self._session(header.session, context, header.party)
+        async with self._caller(context, session, header.party):
+            try:
+                reply = await self._in_thread(context, session, request_iterator,
+                                              lambda rest, cancel: handlers.upload(session, first, rest, cancel))
+            except SessionError as exc:
+                await self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
         log.info("session %s: party %s uploaded %d bytes", header.session, header.party, reply.payload_bytes)
         return reply
 
-    def _header(self, request_iterator, context):
-        """The upload's first message, a header; else abort. A stream that sends nothing for
-        ``header_timeout`` seconds is cancelled: before its header it names no session or party,
-        and must not hold one of the coordinator's worker threads."""
-        expired = threading.Event()
-
-        def expire():
-            expired.set()
-            context.cancel()
-
-        timer = self.registry.clock.call_later(self.header_timeout, expire)
-        try:
-            first = next(request_iterator, None)
-        except grpc.RpcError:
-            if expired.is_set():
-                log.warning("upload from %s: no header within %g s; cut off", context.peer(), self.header_timeout)
-            raise  # cancelled: no status to send
-        finally:
-            timer.cancel()
-        if first is None and not context.is_active():
-            # gRPC could not decode the first message and has answered INTERNAL itself
-            self._abort(context, f"upload from {context.peer()}: its first message is not a valid UploadMessage",
-                        grpc.StatusCode.INVALID_ARGUMENT)
-        if first is None:
-            self._abort(context, "an upload starts with its header; the stream ended without any message",
-                        grpc.StatusCode.INVALID_ARGUMENT)
-        part = first.message.WhichOneof("part")
-        if part != "header":
-            self._abort(context, f"an upload starts with its header; its first message carries {part or 'nothing'}",
-                        grpc.StatusCode.INVALID_ARGUMENT)
-        return first
-
-    @staticmethod
-    def _rest(request_iterator, context):
-        """The messages after the header; BrokenStream, saying which message, if the transport cut them short."""
-        n = 1
-        try:
-            for message in request_iterator:
-                n += 1
-                yield message
-        except grpc.RpcError:
-            raise BrokenStream(f"the stream was cancelled or cut off after message {n}") from None
-        if not context.is_active():  # gRPC ended the stream: it could not decode the next message
-            raise BrokenStream(f"message {n + 1} is not a valid UploadMessage (not protobuf, or a string "
-                               "that is not UTF-8)")
-
-    def _stream(self, handler, request, context):
-        """A server-streaming RPC of a party: ``handler(session, request)`` makes the messages (or refuses before
-        the first, which aborts the call)."""
-        session = self._session(request.session, context, request.party)
-        try:
-            messages = handler(session, request)
-        except SessionError as exc:
-            self._abort(context, exc)
-        yield from messages
-
-    def GetResult(self, request, context):
-        return self._stream(handlers.result, request, context)
-
-    # -- secure aggregation (coordinator.secagg) ----------------------------------------------
-    def GetAlignment(self, request, context):
-        return self._stream(secagg.alignment, request, context)
-
-    def PostDistances(self, request_iterator, context):
-        first = next(request_iterator, None)
+    async def PostDistances(self, request_iterator, context):
+        first = await self._first(request_iterator, context, "PostDistances")
         if first is None or first.WhichOneof("part") != "header":
-            self._abort(context, "PostDistances starts with its header", grpc.StatusCode.INVALID_ARGUMENT)
-        session = self._session(first.header.session, context, first.header.party)
+            await self._abort(context, "PostDistances starts with its header", grpc.StatusCode.INVALID_ARGUMENT)
+        party = first.header.party
+        session = await self._session(first.header.session, context, party)
+        async with self._caller(context, session, party):
+            await self._answer(context, session, lambda: secagg.ready_to_post(session, party))
 
-        def messages():
-            yield first
-            yield from request_iterator
+            def take(rest, cancel):
+                def messages():
+                    yield first
+                    yield from rest
+                return secagg.post_distances(session, messages())
 
+            try:
+                return await self._in_thread(context, session, request_iterator, take)
+            except SessionError as exc:
+                await self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+def void(_value: object) -> None:
+    """Drop a value (a callback's result no caller reads)."""
+
+
+class _Silent(Exception):
+    """A stream sent nothing within its deadline."""
+
+
+class _Stopped(Exception):
+    """A stream was cut off by its session."""
+
+
+class _Garbled(Exception):
+    """A stream's message does not decode."""
+
+    def __init__(self, item: Undecodable):
+        super().__init__(item.explain())
+
+
+#: The gRPC status of each kind of SessionError (the first that matches).
+STATUSES = (
+    (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
+    (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
+    (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+)
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A message gRPC received that does not decode (not protobuf, or a string that is not UTF-8)."""
+
+    kind: str
+
+    def explain(self) -> str:
+        return f"not a valid {self.kind} (not protobuf, or a string that is not UTF-8)"
+
+
+def _safe(parse: Callable[[bytes], object], kind: str) -> Callable[[bytes], object]:
+    """``parse``, but an Undecodable for bytes it cannot decode, so that the servicer answers INVALID_ARGUMENT
+    (gRPC's asyncio server would answer UNKNOWN and log a traceback)."""
+    def parsed(raw: bytes):
         try:
-            return secagg.post_distances(session, messages())
-        except SessionError as exc:
-            self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
-
-    def GetLabels(self, request, context):
-        return self._stream(secagg.labels, request, context)
-
-    def GetStatus(self, request, context):
-        return handlers.status(self._session(request.session, context, ""), request)
+            return parse(raw)
+        except Exception:  # noqa: BLE001 - DecodeError, or anything else protobuf raises on hostile bytes
+            return Undecodable(kind)
+    return parsed
 
 
-def register(servicer: CoordinatorServicer, server: grpc.Server) -> None:
-    """Add ``servicer`` to ``server`` with the generated method table, but Upload messages deserialised as
-    Received, so that the ledger counts each by the bytes it arrived in (not by serialising it again) and its
-    chunk's bytes are read out once."""
+def _refuse_undecodable(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    """``handler`` with its request decoded by _safe and refused with INVALID_ARGUMENT when it does not decode."""
+    if handler.unary_unary is not None:
+        behaviour = handler.unary_unary
+
+        async def unary(request, context):
+            if isinstance(request, Undecodable):
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.explain()}")
+            return await behaviour(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary, request_deserializer=handler.request_deserializer,
+                                                   response_serializer=handler.response_serializer)
+    if handler.unary_stream is not None:
+        streaming = handler.unary_stream
+
+        async def unary_stream(request, context):
+            if isinstance(request, Undecodable):
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.explain()}")
+            async for message in streaming(request, context):
+                yield message
+
+        return grpc.unary_stream_rpc_method_handler(unary_stream, request_deserializer=handler.request_deserializer,
+                                                    response_serializer=handler.response_serializer)
+    return handler  # client streams: the servicer checks each message (CoordinatorServicer._next)
+
+
+def register(servicer: CoordinatorServicer, server) -> None:
+    """Add ``servicer`` to ``server`` with the generated method table, but every request decoded by _safe, and
+    Upload messages as Received, so that the ledger counts each by the bytes it arrived in (not by serialising
+    it again) and its chunk's bytes are read out once."""
 
     class Table:  # takes the generated table in place of a server
         def add_generic_rpc_handlers(self, handlers):
@@ -247,9 +460,20 @@ def register(servicer: CoordinatorServicer, server: grpc.Server) -> None:
 
     table = Table()
     session_pb2_grpc.add_CoordinatorServicer_to_server(servicer, table)
-    upload = table.methods["Upload"]
-    table.methods["Upload"] = grpc.stream_unary_rpc_method_handler(
-        upload.stream_unary, request_deserializer=Received.parse, response_serializer=upload.response_serializer
-    )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(table.service, table.methods),))
-    server.add_registered_method_handlers(table.service, table.methods)
+    methods = {}
+    for name, h in table.methods.items():
+        parse = Received.parse if name == "Upload" else h.request_deserializer
+        kind = "UploadMessage" if name == "Upload" else _REQUESTS.get(name, "request")
+        made = {"unary_unary": grpc.unary_unary_rpc_method_handler, "unary_stream": grpc.unary_stream_rpc_method_handler,
+                "stream_unary": grpc.stream_unary_rpc_method_handler}
+        shape = next(k for k in made if getattr(h, k) is not None)
+        methods[name] = _refuse_undecodable(made[shape](getattr(h, shape), request_deserializer=_safe(parse, kind),
+                                                        response_serializer=h.response_serializer))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(table.service, methods),))
+    server.add_registered_method_handlers(table.service, methods)
+
+
+#: The request message of each RPC, as named in an INVALID_ARGUMENT for one that does not decode.
+_REQUESTS = {"Join": "JoinRequest", "GetPeers": "PeersRequest", "PostSealedKeys": "SealedKeys",
+             "GetSealedKey": "SealedKeyRequest", "GetResult": "ResultRequest", "GetStatus": "StatusRequest",
+             "GetAlignment": "AlignmentRequest", "PostDistances": "DistanceMessage", "GetLabels": "LabelsRequest"}

@@ -9,6 +9,7 @@ without waiting.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from coordinator.sums import PairSums
 from coordinator.text import clip, shown
 from coordinator.types import Contribution, Outcome
 from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
+from coordinator.waits import PROBING, WouldWait
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
@@ -109,6 +111,8 @@ class _Ended(Exception):
     """The session ended while an upload was being read (not the upload's fault)."""
 
 
+
+
 class Session:
     """One session's state, guarded by a condition variable; all methods are thread-safe."""
 
@@ -135,6 +139,7 @@ class Session:
         self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
+        self._watchers: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []  # coroutines in ``until``
         self._timer = self.clock.call_later(spec.deadline, self._expire)
 
     # -- parties ---------------------------------------------------------------------------
@@ -189,7 +194,7 @@ class Session:
             self.keys[party] = PeerKey(public_key, signature, certificate)
             self.joined.add(party)
             self.timing.setdefault("first_join", self._elapsed())
-            self._cond.notify_all()
+            self._wake()
 
     # -- keys ------------------------------------------------------------------------------
     def peers(self, party: str, timeout: float | None = None) -> list[tuple[str, PeerKey]]:
@@ -227,7 +232,7 @@ class Session:
                 return
             self.sealed = {k.to: session_pb2.SealedKey(to=k.to, nonce=k.nonce, ciphertext=k.ciphertext,
                                                        sender=party) for k in keys}
-            self._cond.notify_all()
+            self._wake()
 
     def sealed_for(self, party: str, timeout: float | None = None) -> session_pb2.SealedKey:
         """The pseudonym key sealed to ``party``, once the leader has posted it."""
@@ -302,6 +307,9 @@ class Session:
             raise FailedPrecondition(str(exc)) from None
         except Exception as exc:  # refused (SessionError), or the stream broke: the party went away mid-upload
             upload.release()
+            if self.state == FAILED and not isinstance(exc, SessionError):  # cut off because the session failed
+                raise FailedPrecondition(f"party '{party}': upload stopped, the session failed: {self.error}") \
+                    from None
             why = str(exc) if isinstance(exc, SessionError) else (
                 f"party '{party}': upload broken off after {upload.received} of {upload.expected} bytes "
                 f"({str(exc) or type(exc).__name__})")
@@ -326,7 +334,7 @@ class Session:
                 self.state = CLUSTERING
                 self.timing["uploaded"] = self._elapsed()
                 threading.Thread(target=self._finish, name=f"cluster-{self.spec.name}", daemon=True).start()
-            self._cond.notify_all()
+            self._wake()
         return upload.received
 
     def _check_header(self, header: session_pb2.UploadHeader) -> None:
@@ -380,7 +388,7 @@ class Session:
                 self.timing.update(outcome.seconds)
                 self.timing["done"] = self._elapsed()
                 self._timer.cancel()
-            self._cond.notify_all()
+            self._wake()
 
     # -- secure aggregation (coordinator.secagg) ---------------------------------------------
     def _begin_secure(self) -> None:
@@ -396,7 +404,7 @@ class Session:
             return
         with self._cond:
             self.arbiter = arbiter
-            self._cond.notify_all()
+            self._wake()
 
     @property
     def lock(self) -> threading.Condition:
@@ -405,7 +413,7 @@ class Session:
 
     def notify(self) -> None:
         """Wake every waiter (call with ``lock`` held)."""
-        self._cond.notify_all()
+        self._wake()
 
     def await_arbiter(self, timeout: float | None = None):
         """The secure-aggregation rounds, once every party's ids are joined; SessionError if the session fails."""
@@ -434,7 +442,7 @@ class Session:
             self.state = DONE
             self.timing["done"] = self._elapsed()
             self._timer.cancel()
-        self._cond.notify_all()
+        self._wake()
 
     def fail(self, error: str) -> None:
         """End the session with ``error`` (kept if it has already ended); wakes every waiter
@@ -444,7 +452,7 @@ class Session:
                 return
             self.state, self.error = FAILED, clip(error)
             self._timer.cancel()
-            self._cond.notify_all()
+            self._wake()
             watchers, self._on_fail = self._on_fail, []
         for stop in watchers:
             stop()
@@ -460,9 +468,38 @@ class Session:
             why.append(f"upload not finished: {', '.join(pending)}")
         self.fail(f"deadline of {self.spec.deadline:g} s passed" + (f" ({'; '.join(why)})" if why else ""))
 
+    def _wake(self) -> None:
+        """Wake every waiter, thread or coroutine (call with the lock held)."""
+        self._cond.notify_all()
+        for loop, event in self._watchers:
+            loop.call_soon_threadsafe(event.set)
+
+    async def until(self, ready: Callable[[], bool]) -> None:
+        """Wait, as a coroutine holding no thread, until ``ready()`` (read under the lock) or the session failed.
+
+        The session's deadline fails it, so this always ends; a cancelled call
+        cancels the coroutine at once.
+        """
+        loop = asyncio.get_running_loop()
+        watcher = (loop, asyncio.Event())
+        with self._cond:
+            self._watchers.append(watcher)
+        try:
+            while True:
+                with self._cond:
+                    if ready() or self.state == FAILED:
+                        return
+                    watcher[1].clear()
+                await watcher[1].wait()
+        finally:
+            with self._cond:
+                self._watchers.remove(watcher)
+
     def _await(self, ready: Callable[[], bool], timeout: float | None, not_yet: Callable[[], str]) -> None:
         """With the lock held: wait until ``ready()`` or the session fails; SessionError saying why the session
-        failed, or ``not_yet()`` when ``timeout`` passed first."""
+        failed, or ``not_yet()`` when ``timeout`` passed first. Under PROBING, WouldWait instead of waiting."""
+        if PROBING.get() and not (ready() or self.state == FAILED):
+            raise WouldWait(ready)
         self._cond.wait_for(lambda: ready() or self.state == FAILED, timeout)
         if self.state == FAILED:
             raise SessionError(f"session '{self.spec.name}' failed: {self.error}")
@@ -472,6 +509,8 @@ class Session:
     def wait(self, timeout: float | None = None) -> Outcome:
         """Block until the session is done; SessionError if it failed or ``timeout`` passed."""
         with self._cond:
+            if PROBING.get() and self.state not in (DONE, FAILED):
+                raise WouldWait(lambda: self.state == DONE)
             self._cond.wait_for(lambda: self.state in (DONE, FAILED), timeout)
             if self.state == FAILED:
                 raise SessionError(f"session '{self.spec.name}' failed: {self.error}")

@@ -1,0 +1,159 @@
+"""What one caller, one session and the whole coordinator may take: calls in flight, waiting time, memory.
+
+A shared coordinator serves parties it does not trust to behave: an outsider
+that opens streams and sends nothing, a party that parks hundreds of waiting
+calls, an upload whose few compressed bytes decode into gigabytes. Each of
+them is bounded here, and refused with ``RESOURCE_EXHAUSTED`` (or
+``DEADLINE_EXCEEDED`` for a stream that stays silent) by a message that names
+the cap, so that no caller, party or session can starve another:
+
+- :class:`Limits`, the numbers (set per coordinator: ``ppc coordinator``'s
+  options, defaults below);
+- :class:`Calls`, the calls in flight per party, per session and before a
+  stream has named its session;
+- :class:`Budget`, bytes as the coordinator stores them (decoded ids,
+  arrays, the ledger), reserved before they are allocated, per session and
+  for the whole coordinator, with the peak kept for the report.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+from coordinator.errors import ResourceExhausted
+from coordinator.text import size
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (8 GiB when the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The coordinator's caps. Every one is answered as documented in docs/protocol.md ("Limits")."""
+
+    #: Calls in flight on the whole server (gRPC's ``maximum_concurrent_rpcs``); past it gRPC answers
+    #: RESOURCE_EXHAUSTED itself. A waiting call is a coroutine, not a thread, so this can be large.
+    server_calls: int = 4096
+    #: Calls in flight of one party of one session (a party needs two or three at a time).
+    party_calls: int = 16
+    #: Calls in flight of one session, all its parties and GetStatus callers together.
+    session_calls: int = 2048
+    #: Streams that have not yet sent their first message (so have named no session): outsiders cost this.
+    anonymous_streams: int = 1024
+    #: Seconds a stream may take to send its first message (its header), before DEADLINE_EXCEEDED.
+    first_message_seconds: float = 10.0
+    #: Seconds a stream may go without a message once it has started, before DEADLINE_EXCEEDED.
+    idle_seconds: float = 60.0
+    #: Threads that read uploads and round posts (a thread only while messages are being taken in).
+    stream_threads: int = 32
+    #: Bytes the whole coordinator may hold for its sessions (half the machine's memory by default).
+    server_memory: int = 0
+    #: Bytes one session may hold unless its spec says otherwise (0: the server's budget alone bounds it).
+    session_memory: int = 0
+
+    @property
+    def session_stream_threads(self) -> int:
+        """Stream threads one session may hold at once: half of them, so that another session always has some."""
+        return max(1, self.stream_threads // 2)
+
+
+class Budget:
+    """Bytes a session (or the coordinator) may hold as stored, reserved before allocating; thread-safe.
+
+    ``take`` reserves or raises ResourceExhausted naming this budget (and its
+    parent's, when that is the one exceeded); ``give`` returns bytes once
+    let go. ``peak`` is the most ever held at once.
+    """
+
+    def __init__(self, name: str, limit: int, parent: Budget | None = None):
+        self.name, self.limit, self.parent = name, limit, parent
+        self.used = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int, what: str) -> None:
+        """Reserve ``n`` bytes for ``what`` (a phrase naming the party and what it sent)."""
+        if n <= 0:
+            return
+        with self._lock:
+            if self.limit and self.used + n > self.limit:
+                raise ResourceExhausted(
+                    f"{what}: {size(n)} more would pass {self.name}'s memory budget of {size(self.limit)} "
+                    f"({size(self.used)} held)")
+            self.used += n
+        if self.parent is not None:
+            try:
+                self.parent.take(n, what)
+            except ResourceExhausted:
+                with self._lock:
+                    self.used -= n
+                raise
+        with self._lock:
+            self.peak = max(self.peak, self.used)
+
+    def give(self, n: int) -> None:
+        if n <= 0:
+            return
+        with self._lock:
+            n = min(n, self.used)
+            self.used -= n
+        if self.parent is not None:
+            self.parent.give(n)
+
+    def summary(self) -> dict[str, int]:
+        """``{"budget", "peak", "held"}`` in bytes (budget 0: none of its own)."""
+        with self._lock:
+            return {"budget": self.limit, "peak": self.peak, "held": self.used}
+
+
+class Calls:
+    """Calls in flight per party, per session and before a stream names its session.
+
+    Used from the server's event loop only (no lock needed): ``enter`` raises
+    ResourceExhausted naming the cap reached; ``leave`` undoes it.
+    """
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.by_party: dict[tuple[str, str], int] = {}
+        self.by_session: dict[str, int] = {}
+        self.anonymous = 0
+
+    def enter(self, session: str, party: str) -> None:
+        if self.by_party.get((session, party), 0) >= self.limits.party_calls:
+            who = f"party '{party}'" if party else "the status caller"
+            raise ResourceExhausted(f"{who} of session '{session}' has {self.limits.party_calls} calls in flight, "
+                                    f"the cap per party; let one end first")
+        if self.by_session.get(session, 0) >= self.limits.session_calls:
+            raise ResourceExhausted(f"session '{session}' has {self.limits.session_calls} calls in flight, the cap "
+                                    "per session")
+        self.by_party[(session, party)] = self.by_party.get((session, party), 0) + 1
+        self.by_session[session] = self.by_session.get(session, 0) + 1
+
+    def leave(self, session: str, party: str) -> None:
+        self.by_party[(session, party)] -= 1
+        if not self.by_party[(session, party)]:
+            del self.by_party[(session, party)]
+        self.by_session[session] -= 1
+        if not self.by_session[session]:
+            del self.by_session[session]
+
+    def enter_anonymous(self) -> None:
+        if self.anonymous >= self.limits.anonymous_streams:
+            raise ResourceExhausted(f"{self.limits.anonymous_streams} streams are waiting for their first message, "
+                                    "the cap for the whole coordinator; send the header at once")
+        self.anonymous += 1
+
+    def leave_anonymous(self) -> None:
+        self.anonymous -= 1
+
+
+def server_budget(limits: Limits) -> Budget:
+    return Budget("the coordinator", limits.server_memory or physical_memory() // 2)

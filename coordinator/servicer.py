@@ -64,9 +64,10 @@ class Registry:
             session = self._sessions[spec.name] = Session(spec, self.clock)
             return session
 
-    def admits(self, token: str | None, common_name: str | None) -> None:
-        """Refused (UNAUTHENTICATED) unless the credentials could be those of a party of some session here: a
-        token is one of a session's, or some session takes calls without one."""
+    def admits(self, token: str | None, common_name: str | None) -> bool:
+        """Whether the credentials prove a party of some session here (a session's token, or a client
+        certificate the TLS handshake verified); Refused (UNAUTHENTICATED) unless they could be a party's at all:
+        a token is one of a session's, or some session takes calls without one."""
         with self._lock:
             sessions = list(self._sessions.values())
         if token is None and common_name is None and sessions and all(
@@ -76,6 +77,12 @@ class Registry:
             digest = hashlib.sha256(token.encode()).hexdigest()
             if not any(hmac.compare_digest(d, digest) for s in sessions for d in (s.spec.tokens or {}).values()):
                 raise Refused(grpc.StatusCode.UNAUTHENTICATED, "the token is not valid for any session here")
+        if common_name is not None:
+            return True
+        if token is None:
+            return False
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return any(hmac.compare_digest(d, digest) for s in sessions for d in (s.spec.tokens or {}).values())
 
     def get(self, name: str) -> Session:
         with self._lock:
@@ -137,12 +144,12 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             await context.abort(exc.code, clip(str(exc)))
         return session
 
-    async def _outsider(self, context) -> None:
-        """Before a stream's first message: refuse at once a caller whose metadata proves no party of any
-        session this coordinator serves (a token that is no session's, or no token where every session
-        wants one)."""
+    async def _outsider(self, context) -> bool:
+        """Before a stream's first message: whether its credentials prove a party (Registry.admits); refuse
+        at once a caller whose metadata proves no party of any session this coordinator serves (a token that
+        is no session's, or no token where every session wants one)."""
         try:
-            self.registry.admits(bearer_token(context), certificate_name(context))
+            return self.registry.admits(bearer_token(context), certificate_name(context))
         except Refused as exc:
             log.warning("refused a stream from %s before its first message: %s", context.peer(), exc)
             await context.abort(exc.code, clip(str(exc)))
@@ -233,12 +240,13 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
     async def _first(self, request_iterator, context, kind: str):
         """The stream's first message, within ``limits.first_message_seconds``; abort if none comes.
 
-        Counted against the cap on streams that have named no session yet."""
-        await self._outsider(context)
-        try:
-            self.calls.enter_anonymous()
-        except ResourceExhausted as exc:
-            await self._abort(context, exc)
+        A stream whose credentials prove no party is counted against the cap on anonymous streams until then."""
+        anonymous = not await self._outsider(context)
+        if anonymous:
+            try:
+                self.calls.enter_anonymous()
+            except ResourceExhausted as exc:
+                await self._abort(context, exc)
         try:
             first = await self._next(request_iterator, self.limits.first_message_seconds)
         except _Garbled as exc:
@@ -249,7 +257,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"{kind}: no first message within {self.limits.first_message_seconds:g} s")
         finally:
-            self.calls.leave_anonymous()
+            if anonymous:
+                self.calls.leave_anonymous()
         return first
 
     async def _next(self, request_iterator, seconds: float, stop: asyncio.Event | None = None):

@@ -266,6 +266,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         _Stopped if ``stop`` was set first. Times by the registry's clock (a test's ManualClock, too)."""
         loop = asyncio.get_running_loop()
         read = asyncio.ensure_future(request_iterator.__anext__())
+        read.add_done_callback(lambda t: t.cancelled() or t.exception())  # read even when nobody waits for it
         expired = asyncio.Event()
         timer: asyncio.TimerHandle | Scheduled
         if isinstance(self.registry.clock, RealClock):  # the loop's own timer: no thread per stream

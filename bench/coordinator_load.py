@@ -1,0 +1,134 @@
+"""How much the coordinator holds: many parties in one session, and an honest session beside outsiders.
+
+``--parties N``: `ppc run` of an N-party scenario (each party its own process, two columns, `drbt` with
+k = 1, synthetic blobs of ``--rows`` records), against a 4-party run of the same scenario shape; prints both
+times. Before the asyncio server, 70 parties deadlocked the coordinator's 64 threads.
+
+``--idle N --parked M``: one coordinator in this process; N streams (Upload and PostDistances alternately)
+that never send a message and M GetPeers parked by a party of another session, while an honest two-party
+session (loopback gRPC, threads) runs; prints its time against the same session with no adversary, and the
+slowest GetStatus answer throughout. The server's caps are raised so that every adversary call is admitted
+(the defaults would refuse most of the parked calls at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grpc  # noqa: E402
+import numpy as np  # noqa: E402
+
+from bench.harness import blobs_scenario, ppc_run  # noqa: E402
+from coordinator.limits import Limits  # noqa: E402
+from coordinator.server import start_server  # noqa: E402
+from coordinator.servicer import Registry  # noqa: E402
+from coordinator.session import DONE, SessionSpec  # noqa: E402
+from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc  # noqa: E402
+from protos.serde import Layout  # noqa: E402
+
+
+def many(parties: int, rows: int) -> None:
+    for n in (4, parties):
+        text = blobs_scenario(f"load{n}", rows, n, 2, 'method = "drbt"\nk = 1', 'algorithm = "kmeans"\nn_clusters = 4',
+                              clusters=4)
+        seconds, report = ppc_run(text, "--no-eval")
+        print(f"{n} parties x 2 columns, {rows} records: ppc run {seconds:.1f} s, "
+              f"{report['join']['rows_joined']} records joined")
+
+
+def upload(name: str, party: str, data: np.ndarray):
+    ids = [f"r{i}" for i in range(len(data))]
+    yield session_pb2.UploadMessage(header=session_pb2.UploadHeader(
+        session=name, party=party, method="none", n_ids=len(ids), n_columns=data.shape[1],
+        arrays=[array_pb2.ArraySpec(name="data", dtype="<f8", shape=list(data.shape), layout=Layout.ROWS)]))
+    yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=ids))
+    yield session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=0, offset=0, data=data.tobytes()))
+
+
+def honest(stub, registry: Registry, name: str, rows: int) -> tuple[float, float]:
+    """Seconds the two-party session took, and the slowest GetStatus meanwhile."""
+    registry.create(SessionSpec(name=name, parties=("a", "b"), ids="plain", deadline=120))
+    data = np.random.default_rng(0).normal(size=(rows, 2)).astype("<f8")
+    slowest, finished = [0.0], threading.Event()
+
+    def watch():
+        while not finished.is_set():
+            t = time.monotonic()
+            stub.GetStatus(session_pb2.StatusRequest(session=name), timeout=30)
+            slowest[0] = max(slowest[0], time.monotonic() - t)
+            time.sleep(0.05)
+
+    def party(p):
+        stub.Join(session_pb2.JoinRequest(session=name, party=p), timeout=30)
+        stub.Upload(upload(name, p, data), timeout=30)
+        list(stub.GetResult(session_pb2.ResultRequest(session=name, party=p), timeout=30))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    t = time.monotonic()
+    threads = [threading.Thread(target=party, args=(p,)) for p in "ab"]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    took = time.monotonic() - t
+    finished.set()
+    watcher.join()
+    assert registry.get(name).state == DONE, (registry.get(name).state, registry.get(name).error)
+    return took, slowest[0]
+
+
+def besieged(idle: int, parked: int, rows: int) -> None:
+    registry = Registry()
+    limits = Limits(party_calls=parked + 1, anonymous_streams=idle + 1, first_message_seconds=60)
+    server, port = start_server("127.0.0.1:0", registry, limits=limits)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = session_pb2_grpc.CoordinatorStub(channel)
+    honest(stub, registry, "warm-up", rows)  # imports scikit-learn
+    alone, alone_status = honest(stub, registry, "alone", rows)
+    registry.create(SessionSpec(name="greedy", parties=("a", "b"), ids="plain", deadline=300))
+    stub.Join(session_pb2.JoinRequest(session="greedy", party="a"), timeout=30)
+    release = threading.Event()
+
+    def silent():
+        release.wait()
+        return
+        yield
+
+    calls = [stub.GetPeers.future(session_pb2.PeersRequest(session="greedy", party="a"), timeout=120)
+             for _ in range(parked)]
+    calls += [(stub.Upload if i % 2 else stub.PostDistances).future(silent(), timeout=120) for i in range(idle)]
+    time.sleep(2.0)
+    early = sum(c.done() for c in calls)
+    took, status = honest(stub, registry, "beside", rows)
+    release.set()
+    for c in calls:
+        c.cancel()
+    print(f"honest 2-party session ({rows} records): alone {alone:.2f} s (slowest GetStatus {alone_status:.3f} s); "
+          f"beside {idle} silent streams and {parked} parked GetPeers ({early} ended early): {took:.2f} s "
+          f"(slowest GetStatus {status:.3f} s); difference {took - alone:+.2f} s")
+    channel.close()
+    server.stop(None).wait(10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parties", type=int, default=0)
+    parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--idle", type=int, default=0)
+    parser.add_argument("--parked", type=int, default=0)
+    args = parser.parse_args()
+    if args.parties:
+        many(args.parties, args.rows)
+    if args.idle or args.parked:
+        besieged(args.idle, args.parked, args.rows)
+
+
+if __name__ == "__main__":
+    main()

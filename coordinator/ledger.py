@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from google.protobuf.message import Message
 
 UP, DOWN = "up", "down"
+#: Bytes one ledger entry is counted as in a session's memory budget.
+ENTRY_BYTES = 200
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,9 @@ class Entry:
 class Ledger:
     """Thread-safe list of the messages that crossed the wire for one session."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget=None) -> None:
+        """``budget``: a coordinator.limits.Budget each entry takes ENTRY_BYTES from (None: not counted)."""
+        self.budget = budget
         self._lock = threading.Lock()
         self._start = time.monotonic()
         self._entries: list[Entry] = []
@@ -41,6 +45,8 @@ class Ledger:
         """Count ``message`` once, with ``payload`` array bytes in it, by ``size``, the bytes it arrived in, or
         else its serialised size."""
         size = message.ByteSize() if size is None else size
+        if self.budget is not None:
+            self.budget.take(ENTRY_BYTES, f"the ledger entry of a {rpc} message from '{party}'")
         entry = Entry(party, rpc, direction, payload, size, time.monotonic() - self._start)
         with self._lock:
             self._entries.append(entry)

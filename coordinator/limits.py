@@ -53,10 +53,6 @@ class Limits:
     idle_seconds: float = 60.0
     #: Threads that read uploads and round posts (a thread only while messages are being taken in).
     stream_threads: int = 32
-    #: Bytes the whole coordinator may hold for its sessions (half the machine's memory by default).
-    server_memory: int = 0
-    #: Bytes one session may hold unless its spec says otherwise (0: the server's budget alone bounds it).
-    session_memory: int = 0
 
     @property
     def session_stream_threads(self) -> int:
@@ -153,7 +149,3 @@ class Calls:
 
     def leave_anonymous(self) -> None:
         self.anonymous -= 1
-
-
-def server_budget(limits: Limits) -> Budget:
-    return Budget("the coordinator", limits.server_memory or physical_memory() // 2)

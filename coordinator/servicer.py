@@ -28,7 +28,7 @@ import grpc
 from coordinator import handlers, secagg
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
-from coordinator.limits import Calls, Limits
+from coordinator.limits import Budget, Calls, Limits, physical_memory
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
 from coordinator.session import Session, SessionSpec
 from coordinator.text import clip, shown
@@ -51,9 +51,12 @@ Message = TypeVar("Message")
 class Registry:
     """The sessions one coordinator serves, by name."""
 
-    def __init__(self, clock: Clock | None = None) -> None:
+    def __init__(self, clock: Clock | None = None, memory: int = 0) -> None:
+        """``memory``: bytes all sessions together may hold (0: half this machine's memory)."""
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
+        #: The coordinator's memory budget, which every session's draws on (coordinator.limits).
+        self.budget = Budget("the coordinator", memory or physical_memory() // 2)
         #: The clock of every session created here and of the servicer's header timeout (coordinator.clock).
         self.clock: Clock = clock if clock is not None else REAL
 
@@ -61,7 +64,7 @@ class Registry:
         with self._lock:
             if spec.name in self._sessions:
                 raise SessionError(f"a session named '{spec.name}' exists already")
-            session = self._sessions[spec.name] = Session(spec, self.clock)
+            session = self._sessions[spec.name] = Session(spec, self.clock, self.budget)
             return session
 
     def admits(self, token: str | None, common_name: str | None) -> bool:
@@ -153,6 +156,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         except Refused as exc:
             log.warning("refused a stream from %s before its first message: %s", context.peer(), exc)
             await context.abort(exc.code, clip(str(exc)))
+            raise AssertionError("grpc's context.abort returned") from None
 
     @contextlib.asynccontextmanager
     async def _caller(self, context, session: Session, party: str):

@@ -19,8 +19,9 @@ import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
 from coordinator.clustering import SECURE, ClusteringSpec, preload
-from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.ledger import Ledger, predicted_payload
+from coordinator.limits import Budget
 from coordinator.pipeline import pipeline
 from coordinator.sums import PairSums
 from coordinator.text import clip, shown
@@ -76,6 +77,9 @@ class SessionSpec:
     expected: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     #: Secure aggregation: whether parties may post unmasked partial distances (a benchmark's control run only).
     allow_unmasked: bool = False
+    #: Bytes this session may hold as stored (decoded ids, arrays, the ledger); 0: only the coordinator's budget
+    #: bounds it. An upload that would pass it is refused with RESOURCE_EXHAUSTED naming it.
+    memory: int = 0
 
     @property
     def leader(self) -> str:
@@ -116,11 +120,14 @@ class _Ended(Exception):
 class Session:
     """One session's state, guarded by a condition variable; all methods are thread-safe."""
 
-    def __init__(self, spec: SessionSpec, clock: Clock | None = None):
+    def __init__(self, spec: SessionSpec, clock: Clock | None = None, budget: Budget | None = None):
+        """``budget``: the coordinator's memory budget, which this session's (``spec.memory``) draws on."""
         self.spec = spec
+        #: What the session holds as stored, reserved before it is allocated (coordinator.limits).
+        self.budget = Budget(f"session '{spec.name}'", spec.memory, parent=budget)
         #: Where the session reads the time and schedules its deadline (coordinator.clock).
         self.clock: Clock = clock if clock is not None else REAL
-        self.ledger = Ledger()
+        self.ledger = Ledger(self.budget)
         self.state = WAITING
         self.error = ""
         self.joined: set[str] = set()
@@ -278,10 +285,12 @@ class Session:
             try:
                 self._check_header(header)
                 upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
-                                ids_only=self.spec.clustering.protocol == SECURE)
+                                ids_only=self.spec.clustering.protocol == SECURE, budget=self.budget,
+                                chunk_bytes=self.spec.chunk_bytes)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
-                raise InvalidArgument(str(exc)) from None
+                raise (ResourceExhausted if isinstance(exc, ResourceExhausted) else InvalidArgument)(str(exc)) \
+                    from None
             except Exception as exc:  # noqa: BLE001 - a header no check foresaw must still be refused cleanly
                 why = f"party '{party}': the upload header cannot be used ({type(exc).__name__}: {exc})"
                 self._refuse(party, why, 1, header_size, 0)
@@ -315,12 +324,14 @@ class Session:
                 f"({str(exc) or type(exc).__name__})")
             with self._cond:
                 self.uploads.pop(party, None)
-            if upload.adder is not None:  # its values are in the running sums: they cannot be taken back
-                self.fail(f"{why}; its dissimilarities were already added into the running sums (the coordinator "
-                          "keeps no uploads), so the session cannot take them back")
+            if upload.added:  # its values are in the running sums: they cannot be taken back
+                self.fail(f"{why}; {upload.added} of its dissimilarities were already added into the running sums "
+                          "(the coordinator keeps no uploads), so the session cannot take them back")
                 raise SessionError(self.error) from None
+            if upload.adder is not None and self.sums is not None:  # attached, added nothing: as if never sent
+                self.sums.detach()
             self._refuse(party, why, count, serialized, upload.received)
-            raise InvalidArgument(why) from None
+            raise (ResourceExhausted if isinstance(exc, ResourceExhausted) else InvalidArgument)(why) from None
         finally:
             with self._cond:
                 if stop in self._on_fail:

@@ -31,6 +31,7 @@ class PairSums:
         self._lock = threading.Lock()
         self.ids: np.ndarray | None = None
         self._sums: dict[str, np.ndarray] = {}
+        self.attached = 0  # adders handed out and not detached
 
     @property
     def m(self) -> int:
@@ -42,6 +43,7 @@ class PairSums:
             if self.ids is None:
                 self.ids = ids
             reference = self.ids
+            self.attached += 1
         if same_ids(ids, reference):
             return PartySums(self, None)
         return PartySums(self, positions(reference, ids))
@@ -70,6 +72,14 @@ class PairSums:
         where = condensed_index(self.m, a[keep], b[keep])
         with self._lock:
             self._sum(name)[where] += values[keep]  # one party's pairs land on distinct positions
+
+    def detach(self) -> None:
+        """An adder that added nothing is given up (its upload was refused before any chunk passed its checks):
+        if it was the only one, the sums are as if it never came, and the next party fixes the reference."""
+        with self._lock:
+            self.attached -= 1
+            if not self.attached and not self._sums:
+                self.ids = None
 
     def release(self) -> None:
         """Let go of every running sum (once combined: what the combination still needs, it holds itself)."""

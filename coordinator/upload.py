@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -9,22 +10,29 @@ import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.forms import check_upload
+from coordinator.limits import Budget
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
 from protos.ids import ENCODINGS as ID_ENCODINGS
+from protos.ids import INT_DELTAS as ID_INT_DELTAS
+from protos.ids import LINES as ID_LINES
+from protos.ids import MAX_ID_BYTES, PSEUDONYM_BYTES, IdError
 from protos.ids import TEXT as ID_TEXT
-from protos.ids import IdError
 from protos.ids import unpack as unpack_ids
 from protos.ppcsim.v1 import session_pb2
-from protos.serde import ArrayAssembler, Layout, WireError, spec_nbytes
+from protos.serde import CHUNK_BYTES, ArrayAssembler, Layout, WireError, spec_nbytes
 
 #: Default cap on what one party's upload may announce and send: array bytes plus id characters.
 MAX_UPLOAD_BYTES = 16 << 30
 #: Messages an upload may have beyond one per MESSAGE_BYTES of its announced size (header, ids, short tails).
 MESSAGE_SLACK = 64
-#: An upload's messages must carry this many bytes (array bytes and ids) on average, past MESSAGE_SLACK.
+#: An upload's messages must carry this many bytes (array bytes and packed ids) on average, past MESSAGE_SLACK.
 MESSAGE_BYTES = 1024
+#: Bytes one id held as a Python string takes beyond its characters (object header and list slot).
+PY_STR_BYTES = 64
+
+
 @dataclass(frozen=True, slots=True)
 class Received:
     """One UploadMessage as it arrived: the message, the bytes it took on the wire, and its chunk's bytes,
@@ -80,9 +88,18 @@ class Upload:
     """
 
     def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
-                 sums: PairSums | None = None, keep: bool = True, ids_only: bool = False):
-        """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation)."""
+                 sums: PairSums | None = None, keep: bool = True, ids_only: bool = False,
+                 budget: Budget | None = None, chunk_bytes: int = CHUNK_BYTES):
+        """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation).
+        ``budget``: the session's memory budget, from which every byte the upload stores is taken before it
+        is allocated (and given back if the upload is refused)."""
         self.party, self.header, self.max_bytes = party, header, max_bytes
+        self.budget = budget if budget is not None else Budget("this upload", 0)
+        self.chunk_bytes = chunk_bytes
+        self.held = 0  # bytes taken from the budget
+        if ids_only and header.arrays:
+            raise SessionError(f"party '{party}': a secure-aggregation session takes an upload of ids only; this "
+                               f"one announces {len(header.arrays)} array{'s' if len(header.arrays) > 1 else ''}")
         self.n = int(header.n_ids)
         if not header.arrays and not ids_only:
             raise SessionError(f"party '{party}': the upload announces no arrays")
@@ -116,7 +133,10 @@ class Upload:
         # dissimilarities go into the session's running sums as they arrive; kept as well only when asked
         self.sums = sums if self.dissimilarity else None
         self.adder: PartySums | None = None
+        self.added = 0  # values added into the running sums (checked first, chunk by chunk)
         store = keep or self.sums is None
+        if store:
+            self._take(self.expected, "the upload's arrays")
         try:
             self.assemblers = [ArrayAssembler(spec, max_bytes, keep=store) for spec in header.arrays]
         except WireError as exc:
@@ -133,7 +153,19 @@ class Upload:
         self._all_ids: np.ndarray | None = None
         self.id_chars = 0
         self.messages = 0
-        self.max_messages = MESSAGE_SLACK + len(header.arrays) + (self.expected + self.n) // MESSAGE_BYTES
+        # one per KiB of arrays and of packed ids past the slack; ID_TEXT may send one id per message
+        self.max_messages = (MESSAGE_SLACK + len(header.arrays) + self.expected // MESSAGE_BYTES
+                             + (self.n if self.packed_ids is None else header.packed_id_bytes // MESSAGE_BYTES))
+
+    def _take(self, n: int, what: str) -> None:
+        """Take ``n`` bytes for ``what`` from the session's budget before allocating them."""
+        self.budget.take(n, f"party '{self.party}': {what}")
+        self.held += n
+
+    def _give(self, n: int) -> None:
+        n = min(n, self.held)
+        self.budget.give(n)
+        self.held -= n
 
     def _check_shape(self, spec) -> None:
         shape = tuple(spec.shape)
@@ -151,9 +183,12 @@ class Upload:
         return sum(a.received for a in self.assemblers)
 
     def release(self) -> None:
-        """Free the buffers of an upload that failed (what was received stays counted)."""
-        for a in self.assemblers:
+        """Free the buffers of an upload that failed (what was received stays counted), and give their bytes
+        back to the budget."""
+        for a in getattr(self, "assemblers", ()):
             a.release()
+        self.ids, self.packed_ids, self._all_ids = [], None, None
+        self._give(self.held)
 
     def add(self, message: session_pb2.UploadMessage, data: bytes | None = None) -> None:
         """Take the next message of the stream (``data``: its chunk's bytes, when already read out)."""
@@ -165,6 +200,10 @@ class Upload:
                 "to the chunk_bytes Join returned)"
             )
         part = message.WhichOneof("part")
+        if part == "ids" and not message.ids.ids and not message.ids.packed:
+            raise SessionError(f"party '{self.party}': message {self.messages + 1} is an IdChunk with no ids")
+        if part == "chunk" and not (message.chunk.data if data is None else data):
+            raise SessionError(f"party '{self.party}': message {self.messages + 1} is an ArrayChunk with no bytes")
         if part == "ids" and self.packed_ids is not None:
             self._add_packed(message.ids, self.packed_ids)
         elif part == "ids":
@@ -178,7 +217,9 @@ class Upload:
             for i, record in enumerate(ids):
                 if "\x00" in record:
                     raise SessionError(f"party '{self.party}': record id {len(self.ids) + i} contains a NUL character")
-            self.id_chars += sum(map(len, ids))
+            chars = sum(map(len, ids))
+            self._take(PY_STR_BYTES * len(ids) + chars, "ids as text")
+            self.id_chars += chars
             self.ids.extend(ids)
             self._check_total()
         elif part == "chunk":
@@ -188,6 +229,10 @@ class Upload:
                     f"party '{self.party}': chunk for array {chunk.array}, which was not announced "
                     f"(the header announces {len(self.assemblers)} array{'s' if len(self.assemblers) > 1 else ''})"
                 )
+            got = len(chunk.data) if data is None else len(data)
+            if got > self.chunk_bytes:
+                raise SessionError(f"party '{self.party}': a chunk of {got} bytes for array {chunk.array}; each slice "
+                                   f"is at most chunk_bytes ({self.chunk_bytes}, as Join returned)")
             if self.sums is not None and self.adder is None:
                 self._attach(self.sums)
             try:
@@ -202,10 +247,14 @@ class Upload:
     def _add_packed(self, chunk: session_pb2.IdChunk, packed: bytearray) -> None:
         if chunk.ids:
             raise SessionError(f"party '{self.party}': ids as text in an upload that announced packed ids")
+        if len(chunk.packed) > self.chunk_bytes:
+            raise SessionError(f"party '{self.party}': a slice of {len(chunk.packed)} packed id bytes; each is at most "
+                               f"chunk_bytes ({self.chunk_bytes}, as Join returned)")
         if len(packed) + len(chunk.packed) > self.header.packed_id_bytes:
             raise SessionError(
                 f"party '{self.party}': more packed id bytes than the {self.header.packed_id_bytes} announced"
             )
+        self._take(len(chunk.packed), "packed ids")
         packed += chunk.packed  # in place: packed is self.packed_ids
 
     def _attach(self, sums: PairSums) -> None:
@@ -225,6 +274,7 @@ class Upload:
             raise SessionError(f"party '{self.party}', array '{shown(name)}': NaN or infinite values "
                                f"(the first at index ({first + int(np.argmax(bad))},))")
         adder.add(name, first, values)
+        self.added += len(values)
 
     def _distinct_ids(self) -> np.ndarray:
         """The uploaded ids, once all have come; SessionError if any repeats."""
@@ -248,14 +298,64 @@ class Upload:
         if self.packed_ids is None:
             if len(self.ids) != self.n:
                 raise SessionError(f"party '{self.party}': upload ended after {len(self.ids)} of {self.n} ids")
-            return np.array(self.ids, dtype=str)
+            listed = self.held_for_text()
+            self._take(self.n * max(map(len, self.ids), default=0) * 4, "ids as stored (rows x longest id x 4)")
+            ids = np.array(self.ids, dtype=str)
+            self.ids = []
+            self._give(listed)
+            return ids
         if len(self.packed_ids) != self.header.packed_id_bytes:
             raise SessionError(f"party '{self.party}': upload ended after {len(self.packed_ids)} of "
                                f"{self.header.packed_id_bytes} packed id bytes")
+        block = bytes(self.packed_ids)
+        stored, transient = self._decoded_size(block)
+        self._take(stored + transient, "ids as decoded and stored")
         try:
-            return unpack_ids(self.header.id_encoding, bytes(self.packed_ids), self.n)
+            ids = unpack_ids(self.header.id_encoding, block, self.n)
         except IdError as exc:
             raise SessionError(f"party '{self.party}': {exc}") from None
+        finally:
+            self._give(transient)
+        self.packed_ids = bytearray()
+        self._give(len(block))
+        return ids
+
+    def held_for_text(self) -> int:
+        """Bytes taken for the ids received as text, held as Python strings until decoded."""
+        return PY_STR_BYTES * len(self.ids) + self.id_chars
+
+    def _decoded_size(self, block: bytes) -> tuple[int, int]:
+        """Bytes the packed ids will take once decoded, and the bytes decoding takes on the way; the block is
+        inflated a piece at a time (zlib's ``decompress(data, max_length)``), never held whole."""
+        n, encoding = self.n, self.header.id_encoding
+        if encoding == ID_INT_DELTAS:
+            return n * 8, n * 8
+        if encoding != ID_LINES:
+            return n * PSEUDONYM_BYTES, 0
+        total, longest, run = 0, 0, 0
+        inflater, data = zlib.decompressobj(), block
+        limit = n * (MAX_ID_BYTES + 1)
+        try:
+            while data and total <= limit:
+                piece = inflater.decompress(data, 1 << 20)
+                data = inflater.unconsumed_tail
+                if not piece:
+                    break
+                total += len(piece)
+                breaks = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == 10)
+                if len(breaks):
+                    longest = max(longest, run + int(breaks[0]), int(np.diff(breaks).max(initial=1)) - 1)
+                    run = len(piece) - int(breaks[-1]) - 1
+                else:
+                    run += len(piece)
+        except zlib.error as exc:
+            raise SessionError(f"party '{self.party}': packed ids do not decompress: {exc}") from None
+        longest = max(longest, run)
+        if total > limit:
+            raise SessionError(f"party '{self.party}': packed ids inflate past {limit} bytes, more than {n} ids of "
+                               f"at most {MAX_ID_BYTES} bytes can take")
+        # the text as bytes and as str, and the list of strings, on the way to rows x longest x 4
+        return n * longest * 4, 2 * total + PY_STR_BYTES * n
 
     def _check_total(self) -> None:
         if self.id_chars + self.expected > self.max_bytes:

@@ -281,8 +281,9 @@ def endless(first, then):
     ("bytes", lambda s: endless(valid(s)[:2], lambda i: chunk(BYTES[:16], 16 * i)),
      "party 'a': array 'data': 80 bytes sent for an array of 64 bytes"),
     ("empty id chunks", lambda s: endless([header(s)], lambda i: ids()),
-     "party 'a': more than 65 messages for an upload of 4 ids and 64 array bytes"),
-    ("empty array chunks", lambda s: endless(valid(s)[:2], lambda i: chunk(b"")), "more than 65 messages"),
+     "party 'a': message 2 is an IdChunk with no ids"),
+    ("empty array chunks", lambda s: endless(valid(s)[:2], lambda i: chunk(b"")),
+     "party 'a': message 3 is an ArrayChunk with no bytes"),
 ])
 def test_an_endless_stream_is_stopped_where_it_passes_its_announcement(coordinator, name, stream, why):
     session = fresh(coordinator)

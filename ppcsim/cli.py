@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coordinator.errors import SessionError
+from coordinator.limits import Limits
 from parties.errors import PartyError
 from ppcsim.errors import RunError, UsageError
 from ppcsim.evaluate.settings import Settings
@@ -268,15 +269,19 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
         seen[scenario.name] = scenario.path
     folders = _coordinator_credentials(args, scenarios)
     security = _coordinator_security(args, scenarios, folders)
-    registry = Registry()
+    registry = Registry(memory=args.memory << 20)
     sessions = []
     for scenario, folder in zip(scenarios, folders):
         tokens = None
         if scenario.security.tokens:
             assert folder is not None  # _coordinator_security refused a session with tokens and no credentials
             tokens = load_token_digests(folder, scenario.name)
-        sessions.append(registry.create(scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)))
-    server, port = start_server(args.listen, registry, security=security)
+        spec = scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)
+        spec.memory = args.session_memory << 20
+        sessions.append(registry.create(spec))
+    limits = Limits(first_message_seconds=args.first_message_seconds, idle_seconds=args.idle_seconds,
+                    party_calls=args.party_calls)
+    server, port = start_server(args.listen, registry, security=security, limits=limits)
     several = len(scenarios) > 1
     if several:
         print(f"ppc coordinator: listening on port {port} ({security.transport}), {len(scenarios)} sessions",
@@ -497,6 +502,19 @@ def build_parser() -> argparse.ArgumentParser:
     coord.add_argument("--port-file", metavar="FILE", help="write the port actually bound to FILE")
     coord.add_argument("--linger", type=float, default=2.0, metavar="S",
                        help="seconds to keep serving after the last session ends, for parties to fetch results")
+    limits = coord.add_argument_group("limits", "what one caller, one session and the whole coordinator may take "
+                                      "(docs/protocol.md, 'Limits')")
+    limits.add_argument("--session-memory", type=int, default=4096, metavar="MIB",
+                        help="MiB each session may hold as stored: decoded ids, arrays, the ledger (default: 4096); "
+                        "an upload past it is refused with RESOURCE_EXHAUSTED naming it")
+    limits.add_argument("--memory", type=int, default=0, metavar="MIB",
+                        help="MiB all sessions together may hold (default: half this machine's memory)")
+    limits.add_argument("--first-message-seconds", type=float, default=Limits.first_message_seconds, metavar="S",
+                        help="seconds a stream may take to send its first message (default: %(default)g)")
+    limits.add_argument("--idle-seconds", type=float, default=Limits.idle_seconds, metavar="S",
+                        help="seconds a stream may go without a message once started (default: %(default)g)")
+    limits.add_argument("--party-calls", type=int, default=Limits.party_calls, metavar="N",
+                        help="calls one party may have in flight (default: %(default)d)")
     coord.set_defaults(func=cmd_coordinator)
 
     party = sub.add_parser("party", help="run one party against a coordinator",

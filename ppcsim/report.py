@@ -218,7 +218,8 @@ def build(
         ),
         timing=Timing.from_json({**(timing or {}), "coordinator": dict(session.timing)}, "timing"),
         # the process hosting the coordinator, when the session is over and before any evaluation
-        memory=Memory(coordinator_peak_rss=peak_rss() if coordinator_peak_rss is ABSENT else coordinator_peak_rss),
+        memory=Memory(coordinator_peak_rss=peak_rss() if coordinator_peak_rss is ABSENT else coordinator_peak_rss,
+                      session_budget=session.budget.limit, session_peak=session.budget.peak),
     )
     if accounts is not None:
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")

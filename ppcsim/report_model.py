@@ -726,9 +726,16 @@ class Memory(Section):
     coordinator_peak_rss : int or null
         Its peak resident memory in bytes when the session was over, before any evaluation (null where it
         cannot be read).
+    session_budget : int
+        The session's memory budget in bytes, counted as the coordinator stores (decoded ids, arrays, ledger
+        entries); 0 when the session has none of its own and only the coordinator's budget bounds it.
+    session_peak : int
+        The most bytes the session held against its budget at once.
     """
 
     coordinator_peak_rss: int | None
+    session_budget: int = 0
+    session_peak: int = 0
 
 
 @dataclass(kw_only=True)

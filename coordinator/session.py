@@ -20,6 +20,7 @@ import numpy as np
 from coordinator.clock import REAL, Clock, Scheduled
 from coordinator.clustering import SECURE, ClusteringSpec, preload
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
+from coordinator.keycheck import check_signature
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget
 from coordinator.pipeline import pipeline
@@ -192,6 +193,12 @@ class Session:
             if party in self.uploads:
                 raise SessionError(f"party '{party}' is uploading to session '{self.spec.name}' now; join again "
                                    "once that upload has ended")
+            if public_key and certificate:
+                check_signature(certificate, signature, self.spec.name, party, public_key)
+            if public_key and any(k.public_key == public_key for p, k in self.keys.items() if p != party):
+                owner = next(p for p, k in self.keys.items() if p != party and k.public_key == public_key)
+                raise InvalidArgument(f"party '{party}': its public_key is the one party '{owner}' joined with; every "
+                                      "party makes a key pair of its own")
             known = self.keys.get(party)
             if self.spec.ids == "pseudonymous" and known is not None and known.public_key != public_key:
                 raise SessionError(f"party '{party}' joined session '{self.spec.name}' before with another public "

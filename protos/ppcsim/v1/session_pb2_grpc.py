@@ -111,7 +111,9 @@ class CoordinatorServicer:
     def PostSealedKeys(self, request, context):
         """Pseudonymous ids only: the session's first party (the key leader, first
         in JoinReply.parties) posts the shared pseudonym key, sealed to each
-        other party. Once per session.
+        other party. Once per session: a later post is answered OK and changes
+        nothing (the first stands, and the others open it), so that a leader
+        started again with the same seed goes on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -355,7 +355,12 @@ def cmd_party(args: argparse.Namespace) -> int:
     from parties.run import rpc_message, run_party
 
     scenario = load_scenario(args.scenario, role="party", party=args.party)
-    cfg = replace(scenario.party(args.party), seed=party_seed_from(args))
+    seed = party_seed_from(args)
+    if args.state:
+        from parties.state import session_seed
+
+        seed = session_seed(Path(args.state), args.session or scenario.name, args.party, seed)
+    cfg = replace(scenario.party(args.party), seed=seed)
     if scenario.security.needs_credentials and not args.credentials:
         raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "
                          "with this party's folder from 'ppc credentials'")
@@ -537,6 +542,9 @@ def build_parser() -> argparse.ArgumentParser:
     party.add_argument("--seed-file", metavar="FILE",
                        help="read the seed from FILE, one integer ('-': standard input; 'ppc run' hands each party "
                        "its seed this way)")
+    party.add_argument("--state", metavar="DIR",
+                       help="keep this party's session state (its seed, from which its keys derive) in a 0600 file "
+                       "in DIR, so that the party started again with the same DIR rejoins its session")
     party.set_defaults(func=cmd_party)
 
     rep = sub.add_parser("reproduce", help="recompute the papers' tables and figures next to the printed values",

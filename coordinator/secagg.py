@@ -34,6 +34,7 @@ from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
 from coordinator.text import shown
 from coordinator.types import Combined, Outcome
+from coordinator.upload import MESSAGE_BYTES, MESSAGE_SLACK
 from coordinator.waits import asked
 from protos.ppcsim.v1 import array_pb2, session_pb2
 
@@ -293,12 +294,36 @@ def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> 
         round_ = header.round
         arbiter.record(round_, UP, 0, first.ByteSize(), seeding)
     want = arbiter.m * (1 if seeding else arbiter.k) * VALUE_BYTES
+    session.budget.take(want, f"party '{party}': round {round_}'s post")
+    try:
+        reply = _take_post(session, arbiter, header, messages, want)
+    except BaseException:
+        session.budget.give(want)
+        raise
+    if not session.spec.keep_uploads:  # added into the round's total and let go; else kept for the observer
+        session.budget.give(want)
+    return reply
+
+
+def _take_post(session, arbiter: Arbiter, header: session_pb2.DistanceHeader,
+               messages: Iterator[session_pb2.DistanceMessage], want: int) -> session_pb2.DistanceReply:
+    """The values of one post after its header, checked message by message, added once all are in."""
+    party, round_, seeding = header.party, header.round, header.seeding
     buffer = bytearray(want)
     received = 0
-    for message in messages:
+    most = MESSAGE_SLACK + want // MESSAGE_BYTES
+    for n, message in enumerate(messages, start=2):
+        if n > most + 1:
+            raise InvalidArgument(f"party '{party}': round {round_}: more than {most} messages after the header for "
+                                  f"{want} bytes (send chunks of up to chunk_bytes)")
         size = message.ByteSize()
         chunk = message.chunk if message.WhichOneof("part") == "chunk" else None
         payload = len(chunk.data) if chunk is not None else 0
+        if chunk is not None and not payload:
+            raise InvalidArgument(f"party '{party}': round {round_}: message {n} is a chunk with no bytes")
+        if payload > session.spec.chunk_bytes:
+            raise InvalidArgument(f"party '{party}': round {round_}: a chunk of {payload} bytes; each is at most "
+                                  f"chunk_bytes ({session.spec.chunk_bytes})")
         session.ledger.record(party, "PostDistances", UP, message, payload, size)
         with session.lock:
             arbiter.record(round_, UP, payload, size, seeding)

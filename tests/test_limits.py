@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
+from coordinator import secagg
 from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.errors import InvalidArgument, ResourceExhausted, SessionError
 from coordinator.limits import Budget
 from coordinator.server import start_server
 from coordinator.servicer import Registry
-from coordinator.session import DONE, WAITING, Session, SessionSpec
+from coordinator.session import DONE, FAILED, WAITING, Session, SessionSpec
 from coordinator.upload import Received
 from parties.client import upload_messages
 from parties.methods.base import condensed
@@ -158,3 +159,25 @@ def test_a_secure_aggregation_id_upload_with_an_array_is_refused_and_the_session
                                               "this one announces 1 array"):
         session.receive(header, Received.stream(messages))
     assert session.state == WAITING and len(session.refused) == 1
+
+
+def test_a_round_post_of_empty_chunks_is_refused_at_its_first():
+    session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain",
+                                  clustering=ClusteringSpec(protocol=SECURE, n_clusters=2)))
+    for p in ("a", "b"):
+        session.join(p)
+        header = session_pb2.UploadHeader(session="s", party=p, method=SECURE, n_ids=len(IDS))
+        session.receive(header, Received.stream([session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=list(IDS)))]))
+    session.await_arbiter(timeout=30)
+    before = len(session.ledger.entries())
+
+    def post():
+        yield session_pb2.DistanceMessage(header=session_pb2.DistanceHeader(
+            session="s", party="a", round=0, rows=len(IDS), cols=2, masked=True))
+        while True:
+            yield session_pb2.DistanceMessage(chunk=array_pb2.ArrayChunk(array=0, offset=0, data=b""))
+
+    with pytest.raises(InvalidArgument, match="party 'a': round 0: message 2 is a chunk with no bytes"):
+        secagg.post_distances(session, post())
+    assert len(session.ledger.entries()) == before + 1  # the header alone
+    assert session.state != FAILED and session.budget.used < 1 << 20

@@ -70,7 +70,7 @@ conn.sendall(b"k"); conn.close()
 
 
 def coordinator(tmp: Path, rows: int, tls: bool) -> tuple[subprocess.Popen, int, Path | None]:
-    security = "" if tls else "[security]\ntls = false\ntokens = false\n"
+    security = '[security]\nids = "plain"\n' if tls else '[security]\ntls = false\ntokens = false\nids = "plain"\n'
     scenario = tmp / f"tp-{tls}.toml"
     scenario.write_text(f'name = "tp"\ndeadline = 3600\n{security}[data]\nsource = "synthetic:blobs"\nrows = {rows}\n'
                         'columns = 2\nclusters = 2\n[[parties]]\nname = "a"\ncolumns = ["x0"]\nmethod = "none"\n'

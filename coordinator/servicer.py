@@ -4,9 +4,10 @@ Hostile or broken input gets a precise status and leaves the coordinator
 serving: a request that does not name a session and a party it may act as is
 refused before it reaches any session; a malformed upload from a party that
 joined is refused (INVALID_ARGUMENT, naming the party and field) and
-discarded, and the party may upload again. Messages gRPC cannot decode (not
-protobuf, or a string field that is not UTF-8) are answered by gRPC itself
-with INTERNAL "Exception deserializing request!" before the servicer sees them.
+discarded, and the party may upload again. Messages that do not decode (not
+protobuf, or a string field that is not UTF-8) are answered INVALID_ARGUMENT,
+naming the message type, before any session is looked up. Calls past a cap of
+coordinator.limits get RESOURCE_EXHAUSTED naming it.
 """
 
 from __future__ import annotations
@@ -314,7 +315,10 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             while True:
                 future = asyncio.run_coroutine_threadsafe(self._next(request_iterator, idle, stop), loop)
                 try:
-                    item = future.result()
+                    item = future.result(timeout=idle + 5.0)  # bounded even if the loop stops under it
+                except concurrent.futures.TimeoutError:
+                    future.cancel()
+                    raise BrokenStream(f"the server stopped while reading message {n + 1}") from None
                 except _Silent:
                     raise BrokenStream(f"no message for {idle:g} s after message {n} (the idle limit)") from None
                 except _Stopped:

@@ -60,9 +60,10 @@ def test_the_id_bomb_is_refused_naming_the_budget_before_it_inflates():
     stub = session_pb2_grpc.CoordinatorStub(channel)
     try:
         stub.Join(session_pb2.JoinRequest(session="bomb", party="a"), timeout=10)
+        messages = list(bomb("bomb"))  # made (100 MB of text compressed) before measuring
         before = rss()
         with pytest.raises(grpc.RpcError) as err:
-            stub.Upload(bomb("bomb"), timeout=60)
+            stub.Upload(iter(messages), timeout=60)
         grown = rss() - before
     finally:
         channel.close()

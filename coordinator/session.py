@@ -30,7 +30,7 @@ from coordinator.types import Contribution, Outcome
 from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
 from coordinator.waits import PROBING, WouldWait
 from protos.ppcsim.v1 import session_pb2
-from protos.serde import CHUNK_BYTES
+from protos.serde import CHUNK_BYTES, Layout
 
 if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use it (see _begin_secure)
     from coordinator.secagg import Arbiter
@@ -78,6 +78,8 @@ class SessionSpec:
     expected: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
     #: Secure aggregation: whether parties may post unmasked partial distances (a benchmark's control run only).
     allow_unmasked: bool = False
+    #: Per party, the columns its rows must have (a drbt party's declared k); a party absent here is not checked.
+    dims: dict[str, int] = field(default_factory=dict)
     #: Bytes this session may hold as stored (decoded ids, arrays, the ledger); 0: only the coordinator's budget
     #: bounds it. An upload that would pass it is refused with RESOURCE_EXHAUSTED naming it.
     memory: int = 0
@@ -198,7 +200,8 @@ class Session:
             if public_key and any(k.public_key == public_key for p, k in self.keys.items() if p != party):
                 owner = next(p for p, k in self.keys.items() if p != party and k.public_key == public_key)
                 raise InvalidArgument(f"party '{party}': its public_key is the one party '{owner}' joined with; every "
-                                      "party makes a key pair of its own")
+                                      "party makes a key pair of its own (parties given the same seed draw the same "
+                                      "key: give each its own)")
             known = self.keys.get(party)
             if self.spec.ids == "pseudonymous" and known is not None and known.public_key != public_key:
                 raise SessionError(f"party '{party}' joined session '{self.spec.name}' before with another public "
@@ -370,6 +373,11 @@ class Session:
                     raise InvalidArgument(f"party '{party}': the upload's parameter '{key}' is "
                                           f"{'missing' if got is None else repr(shown(got))}, but session '{name}' "
                                           f"expects {value!r}")
+        dims = self.spec.dims.get(party)
+        for spec in header.arrays:
+            if dims is not None and spec.layout == Layout.ROWS and len(spec.shape) == 2 and spec.shape[1] != dims:
+                raise InvalidArgument(f"party '{party}': array '{shown(spec.name)}' has {spec.shape[1]} columns, but "
+                                      f"session '{name}' expects k = {dims} from it")
         pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS
         if self.spec.ids == "pseudonymous" and not pseudonymous:
             raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS), "

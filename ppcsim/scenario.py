@@ -130,6 +130,9 @@ class Scenario:
             # secure-aggregation session, the protocol's name (an upload of ids alone)
             expected={p.name: (SECURE, {}) if self.clustering.protocol == SECURE else
                       (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
+            # a drbt party's k, checked against its upload's columns
+            dims={p.name: p.params["k"] for p in self.parties
+                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol != SECURE},
         )
 
     def party(self, name: str) -> PartyConfig:

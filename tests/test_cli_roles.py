@@ -89,7 +89,7 @@ def run_session(tmp: Path, seed: int | None = None):
             procs[party] = subprocess.Popen(
                 ppc_cmd("party", "--coordinator", address, "--scenario", tmp / f"{party}.toml", "--party", party,
                         "--labels-out", tmp / f"{party}-labels.csv", "--credentials", creds / "parties" / party,
-                        *(["--seed", seed] if seed is not None else [])),
+                        *(["--seed", seed + (party == "b")] if seed is not None else [])),  # one seed each
                 **popen)
         for name in ("a", "b", "coordinator"):
             stdout, stderr = procs[name].communicate(timeout=TIMEOUT)

@@ -66,3 +66,22 @@ def test_post_distances_before_the_partys_id_upload_is_answered_at_once():
     session.join("a")
     with pytest.raises(FailedPrecondition, match="party 'a': PostDistances before its id upload was accepted"):
         secagg.ready_to_post(session, "a")
+
+
+def test_a_drbt_upload_with_another_k_than_the_session_expects_is_refused():
+    import numpy as np
+
+    from coordinator.upload import Received
+    from parties.client import upload_messages
+    from parties.methods.base import rows
+
+    session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain", dims={"a": 2}))
+    session.join("a")
+    ids = np.array([f"r{i}" for i in range(5)])
+    messages = upload_messages("s", "a", "drbt", {}, ids, [rows("data", np.ones((5, 3)))], 4, 4096)
+    with pytest.raises(InvalidArgument, match="party 'a': array 'data' has 3 columns, but session 's' expects k = 2 "
+                                              "from it"):
+        session.receive(next(messages).header, Received.stream(messages))
+    assert session.state == WAITING
+    messages = upload_messages("s", "a", "drbt", {}, ids, [rows("data", np.ones((5, 2)))], 4, 4096)
+    assert session.receive(next(messages).header, Received.stream(messages)) == 80

@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import grpc
 
-from coordinator import handlers, secagg
+from coordinator import confirm, handlers, secagg
 from coordinator.clock import REAL, Clock
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
@@ -228,6 +228,9 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
 
     def GetLabels(self, request, context):
         return self._stream(secagg.labels, request, context)
+
+    def Confirm(self, request, context):
+        return self._unary(confirm.confirm, request, context)
 
     def GetStatus(self, request, context):
         return handlers.status(self._session(request.session, context, ""), request)

@@ -132,6 +132,7 @@ class Session:
         self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
         self.arbiter: Arbiter | None = None  # secure aggregation: the rounds, once the ids are joined
+        self.confirmations: dict[str, dict[tuple[str, str], bytes]] = {}  # per party: its tags (coordinator.confirm)
         self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)

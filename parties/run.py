@@ -26,6 +26,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from parties.secagg import check_result
 from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
@@ -188,6 +189,7 @@ def run_party(
         client.close()
 
     header = result.header
+    check_result(result.labels, len(data.ids), secure, header.n_clusters)
     print(
         f"party {cfg.name}: {header.n_joined} of {len(data.ids)} records clustered into "
         f"{header.n_clusters} clusters, sizes {list(header.sizes)}",
@@ -232,7 +234,7 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
     upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
     result = secure_party(GrpcLink(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
                           client.session, cfg.name, len(done.data.columns),
-                          min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), log=log)
+                          min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), parties=list(reply.parties), log=log)
     print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)
     return result
 

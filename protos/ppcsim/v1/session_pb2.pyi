@@ -370,3 +370,33 @@ class LabelsMessage(_message.Message):
     header: LabelsHeader
     labels: _array_pb2.ArrayChunk
     def __init__(self, header: _Optional[_Union[LabelsHeader, _Mapping]] = ..., labels: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
+
+class ConfirmTag(_message.Message):
+    __slots__ = ("to", "sender", "field", "mac")
+    TO_FIELD_NUMBER: _ClassVar[int]
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    MAC_FIELD_NUMBER: _ClassVar[int]
+    to: str
+    sender: str
+    field: str
+    mac: bytes
+    def __init__(self, to: _Optional[str] = ..., sender: _Optional[str] = ..., field: _Optional[str] = ..., mac: _Optional[bytes] = ...) -> None: ...
+
+class ConfirmRequest(_message.Message):
+    __slots__ = ("session", "party", "tags", "refusal")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    REFUSAL_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    tags: _containers.RepeatedCompositeFieldContainer[ConfirmTag]
+    refusal: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., tags: _Optional[_Iterable[_Union[ConfirmTag, _Mapping]]] = ..., refusal: _Optional[str] = ...) -> None: ...
+
+class ConfirmReply(_message.Message):
+    __slots__ = ("tags",)
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    tags: _containers.RepeatedCompositeFieldContainer[ConfirmTag]
+    def __init__(self, tags: _Optional[_Iterable[_Union[ConfirmTag, _Mapping]]] = ...) -> None: ...

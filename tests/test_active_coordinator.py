@@ -1,0 +1,314 @@
+"""A coordinator that lies, against real ``ppc party`` processes: every lie is refused before it pays.
+
+The coordinator here is the real one with one handler replaced by a liar
+(the alignment, the labels or the key relay), serving real party processes
+over loopback. Each lie about the alignment must be refused by every party
+before any party posts round 0 (the coordinator's ledger then holds no
+PostDistances), with a one-line message and no traceback. What an active
+coordinator can still do is shown by the attack that does it
+(docs/secure-aggregation.md, "Against an active coordinator").
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from conftest import write_scenario
+from coordinator import confirm as confirm_handler
+from coordinator import secagg
+from coordinator.server import start_server
+from coordinator.servicer import Registry
+from parties.errors import PartyError
+from parties.keys import KeyPair
+from parties.secagg import FIELDS, Link, check_alignment, confirm_alignment, confirmed_fields
+from ppcsim.scenario import load_scenario
+from protos.ppcsim.v1 import session_pb2
+
+SCENARIO = """\
+name = "lied-to"
+seed = 3
+deadline = 60
+[data]
+source = "synthetic:blobs"
+rows = 80
+columns = 4
+clusters = 3
+[[parties]]
+name = "a"
+columns = ["x0", "x1"]
+[[parties]]
+name = "b"
+columns = ["x2", "x3"]
+[clustering]
+algorithm = "kmeans"
+protocol = "secure_aggregation"
+n_clusters = 3
+[security]
+tls = false
+tokens = false
+"""
+#: Seconds a party process may take, start-up included (far more than a refusal needs).
+PARTY_SECONDS = 90
+
+
+def rewritten(messages, header, positions):
+    """An alignment stream with ``header`` and ``positions`` in place of the true ones."""
+    return iter([session_pb2.AlignmentMessage(header=header)]
+                + [session_pb2.AlignmentMessage(positions=c) for c in secagg.int32_chunks(positions, 1 << 20)])
+
+
+def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.ndarray], np.ndarray]):
+    """The real GetAlignment handler, but ``victim`` gets the header and positions ``lie`` makes of the true ones
+    (it changes the header in place and returns the positions)."""
+    real = secagg.alignment
+
+    def alignment(session, request):
+        messages = list(real(session, request))
+        if request.party != victim:
+            return iter(messages)
+        header = session_pb2.AlignmentHeader()
+        header.CopyFrom(messages[0].header)
+        positions = np.frombuffer(b"".join(m.positions.data for m in messages[1:]), dtype="<i4").copy()
+        return rewritten(messages, header, lie(header, positions))
+
+    return alignment
+
+
+def run_parties(tmp_path, monkeypatch, handler: str, replacement) -> tuple[dict, object]:
+    """Serve the scenario with ``coordinator.secagg.<handler>`` replaced; run both parties as ``ppc party``.
+
+    Returns each party's (exit code, standard error) and the session.
+    """
+    path = write_scenario(tmp_path, SCENARIO)
+    monkeypatch.setattr(secagg, handler, replacement)
+    registry = Registry()
+    session = registry.create(load_scenario(path).session_spec())
+    server, port = start_server("127.0.0.1:0", registry)
+    procs = {}
+    try:
+        for name in ("a", "b"):
+            procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
+                 str(path), "--party", name, "--seed", "5"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        out = {}
+        for name, proc in procs.items():
+            _, err = proc.communicate(timeout=PARTY_SECONDS)
+            out[name] = (proc.returncode, err)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        server.stop(0)
+        session.fail("test over")
+    return out, session
+
+
+def posts(session) -> list[str]:
+    """The parties that posted anything (PostDistances) to the coordinator."""
+    return sorted({e.party for e in session.ledger.entries() if e.rpc == "PostDistances"})
+
+
+def assert_refused_before_round_0(out: dict, session, victim_says: str) -> None:
+    for name, (code, err) in out.items():
+        assert code != 0, f"party {name} went on:\n{err}"
+        assert "Traceback" not in err, err
+    assert victim_says in out["b"][1], out["b"][1]
+    assert posts(session) == []  # nobody posted a partial distance: nothing to unmask
+
+
+def repeat_one_row(header, positions):
+    return np.full_like(positions, positions[0])
+
+
+def duplicate(header, positions):
+    positions[1] = positions[0]
+    return positions
+
+
+def past_the_end(header, positions):
+    positions[-1] = header.n_rows  # one past this party's last row: an IndexError once
+    return positions
+
+
+def negative(header, positions):
+    positions[0] = -1
+    return positions
+
+
+def one_record_shorter(header, positions):
+    """A consistent alignment one record shorter: drop a joined record that is not a centre, renumber the centres."""
+    drop = next(j for j in range(len(positions)) if j not in header.init)
+    header.n_joined -= 1
+    init = [i - (i > drop) for i in header.init]
+    del header.init[:]
+    header.init.extend(init)
+    return np.delete(positions, drop)
+
+
+def other_scale(header, positions):
+    header.scale_bits = 16  # within the documented range: only the other party can tell
+    return positions
+
+
+def no_scale(header, positions):
+    header.scale_bits = 0  # the other party's distances would be read exactly from the sum
+    return positions
+
+
+def swapped_records(header, positions):
+    positions[[0, 1]] = positions[[1, 0]]  # unique, in range, as many: only the other party can tell
+    return positions
+
+
+@pytest.mark.parametrize("lie, victim_says", [
+    (repeat_one_row, "is joined 80 times"),
+    (duplicate, "is joined 2 times"),
+    (past_the_end, "position 80 is not one of this party's rows"),
+    (negative, "position -1 is not one of this party's rows"),
+    (no_scale, "scale_bits = 0"),
+    (one_record_shorter, "'a' was told another n_joined, init, records"),
+    (other_scale, "'a' was told another scale_bits"),
+    (swapped_records, "'a' was told another records"),
+], ids=lambda v: v.__name__ if callable(v) else "")
+def test_every_party_refuses_a_lying_alignment_before_round_0(tmp_path, monkeypatch, lie, victim_says):
+    out, session = run_parties(tmp_path, monkeypatch, "alignment", lying_alignment("b", lie))
+    assert_refused_before_round_0(out, session, victim_says)
+    # the party lied to speaks first when its own checks catch the lie; the other one hears why, or finds out itself
+    assert "refus" in out["a"][1] or "told the parties different things" in out["a"][1], out["a"][1]
+
+
+def test_a_label_count_one_short_is_refused_before_the_next_post(tmp_path, monkeypatch):
+    real = secagg.labels
+
+    def labels(session, request):
+        messages = list(real(session, request))
+        if request.party == "b" and not request.seeding:
+            values = np.frombuffer(b"".join(m.labels.data for m in messages[1:]), dtype="<i4")[:-1]
+            return iter([messages[0]] + [session_pb2.LabelsMessage(labels=c)
+                                         for c in secagg.int32_chunks(values, 1 << 20)])
+        return iter(messages)
+
+    out, session = run_parties(tmp_path, monkeypatch, "labels", labels)
+    code, err = out["b"]
+    assert code != 0 and "Traceback" not in err and "79 labels for 80 joined records" in err, err
+    rounds = {(e.party, e.time) for e in session.ledger.entries() if e.rpc == "PostDistances"}
+    assert rounds  # round 0 was posted by both (the labels come after it) ...
+    assert session.arbiter is not None and session.arbiter.round <= 1 and "b" not in session.arbiter.posted
+    # ... but b never posted round 1, so round 1's sum was never formed
+
+
+# -- the confirmation itself, without processes ---------------------------------------------------------
+
+class Relay(Link):
+    """Two parties' confirmations through a coordinator that may rewrite them on the way (``tamper``)."""
+
+    def __init__(self, tamper=None):
+        self.posted: dict[str, list] = {}
+        self.tamper = tamper
+
+    def confirm(self, tags):
+        raise NotImplementedError  # see party()
+
+    def party(self, me: str):
+        relay = self
+
+        class One(Link):
+            def confirm(self, tags):
+                relay.posted[me] = list(tags)
+                other = next(p for p in relay.posted if p != me)
+                out = [session_pb2.ConfirmTag(to=me, sender=other, field=t.field, mac=t.mac)
+                       for t in relay.posted[other] if t.to == me]
+                return relay.tamper(me, out, relay.posted[me]) if relay.tamper else out
+
+        return One()
+
+
+def header(scale_bits=32):
+    return session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[0, 3], scale_bits=scale_bits,
+                                       max_iter=300, parties=["a", "b"])
+
+
+def confirm_both(fields_a, fields_b, tamper=None):
+    pairs = {"a": KeyPair.generate(1), "b": KeyPair.generate(2)}
+    keys = {p: k.public for p, k in pairs.items()}
+    relay = Relay(tamper)
+    relay.posted["b"] = []  # b "posts" first: computed below, then a confirms against it, then b against a's
+    from parties.secagg import _confirm_keys, _tag
+    kb = _confirm_keys(pairs["b"], keys, ["a", "b"], "s", "b")
+    relay.posted["b"] = [session_pb2.ConfirmTag(to="a", field=f, mac=_tag(kb["a"], "b", "a", f, fields_b[f]))
+                         for f in FIELDS]
+    errors = {}
+    for me, fields in (("a", fields_a), ("b", fields_b)):
+        try:
+            confirm_alignment(relay.party(me), pairs[me], keys, ["a", "b"], "s", me, fields)
+        except PartyError as exc:
+            errors[me] = str(exc)
+    return errors
+
+
+def test_parties_told_the_same_confirm_and_parties_told_otherwise_both_stop_naming_the_field():
+    ids = np.array([b"%016d" % i for i in range(5)], dtype="S16")
+    positions = np.array([4, 0, 2, 1], dtype=np.int32)
+    same = confirmed_fields(header(), positions, ids)
+    assert confirm_both(same, same) == {}
+    errors = confirm_both(same, confirmed_fields(header(scale_bits=16), positions, ids))
+    assert set(errors) == {"a", "b"}
+    assert "'b' was told another scale_bits" in errors["a"] and "'a' was told another scale_bits" in errors["b"]
+
+
+def test_a_coordinator_reflecting_a_partys_own_tags_or_dropping_them_is_caught():
+    ids = np.array([b"%016d" % i for i in range(5)], dtype="S16")
+    fields = confirmed_fields(header(), np.array([4, 0, 2, 1], dtype=np.int32), ids)
+
+    def reflect(me, received, own):  # hand a party its own tags back, as if the other party had sent them
+        return [session_pb2.ConfirmTag(to=me, sender="b" if me == "a" else "a", field=t.field, mac=t.mac)
+                for t in own]
+
+    assert set(confirm_both(fields, fields, reflect)) == {"a", "b"}
+    assert set(confirm_both(fields, fields, lambda me, received, own: [])) == {"a", "b"}
+
+
+def test_one_party_alone_refuses_what_it_can_check_and_names_it():
+    good = np.array([4, 0, 2, 1], dtype=np.int32)
+    check_alignment(header(), good, 5, "a", ["a", "b"])
+    cases = [
+        (header(), np.array([4, 0, 2], dtype=np.int32), "3 positions for 4 joined records"),
+        (header(), np.array([4, 4, 4, 4], dtype=np.int32), "row 4 is joined 4 times"),
+        (header(), np.array([4, 0, 2, 5], dtype=np.int32), "position 5 is not one of this party's rows"),
+        (header(scale_bits=0), good, "scale_bits = 0"),
+        (header(scale_bits=60), good, "scale_bits = 60"),
+        (session_pb2.AlignmentHeader(n_joined=4, n_rows=6, n_clusters=2, init=[0, 3], scale_bits=32, max_iter=3,
+                                     parties=["a", "b"]), good, "uploaded 6 rows; it uploaded 5"),
+        (session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[3, 3], scale_bits=32, max_iter=3,
+                                     parties=["a", "b"]), good, "initial centres [3, 3]"),
+        (session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[0, 3], scale_bits=32, max_iter=3,
+                                     parties=["b", "a"]), good, "but Join named ['a', 'b']"),
+    ]
+    for hdr, positions, says in cases:
+        with pytest.raises(PartyError, match="refusing the coordinator's alignment") as err:
+            check_alignment(hdr, positions, 5, "a", ["a", "b"])
+        assert says in str(err.value), (says, str(err.value))
+
+
+def test_the_coordinator_relays_only_well_formed_confirmations():
+    from coordinator.session import Session, SessionSpec
+
+    session = Session(SessionSpec(name="s", parties=("a", "b"), deadline=5))
+    request = session_pb2.ConfirmRequest(session="s", party="a", tags=[
+        session_pb2.ConfirmTag(to="a", field="records", mac=bytes(32))])
+    with pytest.raises(confirm_handler.InvalidArgument, match="not another party"):
+        confirm_handler.confirm(session, request)
+    request = session_pb2.ConfirmRequest(session="s", party="a", tags=[
+        session_pb2.ConfirmTag(to="b", field="records", mac=bytes(31))])
+    with pytest.raises(confirm_handler.InvalidArgument, match="has 31 bytes"):
+        confirm_handler.confirm(session, request)
+    with pytest.raises(confirm_handler.FailedPrecondition):
+        confirm_handler.confirm(session, session_pb2.ConfirmRequest(session="s", party="b", refusal="a lie"))
+    assert session.error == "party 'b' refused what the coordinator sent it: a lie"

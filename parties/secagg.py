@@ -109,6 +109,32 @@ def pair_masks(pair: KeyPair, peers: dict[str, bytes], order: list[str], session
     return out
 
 
+class Transcript:
+    """What the arbiter told this party so far, as a SHA-256 chain that keys each post's masks (``keyed``).
+
+    It starts from the confirmed fields (``FIELDS``, each as its length in 8
+    bytes big-endian then its bytes, after "ppcsim.v1 transcript" 0x00) and
+    takes in every answer: a seeding step's centre (8 bytes big-endian), a
+    round's labels (int32 little-endian), each as ``digest = SHA-256(digest ||
+    answer)``. Two parties' masks cancel only while they were told the same
+    thing; a coordinator that tells two parties different labels gets a sum
+    that is uniformly random, not one party's distances.
+    """
+
+    def __init__(self, fields: dict[str, bytes]):
+        start = b"ppcsim.v1 transcript\x00" + b"".join(len(fields[f]).to_bytes(8, "big") + fields[f] for f in FIELDS)
+        self.digest = hashlib.sha256(start).digest()
+
+    def add(self, answer: bytes) -> None:
+        self.digest = hashlib.sha256(self.digest + answer).digest()
+
+
+def keyed(masks: list[PairMask], transcript: Transcript) -> list[PairMask]:
+    """Each pair's mask key for the next post: HMAC-SHA256(pair secret, transcript digest)."""
+    return [PairMask(pm.peer, pm.sign, hmac.new(pm.secret, transcript.digest, hashlib.sha256).digest())
+            for pm in masks]
+
+
 def apply_masks(values: np.ndarray, masks: list[PairMask], round_: int, scratch: np.ndarray | None = None) -> np.ndarray:
     """``values`` (uint64, flat) plus or minus each pair's mask of this round, modulo 2^64, in place.
 
@@ -411,7 +437,9 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         link.refuse(str(exc))
         raise
     t = time.perf_counter()
-    confirm_alignment(link, pair, peers, order, session, me, confirmed_fields(header, positions, ids))
+    fields = confirmed_fields(header, positions, ids)
+    confirm_alignment(link, pair, peers, order, session, me, fields)
+    transcript = Transcript(fields)
     timing["confirm"] = time.perf_counter() - t
     masks = pair_masks(pair, peers, order, session, me) if masked else []
     Xj = np.ascontiguousarray(X[positions.astype(np.intp)], dtype=np.float64)  # the joined rows, in the join's order
@@ -422,13 +450,14 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     t = time.perf_counter()
     for step in range(1, header.seeding_steps + 1):  # k-means++: distances to the centre chosen last
         values = encode(partial_distances(Xj, Xj[init[-1]][None, :], norms), bits, len(order)).reshape(-1)
-        apply_masks(values, masks, SEEDING_ROUNDS + step, scratch)
+        apply_masks(values, keyed(masks, transcript), SEEDING_ROUNDS + step, scratch)
         link.post(distance_messages(session, me, step, values, (m, 1), masked, chunk_bytes, seeding=True))
         answer, _ = link.labels(step, seeding=True)
         if not answer.seeding or answer.round != step or answer.centre >= m:
             raise PartyError(f"seeding step {step}: the coordinator's answer names no joined record (step "
                              f"{answer.round}, centre {answer.centre} of {m})")
         init.append(int(answer.centre))
+        transcript.add(int(answer.centre).to_bytes(8, "big"))
     timing["seeding"] = time.perf_counter() - t
     if len(init) != k:
         raise PartyError(f"the alignment gives {len(init)} initial centres for {k} clusters")
@@ -440,7 +469,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         t2 = time.perf_counter()
         values = encode(D, bits, len(order)).reshape(-1)
         t3 = time.perf_counter()
-        apply_masks(values, masks, round_, scratch)
+        apply_masks(values, keyed(masks, transcript), round_, scratch)
         t4 = time.perf_counter()
         link.post(distance_messages(session, me, round_, values, (m, k), masked, chunk_bytes))
         t5 = time.perf_counter()
@@ -452,6 +481,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         timing["post"] += t5 - t4
         timing["wait_labels"] += t6 - t5
         check_labels(answer, labels, round_, m, k, int(header.max_iter))
+        transcript.add(np.ascontiguousarray(labels, dtype="<i4").tobytes())
         if answer.done:
             break
         t = time.perf_counter()

@@ -312,3 +312,47 @@ def test_the_coordinator_relays_only_well_formed_confirmations():
     with pytest.raises(confirm_handler.FailedPrecondition):
         confirm_handler.confirm(session, session_pb2.ConfirmRequest(session="s", party="b", refusal="a lie"))
     assert session.error == "party 'b' refused what the coordinator sent it: a lie"
+
+
+# -- labels told differently to each party -------------------------------------------------------------
+
+def _equivocate(tmp_path, monkeypatch):
+    """Round 0's labels as they are to 'a', all 0 to 'b' (b's centres 1, 2 then stay put: empty clusters); the
+    arbiter's round-0 and round-1 sums, and what a's partial distances alone changed by between them."""
+    import parties.secagg as party_secagg
+    from ppcsim.simulate import simulate_secure
+
+    real = secagg.labels
+
+    def labels(session, request):
+        messages = list(real(session, request))
+        if request.party == "b" and request.round == 0 and not request.seeding:
+            n = messages[0].header.n_labels
+            return iter([messages[0]] + [session_pb2.LabelsMessage(labels=c)
+                                         for c in secagg.int32_chunks(np.zeros(n, dtype=np.int32), 1 << 20)])
+        return iter(messages)
+
+    monkeypatch.setattr(secagg, "labels", labels)
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 1")))
+    session, _, own = simulate_secure(scenario)
+    arbiter = session.arbiter
+    first, second = arbiter.seen_first / 2.0**32, arbiter.seen / 2.0**32
+    Xa = own["a"].X[arbiter.join.index["a"]]
+    start = Xa[np.asarray(arbiter.init)]
+    moved = party_secagg.update_centres(Xa, np.argmin(arbiter.seen_first, axis=1), start)
+    alone = party_secagg.partial_distances(Xa, moved) - party_secagg.partial_distances(Xa, start)
+    return (second - first)[:, 1:], alone[:, 1:]
+
+
+def test_labels_told_differently_would_isolate_one_party_and_now_give_noise(tmp_path, monkeypatch):
+    import parties.secagg as party_secagg
+
+    # with masks keyed by the pair secret alone (as before the transcript keyed them), the attack reads a's part
+    with monkeypatch.context() as patched:
+        patched.setattr(party_secagg, "keyed", lambda masks, transcript: masks)
+        seen, alone = _equivocate(tmp_path, patched)
+        assert np.allclose(seen, alone, atol=1e-6)  # a's partial distances alone, to the fixed-point precision
+    # keyed by the transcript, the two parties' masks no longer cancel: the round-1 sum is noise
+    seen, alone = _equivocate(tmp_path, monkeypatch)
+    assert not np.allclose(seen, alone, atol=1.0)
+    assert abs(np.corrcoef(seen.ravel(), alone.ravel())[0, 1]) < 0.3

@@ -22,6 +22,10 @@ from protos.serde import ArrayAssembler, array_pieces, array_spec, labels_spec
 IDS_PER_CHUNK = 20_000
 #: The name on every coordinator certificate; checked whatever address a party dials.
 COORDINATOR_NAME = "ppc-coordinator"
+#: What an active coordinator could do where mutual TLS is off: said by ``ppc run``, ``ppc party`` and the report.
+WITHOUT_MUTUAL_TLS = ("without mutual TLS nothing binds a party's X25519 key to the party: an active coordinator "
+                      "could relay keys of its own (a man in the middle), learn the pseudonym key and find raw ids "
+                      "by hashing guesses, and read each party's masked values; [security] mutual = true stops it")
 
 
 @dataclass(frozen=True)

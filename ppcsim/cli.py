@@ -110,6 +110,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     written += "" if args.no_sent else ", sent/<party>.npz"
     written += ", report.html" if args.html else ""
     if not args.quiet:
+        if not scenario.security.mutual:
+            from parties.client import WITHOUT_MUTUAL_TLS
+
+            print(f"ppc: security: {WITHOUT_MUTUAL_TLS}", file=sys.stderr)
         print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
     return 0
 
@@ -346,11 +350,13 @@ def party_seed_from(args: argparse.Namespace) -> int | None:
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
-    from parties.client import ClientSecurity
+    from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity
     from parties.run import rpc_message, run_party
 
     scenario = load_scenario(args.scenario, role="party", party=args.party)
     cfg = replace(scenario.party(args.party), seed=party_seed_from(args))
+    if not scenario.security.mutual:
+        print(f"ppc party {cfg.name}: security: {WITHOUT_MUTUAL_TLS}", file=sys.stderr)
     if scenario.security.needs_credentials and not args.credentials:
         raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "
                          "with this party's folder from 'ppc credentials'")

@@ -356,3 +356,19 @@ def test_labels_told_differently_would_isolate_one_party_and_now_give_noise(tmp_
     seen, alone = _equivocate(tmp_path, monkeypatch)
     assert not np.allclose(seen, alone, atol=1.0)
     assert abs(np.corrcoef(seen.ravel(), alone.ravel())[0, 1]) < 0.3
+
+
+def test_the_report_says_what_an_active_coordinator_could_do_without_mutual_tls(tmp_path):
+    from coordinator.session import Session
+    from parties.client import WITHOUT_MUTUAL_TLS
+    from ppcsim.report import coordinator_learns
+
+    plain = load_scenario(write_scenario(tmp_path, SCENARIO, "plain.toml"))
+    learns = coordinator_learns(plain, Session(plain.session_spec()))
+    assert any(WITHOUT_MUTUAL_TLS in line and "man in the middle" in line for line in learns)
+    assert any("clusters of single records" in line for line in learns)
+    mutual = load_scenario(write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false",
+                                                                     "mutual = true"), "mutual.toml"))
+    learns = coordinator_learns(mutual, Session(mutual.session_spec()))
+    assert not any(WITHOUT_MUTUAL_TLS in line for line in learns)
+    assert any("could not substitute the parties' keys" in line for line in learns)

@@ -372,3 +372,53 @@ def test_the_report_says_what_an_active_coordinator_could_do_without_mutual_tls(
     learns = coordinator_learns(mutual, Session(mutual.session_spec()))
     assert not any(WITHOUT_MUTUAL_TLS in line for line in learns)
     assert any("could not substitute the parties' keys" in line for line in learns)
+
+
+# -- what an active arbiter can still do ------------------------------------------------------------------
+
+def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_within_max_iter(monkeypatch, tmp_path):
+    """Labels are the arbiter's to choose, the same for every party: the parties cannot check an argmin they
+    never see. With k - 1 clusters of one record each round, the next round's sums are every joined record's
+    squared distance to those records: the whole distance matrix in about m / (k - 1) rounds, which max_iter
+    bounds (a party refuses a round past it)."""
+    from ppcsim.simulate import simulate_secure
+
+    seen: dict[int, np.ndarray] = {}
+    batches: dict[int, np.ndarray] = {}
+
+    def assign(self):  # the arbiter's _assign, lying: it keeps each round's sums and names its own clusters
+        seen[self.round] = self.total.view(np.int64).copy()
+        batch = np.arange(self.round * (self.k - 1), (self.round + 1) * (self.k - 1)) % self.m
+        batches[self.round] = batch
+        labels = np.full(self.m, self.k - 1, dtype=np.int32)
+        labels[batch] = np.arange(self.k - 1)
+        done = (self.round + 1) * (self.k - 1) >= self.m
+        header = session_pb2.LabelsHeader(round=self.round, done=done, changed=self.m, n_labels=self.m,
+                                          sizes=np.bincount(labels, minlength=self.k).tolist())
+        self.results[self.round] = (header, labels)
+        self.results.pop(self.round - 2, None)
+        self.total[:] = 0
+        self.posted.clear()
+        if done:
+            self.done = True
+            self.session.complete_secure(self._outcome(labels))
+        else:
+            self.round += 1
+            self.records.append(secagg.RoundRecord(self.round))
+
+    monkeypatch.setattr(secagg.Arbiter, "_assign", assign)
+    text = SCENARIO.replace("rows = 80", "rows = 40").replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 20")
+    session, _, own = simulate_secure(load_scenario(write_scenario(tmp_path, text)))
+    join = session.arbiter.join
+    X = np.hstack([own[p].X[join.index[p]] for p in ("a", "b")])
+    truth = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    read = np.full_like(truth, np.nan)
+    for r, batch in batches.items():
+        if r + 1 in seen:
+            read[:, batch] = seen[r + 1][:, : len(batch)] / 2.0**32
+    assert not np.isnan(read[:, :38]).any()  # 19 rounds of 2 singletons: records 0..37, every other record
+    assert np.abs(read[:, :38] - truth[:, :38]).max() < 1e-8
+    # and the parties stop it at max_iter: 80 records would need 40 rounds
+    text = SCENARIO.replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 20")
+    with pytest.raises(PartyError, match="past max_iter = 20"):
+        simulate_secure(load_scenario(write_scenario(tmp_path, text, "long.toml")))

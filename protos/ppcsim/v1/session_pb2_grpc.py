@@ -161,7 +161,8 @@ class CoordinatorServicer:
         Join -> GetPeers (X25519 keys; each pair of parties derives its mask
         secret) -> [GetSealedKey / PostSealedKeys for pseudonymous ids] ->
         Upload with no arrays (header method "secure_aggregation", the ids only:
-        the alignment) -> GetAlignment -> for round r = 0, 1, ...:
+        the alignment) -> GetAlignment (checked by the party) -> Confirm (the
+        parties compare what they were told) -> for round r = 0, 1, ...:
         PostDistances(r) -> GetLabels(r), until GetLabels says done ->
         GetResult (the final labels in the party's row order, as in every
         session).

@@ -96,7 +96,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         except SessionError as exc:
             self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
         try:
-            identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context), certificate_name(context))
+            identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context),
+                     certificate_name(context, name) if session.spec.mutual else None)
         except Refused as exc:
             log.warning("session %s: refused %s call from %s: %s", shown(name), shown(claimed) or "status",
                         context.peer(), clip(str(exc)))

@@ -422,3 +422,84 @@ def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_with
     text = SCENARIO.replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 20")
     with pytest.raises(PartyError, match="past max_iter = 20"):
         simulate_secure(load_scenario(write_scenario(tmp_path, text, "long.toml")))
+
+
+# -- certificates: for whom, for what, for which session -----------------------------------------------
+
+@pytest.fixture(scope="module")
+def two_sessions(tmp_path_factory):
+    from ppcsim.credentials import make_shared_credentials
+
+    return make_shared_credentials(tmp_path_factory.mktemp("shared"), {"A": ["lab", "shop"], "B": ["lab", "shop"]})
+
+
+def test_certificates_carry_their_purpose_and_session(two_sessions):
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from protos.identity import party_uri
+
+    lab = x509.load_pem_x509_certificate((two_sessions / "A" / "parties" / "lab" / "cert.pem").read_bytes())
+    assert list(lab.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == [
+        ExtendedKeyUsageOID.CLIENT_AUTH]
+    assert lab.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
+        x509.UniformResourceIdentifier) == [party_uri("A", "lab")]
+    server = x509.load_pem_x509_certificate((two_sessions / "coordinator.pem").read_bytes())
+    assert list(server.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == [
+        ExtendedKeyUsageOID.SERVER_AUTH]
+
+
+def test_a_party_refuses_another_sessions_certificate_and_the_coordinators(two_sessions):
+    from parties.keys import sign_key, verify_peer
+
+    a_lab, b_shop = two_sessions / "A" / "parties" / "lab", two_sessions / "B" / "parties" / "shop"
+    ca = (b_shop / "ca.pem").read_bytes()  # one CA for both sessions
+    key = KeyPair.generate()
+    # session A's lab signs a key for session B: the same CA, the same name, another session
+    signature = sign_key((a_lab / "key.pem").read_bytes(), "B", "lab", key.public)
+    with pytest.raises(PartyError, match="is not bound to session 'B'"):
+        verify_peer(ca, (a_lab / "cert.pem").read_bytes(), signature, "B", "lab", key.public)
+    verify_peer(ca, (a_lab / "cert.pem").read_bytes(), sign_key((a_lab / "key.pem").read_bytes(), "A", "lab",
+                                                                 key.public), "A", "lab", key.public)
+    # the coordinator's own certificate, for a party that took its name
+    signature = sign_key((two_sessions / "coordinator.key").read_bytes(), "B", "ppc-coordinator", key.public)
+    with pytest.raises(PartyError, match="which no party may take"):
+        verify_peer(ca, (two_sessions / "coordinator.pem").read_bytes(), signature, "B", "ppc-coordinator",
+                    key.public)
+
+
+def test_the_coordinator_refuses_another_sessions_certificate_without_tokens(two_sessions):
+    import grpc
+
+    from coordinator.security import load_server_security
+    from coordinator.session import SessionSpec
+    from parties.client import ClientSecurity, CoordinatorClient
+
+    registry = Registry()
+    registry.create(SessionSpec(name="B", parties=("lab", "shop"), deadline=30, tokens=None, mutual=True))
+    server, port = start_server("127.0.0.1:0", registry,
+                                security=load_server_security(two_sessions, tls=True, mutual=True))
+    try:
+        def join(folder):
+            security = ClientSecurity.load(folder, "lab")
+            client = CoordinatorClient(f"127.0.0.1:{port}", "B", "lab", ClientSecurity(
+                security.ca, security.certificate, security.key, ""))
+            try:
+                return client.join(10.0, KeyPair.generate().public)
+            finally:
+                client.close()
+
+        with pytest.raises(grpc.RpcError) as err:
+            join(two_sessions / "A" / "parties" / "lab")
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "is not bound to session 'B'" in err.value.details()
+        assert list(join(two_sessions / "B" / "parties" / "lab").parties) == ["lab", "shop"]
+    finally:
+        server.stop(0)
+
+
+def test_no_party_may_take_the_coordinators_name(tmp_path):
+    from ppcsim.credentials import make_credentials
+
+    with pytest.raises(PartyError, match="no party may be named 'ppc-coordinator'"):
+        make_credentials(tmp_path / "c", "s", ["lab", "ppc-coordinator"])

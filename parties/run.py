@@ -23,6 +23,7 @@ from parties.client import (
 from parties.config import PartyConfig
 from parties.data import PartyData
 from parties.errors import PartyError
+from parties.files import write_private
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
@@ -216,8 +217,8 @@ def run_party(
     }
     if secure is not None:
         summary.update(method="secure_aggregation", arrays={}, rounds=secure.rounds)
-    if summary_out:
-        summary_out.write_text(json.dumps(summary, indent=2))
+    if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
+        write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary
 
 

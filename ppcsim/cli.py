@@ -256,6 +256,14 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
+    """Serve the sessions; with ``--out``, holding that folder as ``ppc run`` does (ppcsim.outdir.claim)."""
+    if not args.out:
+        return _serve(args)
+    with claim(Path(args.out), replace=args.replace):
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     from coordinator.security import load_token_digests
     from coordinator.server import start_server
     from coordinator.servicer import Registry
@@ -493,6 +501,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="scenario TOML file (parties expected, clustering); repeat to serve several sessions")
     coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done "
                        "(with several scenarios: into DIR/<session name>/)")
+    add_replace_option(coord)
     coord.add_argument("--no-sent", action="store_true",
                        help="with --out, write no sent/ (without --out none is written, and the coordinator keeps "
                        "only the sum of the parties' dissimilarities, not each party's)")

@@ -79,13 +79,15 @@ def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.
     return alignment
 
 
-def run_parties(tmp_path, monkeypatch, handler: str, replacement) -> tuple[dict, object]:
-    """Serve the scenario with ``coordinator.secagg.<handler>`` replaced; run both parties as ``ppc party``.
+def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra: str) -> tuple[dict, object]:
+    """Serve the scenario with ``coordinator.secagg.<handler>`` replaced (None: the honest coordinator); run both
+    parties as ``ppc party`` (``extra``: more options for each, ``{name}`` standing for the party's name).
 
     Returns each party's (exit code, standard error) and the session.
     """
     path = write_scenario(tmp_path, SCENARIO)
-    monkeypatch.setattr(secagg, handler, replacement)
+    if handler is not None:
+        monkeypatch.setattr(secagg, handler, replacement)
     registry = Registry()
     session = registry.create(load_scenario(path).session_spec())
     server, port = start_server("127.0.0.1:0", registry)
@@ -94,7 +96,7 @@ def run_parties(tmp_path, monkeypatch, handler: str, replacement) -> tuple[dict,
         for name in ("a", "b"):
             procs[name] = subprocess.Popen(
                 [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
-                 str(path), "--party", name, "--seed", "5"],
+                 str(path), "--party", name, "--seed", "5", *(e.format(name=name) for e in extra)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         out = {}
         for name, proc in procs.items():
@@ -503,3 +505,71 @@ def test_no_party_may_take_the_coordinators_name(tmp_path):
 
     with pytest.raises(PartyError, match="no party may be named 'ppc-coordinator'"):
         make_credentials(tmp_path / "c", "s", ["lab", "ppc-coordinator"])
+
+
+# -- secret files ---------------------------------------------------------------------------------------
+
+def test_secrets_are_written_0600_over_weaker_files_and_never_through_a_link(tmp_path):
+    import os
+
+    from parties.files import write_private
+
+    weak = tmp_path / "token"
+    weak.write_text("old")
+    weak.chmod(0o644)
+    write_private(weak, b"new")
+    assert weak.read_bytes() == b"new" and (weak.stat().st_mode & 0o777) == 0o600
+    target = tmp_path / "elsewhere"
+    target.write_text("untouched")
+    (tmp_path / "key.pem").symlink_to(target)
+    with pytest.raises(PartyError, match="is a symbolic link"):
+        write_private(tmp_path / "key.pem", b"secret")
+    assert target.read_text() == "untouched"
+    assert sorted(os.listdir(tmp_path)) == ["elsewhere", "key.pem", "token"]  # no temporary file left
+
+
+def test_ppc_credentials_fixes_weak_files_and_refuses_a_symlinked_key(tmp_path):
+    from conftest import run_ppc
+
+    path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true"))
+    creds = tmp_path / "creds"
+    (creds / "parties" / "a").mkdir(parents=True)
+    for name in ("token", "key.pem"):
+        (creds / "parties" / "a" / name).write_text("old")
+        (creds / "parties" / "a" / name).chmod(0o644)
+    done = run_ppc("credentials", path, "--out", creds, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for name in ("token", "key.pem"):
+        assert (creds / "parties" / "a" / name).stat().st_mode & 0o777 == 0o600
+    assert (creds / "coordinator.key").stat().st_mode & 0o777 == 0o600
+    (creds / "coordinator.key").unlink()
+    target = tmp_path / "somewhere.key"
+    target.write_text("not a key")
+    (creds / "coordinator.key").symlink_to(target)
+    again = run_ppc("credentials", path, "--out", creds, timeout=60)
+    assert again.returncode != 0 and "Traceback" not in again.stderr
+    assert "coordinator.key is a symbolic link" in again.stderr
+    assert target.read_text() == "not a key"
+
+
+def test_a_partys_summary_holding_its_seed_is_0600(tmp_path, monkeypatch):
+    out, session = run_parties(tmp_path, monkeypatch, None, None, "--summary", str(tmp_path / "{name}.json"))
+    assert all(code == 0 for code, _ in out.values()), out
+    for name in ("a", "b"):
+        assert (tmp_path / f"{name}.json").stat().st_mode & 0o777 == 0o600
+    assert posts(session) == ["a", "b"]  # the honest coordinator: both parties posted every round
+
+
+def test_ppc_coordinator_out_takes_the_folder_as_ppc_run_does(tmp_path):
+    from conftest import run_ppc
+    from ppcsim.outdir import claim
+
+    path = write_scenario(tmp_path, SCENARIO)
+    out = tmp_path / "out"
+    with claim(out):
+        busy = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", path, "--out", out, timeout=60)
+    assert busy.returncode != 0 and "Traceback" not in busy.stderr
+    assert "another ppc command" in busy.stderr and "is writing into this folder" in busy.stderr
+    (out / "report.json").write_text("{}")
+    full = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", path, "--out", out, timeout=60)
+    assert full.returncode != 0 and "holds" in full.stderr, full.stderr

@@ -297,6 +297,11 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
                  if not hmac.compare_digest(received.get((name, f), b""), _tag(key, name, me, f, fields[f]))]
         if wrong:
             differ[name] = wrong
+    if any(len(wrong) == len(FIELDS) for wrong in differ.values()):
+        names = ", ".join(f"'{name}'" for name, wrong in differ.items() if len(wrong) == len(FIELDS))
+        raise PartyError(f"no confirmation from {names} matches, in any field: the coordinator relayed public keys "
+                         "of its own (a man in the middle, which only mutual TLS stops) or altered the "
+                         "confirmations; this party posts nothing")
     if differ:
         said = "; ".join(f"'{name}' was told another {', '.join(wrong)}" for name, wrong in differ.items())
         raise PartyError(f"the coordinator told the parties different things: {said} (or its confirmation was "

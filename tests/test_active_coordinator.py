@@ -573,3 +573,88 @@ def test_ppc_coordinator_out_takes_the_folder_as_ppc_run_does(tmp_path):
     (out / "report.json").write_text("{}")
     full = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", path, "--out", out, timeout=60)
     assert full.returncode != 0 and "holds" in full.stderr, full.stderr
+
+
+# -- keys swapped by the coordinator (a man in the middle) -------------------------------------------------
+
+def man_in_the_middle(monkeypatch, stolen: dict):
+    """Replace the key relay: every party gets the coordinator's own key for every other party; the leader's
+    sealed pseudonym key is opened on the way (into ``stolen``) and sealed again to each party."""
+    from coordinator import handlers
+    from parties.keys import seal, unseal
+
+    fake = {p: KeyPair.generate() for p in ("a", "b")}
+    real_peers, real_post = handlers.peers, handlers.post_sealed
+
+    def peers(session, request):
+        reply = real_peers(session, request)
+        for peer in reply.peers:
+            if peer.party != request.party:
+                peer.public_key = fake[peer.party].public
+        return reply
+
+    def post_sealed(session, request):
+        leader = request.party
+        for sealed in request.keys:
+            key = unseal(fake[sealed.to], session.keys[leader].public_key, sealed.nonce, sealed.ciphertext,
+                         session.spec.name, leader, sealed.to)
+            stolen["key"] = key
+            sealed.nonce, sealed.ciphertext = seal(fake[leader], session.keys[sealed.to].public_key, key,
+                                                   session.spec.name, leader, sealed.to)
+        return real_post(session, request)
+
+    monkeypatch.setattr(handlers, "peers", peers)
+    monkeypatch.setattr(handlers, "post_sealed", post_sealed)
+
+
+def test_without_mutual_tls_a_coordinator_swapping_keys_reads_every_raw_id(tmp_path, monkeypatch):
+    """What an active coordinator can still do without mutual TLS (documented, and said in every report)."""
+    from parties.keys import pseudonyms
+
+    stolen: dict = {}
+    man_in_the_middle(monkeypatch, stolen)
+    out, session = run_parties(tmp_path, monkeypatch, None, None)
+    guesses = np.arange(10_000)  # a dictionary of candidate ids
+    table = dict(zip(pseudonyms(stolen["key"], guesses).tolist(), guesses.tolist()))
+    for party in ("a", "b"):
+        sent = session.contributions[party].ids
+        assert sorted(table[p] for p in sent.tolist()) == list(range(80))  # every raw id, 80 of 80
+    # Confirm then fails (each party's confirmation keys are shared with the coordinator, not the other party),
+    # so no partial distance is posted; the ids were lost before it
+    for code, err in out.values():
+        assert code != 0 and "a man in the middle" in err and "Traceback" not in err, err
+    assert posts(session) == []
+
+
+def test_under_mutual_tls_every_party_refuses_swapped_keys_before_sending_an_id(tmp_path, monkeypatch):
+    from coordinator.security import load_server_security, load_token_digests
+    from ppcsim.credentials import make_credentials
+
+    stolen: dict = {}
+    man_in_the_middle(monkeypatch, stolen)
+    path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true"))
+    creds = make_credentials(tmp_path / "creds", "lied-to", ["a", "b"])
+    registry = Registry()
+    session = registry.create(load_scenario(path).session_spec(load_token_digests(creds, "lied-to")))
+    server, port = start_server("127.0.0.1:0", registry,
+                                security=load_server_security(creds, tls=True, mutual=True))
+    procs = {}
+    try:
+        for name in ("a", "b"):
+            procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
+                 str(path), "--party", name, "--credentials", str(creds / "parties" / name), "--timeout", "20"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        for proc in procs.values():
+            _, err = proc.communicate(timeout=PARTY_SECONDS)
+            assert proc.returncode != 0 and "Traceback" not in err, err
+            assert "signature does not verify: the coordinator relayed a key that is not the party's" in err, err
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        server.stop(0)
+        session.fail("test over")
+    assert "key" not in stolen  # the leader sealed nothing to a key it could not verify
+    assert not any(e.rpc == "Upload" for e in session.ledger.entries())  # no pseudonym was sent

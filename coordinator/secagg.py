@@ -40,6 +40,8 @@ from protos.ppcsim.v1 import array_pb2, session_pb2
 VALUE_BYTES, LABEL_BYTES = 8, 4
 #: What a secure-aggregation party names as its method in its (ids only) upload header.
 METHOD = SECURE
+#: The secure-aggregation contract served (AlignmentHeader.revision): parties check, Confirm, transcript-keyed masks.
+REVISION = 2
 
 
 def int32_chunks(values: np.ndarray, chunk_bytes: int) -> Iterator[array_pb2.ArrayChunk]:
@@ -257,6 +259,7 @@ def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[sessio
         n_joined=arbiter.m, n_rows=len(session.contributions[request.party].ids), n_clusters=arbiter.k,
         init=arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k].tolist(), scale_bits=spec.scale_bits,
         max_iter=spec.max_iter, parties=session.spec.parties, seeding_steps=arbiter.seeding_steps,
+        revision=REVISION,
     )
     messages = [(session_pb2.AlignmentMessage(header=header), 0)] + [
         (session_pb2.AlignmentMessage(positions=c), len(c.data))

@@ -46,6 +46,8 @@ METHOD = "secure_aggregation"
 SCALE_BITS_RANGE = (8, 48)
 #: Most Lloyd rounds (max_iter) a party agrees to run, however many the coordinator announces.
 MAX_ITER_LIMIT = 100_000
+#: The secure-aggregation contract this party speaks (AlignmentHeader.revision; docs/secure-aggregation.md).
+REVISION = 2
 
 
 # -- fixed point -----------------------------------------------------------------------------------
@@ -202,6 +204,9 @@ def check_alignment(header: session_pb2.AlignmentHeader, positions: np.ndarray, 
     parties' alone), centres that are joined records, none twice, a
     fixed-point scale and round limit in the documented ranges.
     """
+    if header.revision != REVISION:
+        raise _refuse(f"it is of revision {header.revision} of the secure-aggregation contract; this party speaks "
+                      f"revision {REVISION} (it checks the alignment with the other parties before round 0)")
     order = list(header.parties)
     if parties is not None and order != list(parties):
         raise _refuse(f"it names the parties {order}, but Join named {list(parties)}")

@@ -234,7 +234,7 @@ class Relay(Link):
 
 def header(scale_bits=32):
     return session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[0, 3], scale_bits=scale_bits,
-                                       max_iter=300, parties=["a", "b"])
+                                       max_iter=300, parties=["a", "b"], revision=2)
 
 
 def confirm_both(fields_a, fields_b, tamper=None):
@@ -286,12 +286,14 @@ def test_one_party_alone_refuses_what_it_can_check_and_names_it():
         (header(), np.array([4, 0, 2, 5], dtype=np.int32), "position 5 is not one of this party's rows"),
         (header(scale_bits=0), good, "scale_bits = 0"),
         (header(scale_bits=60), good, "scale_bits = 60"),
-        (session_pb2.AlignmentHeader(n_joined=4, n_rows=6, n_clusters=2, init=[0, 3], scale_bits=32, max_iter=3,
-                                     parties=["a", "b"]), good, "uploaded 6 rows; it uploaded 5"),
-        (session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[3, 3], scale_bits=32, max_iter=3,
-                                     parties=["a", "b"]), good, "initial centres [3, 3]"),
         (session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[0, 3], scale_bits=32, max_iter=3,
-                                     parties=["b", "a"]), good, "but Join named ['a', 'b']"),
+                                     parties=["a", "b"]), good, "revision 0 of the secure-aggregation contract"),
+        (session_pb2.AlignmentHeader(n_joined=4, n_rows=6, n_clusters=2, init=[0, 3], scale_bits=32, max_iter=3,
+                                     parties=["a", "b"], revision=2), good, "uploaded 6 rows; it uploaded 5"),
+        (session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[3, 3], scale_bits=32, max_iter=3,
+                                     parties=["a", "b"], revision=2), good, "initial centres [3, 3]"),
+        (session_pb2.AlignmentHeader(n_joined=4, n_rows=5, n_clusters=2, init=[0, 3], scale_bits=32, max_iter=3,
+                                     parties=["b", "a"], revision=2), good, "but Join named ['a', 'b']"),
     ]
     for hdr, positions, says in cases:
         with pytest.raises(PartyError, match="refusing the coordinator's alignment") as err:

@@ -274,7 +274,7 @@ class AlignmentRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
 class AlignmentHeader(_message.Message):
-    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps")
+    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps", "revision")
     N_JOINED_FIELD_NUMBER: _ClassVar[int]
     N_ROWS_FIELD_NUMBER: _ClassVar[int]
     N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -283,6 +283,7 @@ class AlignmentHeader(_message.Message):
     MAX_ITER_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
     SEEDING_STEPS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
     n_joined: int
     n_rows: int
     n_clusters: int
@@ -291,7 +292,8 @@ class AlignmentHeader(_message.Message):
     max_iter: int
     parties: _containers.RepeatedScalarFieldContainer[str]
     seeding_steps: int
-    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ...) -> None: ...
+    revision: int
+    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class AlignmentMessage(_message.Message):
     __slots__ = ("header", "positions")

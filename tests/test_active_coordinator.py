@@ -79,18 +79,29 @@ def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.
     return alignment
 
 
-def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra: str) -> tuple[dict, object]:
+def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra: str,
+                mutual: bool = False) -> tuple[dict, object]:
     """Serve the scenario with ``coordinator.secagg.<handler>`` replaced (None: the honest coordinator); run both
     parties as ``ppc party`` (``extra``: more options for each, ``{name}`` standing for the party's name).
+    ``mutual``: over mutual TLS with tokens, credentials from ``ppc credentials`` in ``tmp_path/creds``.
 
     Returns each party's (exit code, standard error) and the session.
     """
-    path = write_scenario(tmp_path, SCENARIO)
+    from coordinator.security import ServerSecurity, load_server_security, load_token_digests
+    from ppcsim.credentials import make_credentials
+
+    path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true") if mutual
+                          else SCENARIO)
     if handler is not None:
         monkeypatch.setattr(secagg, handler, replacement)
     registry = Registry()
-    session = registry.create(load_scenario(path).session_spec())
-    server, port = start_server("127.0.0.1:0", registry)
+    security, tokens = ServerSecurity(), None
+    if mutual:
+        creds = make_credentials(tmp_path / "creds", "lied-to", ["a", "b"])
+        security, tokens = load_server_security(creds, tls=True, mutual=True), load_token_digests(creds, "lied-to")
+        extra += ("--credentials", str(creds / "parties" / "{name}"))
+    session = registry.create(load_scenario(path).session_spec(tokens))
+    server, port = start_server("127.0.0.1:0", registry, security=security)
     procs = {}
     try:
         for name in ("a", "b"):
@@ -629,34 +640,11 @@ def test_without_mutual_tls_a_coordinator_swapping_keys_reads_every_raw_id(tmp_p
 
 
 def test_under_mutual_tls_every_party_refuses_swapped_keys_before_sending_an_id(tmp_path, monkeypatch):
-    from coordinator.security import load_server_security, load_token_digests
-    from ppcsim.credentials import make_credentials
-
     stolen: dict = {}
     man_in_the_middle(monkeypatch, stolen)
-    path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true"))
-    creds = make_credentials(tmp_path / "creds", "lied-to", ["a", "b"])
-    registry = Registry()
-    session = registry.create(load_scenario(path).session_spec(load_token_digests(creds, "lied-to")))
-    server, port = start_server("127.0.0.1:0", registry,
-                                security=load_server_security(creds, tls=True, mutual=True))
-    procs = {}
-    try:
-        for name in ("a", "b"):
-            procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
-                 str(path), "--party", name, "--credentials", str(creds / "parties" / name), "--timeout", "20"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        for proc in procs.values():
-            _, err = proc.communicate(timeout=PARTY_SECONDS)
-            assert proc.returncode != 0 and "Traceback" not in err, err
-            assert "signature does not verify: the coordinator relayed a key that is not the party's" in err, err
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        server.stop(0)
-        session.fail("test over")
+    out, session = run_parties(tmp_path, monkeypatch, None, None, "--timeout", "20", mutual=True)
+    for code, err in out.values():
+        assert code != 0 and "Traceback" not in err, err
+        assert "signature does not verify: the coordinator relayed a key that is not the party's" in err, err
     assert "key" not in stolen  # the leader sealed nothing to a key it could not verify
     assert not any(e.rpc == "Upload" for e in session.ledger.entries())  # no pseudonym was sent

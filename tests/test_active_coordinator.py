@@ -648,3 +648,40 @@ def test_under_mutual_tls_every_party_refuses_swapped_keys_before_sending_an_id(
         assert "signature does not verify: the coordinator relayed a key that is not the party's" in err, err
     assert "key" not in stolen  # the leader sealed nothing to a key it could not verify
     assert not any(e.rpc == "Upload" for e in session.ledger.entries())  # no pseudonym was sent
+
+
+def test_a_party_refuses_a_coordinator_whose_certificate_is_not_for_a_server(tmp_path):
+    """The party's TLS (gRPC) checks the coordinator's ExtendedKeyUsage: a party's clientAuth certificate, even
+    one naming ppc-coordinator under the session's CA, does not serve."""
+    import grpc
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    from coordinator.security import ServerSecurity
+    from coordinator.session import SessionSpec
+    from parties.client import ClientSecurity, CoordinatorClient
+    from ppcsim.credentials import _certificate, _key, _pem_key, make_authority
+
+    ca = make_authority(tmp_path / "ca", "s")
+    answers = {}
+    for usage in (ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH):
+        key = _key()
+        cert = _certificate("ppc-coordinator", key, ca.certificate.subject, ca.key,
+                            sans=[x509.DNSName("ppc-coordinator")], usage=usage)
+        registry = Registry()
+        registry.create(SessionSpec(name="s", parties=("a", "b"), deadline=10))
+        server, port = start_server("127.0.0.1:0", registry, security=ServerSecurity(
+            True, False, cert.public_bytes(serialization.Encoding.PEM), _pem_key(key), ca.pem))
+        client = CoordinatorClient(f"127.0.0.1:{port}", "s", "a", ClientSecurity(ca.pem, b"", b"", ""))
+        try:
+            client.stub.Join(session_pb2.JoinRequest(session="s", party="a", public_key=KeyPair.generate().public),
+                             timeout=5)
+            answers[usage] = "joined"
+        except grpc.RpcError as exc:
+            answers[usage] = exc.code()
+        finally:
+            client.close()
+            server.stop(0)
+    assert answers == {ExtendedKeyUsageOID.SERVER_AUTH: "joined",
+                       ExtendedKeyUsageOID.CLIENT_AUTH: grpc.StatusCode.UNAVAILABLE}

@@ -96,6 +96,7 @@ def run_party(
     tls: bool = True,
     mutual: bool = False,
     secure_only: bool = False,
+    ids_mode: str | None = None,
     log=sys.stderr,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
@@ -107,6 +108,9 @@ def run_party(
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
     when it runs out. ``secure_only``: the party's table names no method, so
     it refuses any session but a secure-aggregation one before sending data.
+    ``ids_mode``: the scenario's [security] ids; a party whose file says
+    "pseudonymous" refuses a coordinator that asks for plain ids (an active
+    coordinator would so read every raw id, mutual TLS or not).
 
     Raises PartyError for bad input or a timeout, and grpc.RpcError when the
     coordinator refuses or the session fails.
@@ -146,6 +150,9 @@ def run_party(
         t = time.perf_counter()
         reply = retried("Join", lambda: client.join(left(), pair.public, signature))
         rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION
+        if ids_mode == "pseudonymous" and reply.ids != session_pb2.IDS_PSEUDONYMOUS:
+            raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
+                             f"session '{session}' asks for plain ids: refusing to send a raw id")
         if secure_only and not rounds:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "

@@ -382,6 +382,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             tls=scenario.security.tls,
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
+            ids_mode=scenario.security.ids,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None

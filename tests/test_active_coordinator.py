@@ -685,3 +685,21 @@ def test_a_party_refuses_a_coordinator_whose_certificate_is_not_for_a_server(tmp
             server.stop(0)
     assert answers == {ExtendedKeyUsageOID.SERVER_AUTH: "joined",
                        ExtendedKeyUsageOID.CLIENT_AUTH: grpc.StatusCode.UNAVAILABLE}
+
+
+def test_a_party_refuses_a_coordinator_asking_for_plain_ids_when_its_scenario_says_pseudonymous(tmp_path,
+                                                                                            monkeypatch):
+    from coordinator import handlers
+
+    real = handlers.join
+
+    def join(session, request, certificate=b""):
+        reply = real(session, request, certificate)
+        reply.ids = session_pb2.IDS_PLAIN  # a downgrade: the parties would send their raw ids
+        return reply
+
+    monkeypatch.setattr(handlers, "join", join)
+    out, session = run_parties(tmp_path, monkeypatch, None, None, "--timeout", "20")
+    for code, err in out.values():
+        assert code != 0 and "Traceback" not in err and "refusing to send a raw id" in err, err
+    assert not any(e.rpc == "Upload" for e in session.ledger.entries())

@@ -15,6 +15,15 @@ each of its centre blocks to the mean of its records in that cluster (an
 empty cluster keeps its centre) and the next round starts. The exact wire
 format is in docs/secure-aggregation.md and the .proto.
 
+Against an active coordinator (docs/secure-aggregation.md, "Against an
+active coordinator") the party checks the alignment alone before it posts
+anything (``check_alignment``), confirms it to every other party through
+the coordinator with MACs under keys the coordinator cannot compute
+(``confirm_alignment``), keys each post's masks by the transcript of what it
+was told (``Transcript``), so that labels told differently to two parties
+give the arbiter noise, and checks every answer after that (``check_labels``,
+``check_result``).
+
 The rounds are written against a small link (``Link``): over gRPC
 (``GrpcLink``) in a party process, or straight into the coordinator's handler
 functions in one process (ppcsim.simulate.simulate_secure).

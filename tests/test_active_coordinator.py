@@ -401,27 +401,15 @@ def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_with
     seen: dict[int, np.ndarray] = {}
     batches: dict[int, np.ndarray] = {}
 
-    def assign(self):  # the arbiter's _assign, lying: it keeps each round's sums and names its own clusters
-        seen[self.round] = self.total.view(np.int64).copy()
+    def choose(self, signed):  # the arbiter's choice of labels, lying: it keeps each round's sums
+        seen[self.round] = signed.copy()
         batch = np.arange(self.round * (self.k - 1), (self.round + 1) * (self.k - 1)) % self.m
         batches[self.round] = batch
         labels = np.full(self.m, self.k - 1, dtype=np.int32)
         labels[batch] = np.arange(self.k - 1)
-        done = (self.round + 1) * (self.k - 1) >= self.m
-        header = session_pb2.LabelsHeader(round=self.round, done=done, changed=self.m, n_labels=self.m,
-                                          sizes=np.bincount(labels, minlength=self.k).tolist())
-        self.results[self.round] = (header, labels)
-        self.results.pop(self.round - 2, None)
-        self.total[:] = 0
-        self.posted.clear()
-        if done:
-            self.done = True
-            self.session.complete_secure(self._outcome(labels))
-        else:
-            self.round += 1
-            self.records.append(secagg.RoundRecord(self.round))
+        return labels, (self.round + 1) * (self.k - 1) >= self.m
 
-    monkeypatch.setattr(secagg.Arbiter, "_assign", assign)
+    monkeypatch.setattr(secagg.Arbiter, "choose", choose)
     text = SCENARIO.replace("rows = 80", "rows = 40").replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 20")
     session, _, own = simulate_secure(load_scenario(write_scenario(tmp_path, text)))
     join = session.arbiter.join

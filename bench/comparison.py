@@ -297,7 +297,10 @@ def document(rows: list[dict]) -> str:
               "- **What the coordinator learns.** DRBT and OSBR hand it a disguised copy of each party's block "
               "once, open to the attacks in the table. Secure aggregation hands it no party's data, but every "
               "record's distance to every centre in every round, summed over the parties; in the 2-D workload "
-              "below that locates every record from the k initial records (multilateration), because k >= d + 1.",
+              "below that locates every record from the k initial records (multilateration), because k >= d + 1. "
+              "That is a coordinator that follows the protocol; an active one, choosing the labels, reads every "
+              "joined record's distance to every other within about m / (k - 1) rounds, bounded by max_iter "
+              "([secure-aggregation.md](secure-aggregation.md#against-an-active-coordinator)).",
               ""]
     lit = [r for r in rows if r["workload"] == "literature"]
     if lit:

@@ -42,6 +42,8 @@ from protos.ppcsim.v1 import array_pb2, session_pb2
 VALUE_BYTES, LABEL_BYTES = 8, 4
 #: What a secure-aggregation party names as its method in its (ids only) upload header.
 METHOD = SECURE
+#: The secure-aggregation contract served (AlignmentHeader.revision): parties check, Confirm, transcript-keyed masks.
+REVISION = 2
 
 
 def int32_chunks(values: np.ndarray, chunk_bytes: int) -> Iterator[array_pb2.ArrayChunk]:
@@ -174,13 +176,29 @@ class Arbiter:
         if self.seeding:
             self.seeding_records.append(RoundRecord(self.step))
 
+    def _changed(self, labels: np.ndarray) -> int:
+        previous = self.results.get(self.round - 1)
+        return self.m if previous is None else int(np.count_nonzero(labels != previous[1]))
+
+    def choose(self, signed: np.ndarray) -> tuple[np.ndarray, bool]:
+        """This round's labels from the summed distances ``signed`` (m x k, int64), and whether the rounds end.
+
+        Each record's nearest centre (exact: integers, ties to the first
+        centre); the rounds end once at most tol * m labels changed, or at
+        round max_iter. The parties cannot check this choice (they never see
+        the sums): an active arbiter may answer any labels here, the same to
+        every party (docs/secure-aggregation.md, "Against an active
+        coordinator").
+        """
+        labels = np.argmin(signed, axis=1).astype(np.int32)
+        done = (self.round > 0 and self._changed(labels) <= self.spec.tol * self.m) or self.round >= self.spec.max_iter
+        return labels, done
+
     def _assign(self) -> None:
         signed = self.total.view(np.int64)  # the sum of every party's e = round(d * 2^scale_bits)
-        labels = np.argmin(signed, axis=1).astype(np.int32)  # exact: integers, ties to the first centre
-        previous = self.results.get(self.round - 1)
-        changed = self.m if previous is None else int(np.count_nonzero(labels != previous[1]))
+        labels, done = self.choose(signed)
+        changed = self._changed(labels)
         sizes = np.bincount(labels, minlength=self.k).tolist()
-        done = (self.round > 0 and changed <= self.spec.tol * self.m) or self.round >= self.spec.max_iter
         self.seen = signed.copy()
         if self.round == 0:
             self.seen_first = self.seen
@@ -257,6 +275,7 @@ def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[sessio
         n_joined=arbiter.m, n_rows=len(session.contributions[request.party].ids), n_clusters=arbiter.k,
         init=arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k].tolist(), scale_bits=spec.scale_bits,
         max_iter=spec.max_iter, parties=session.spec.parties, seeding_steps=arbiter.seeding_steps,
+        revision=REVISION,
     )
     messages = [(session_pb2.AlignmentMessage(header=header), 0)] + [
         (session_pb2.AlignmentMessage(positions=c), len(c.data))

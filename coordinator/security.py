@@ -3,12 +3,14 @@
 A party proves who it is with a per-session token (sent as
 ``authorization: Bearer <token>`` metadata; the coordinator keeps only its
 SHA-256) and, under mutual TLS, with a client certificate whose common name
-is its party name. A call on behalf of another party is refused with
+is its party name, made for a TLS client and bound to the session
+(protos.identity). A call on behalf of another party is refused with
 PERMISSION_DENIED; one without valid credentials with UNAUTHENTICATED.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -17,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+from cryptography import x509
 
 from coordinator.errors import SessionError
+from protos.identity import party_certificate_problem
 
 LOOPBACK_NAMES = ("localhost",)
 
@@ -99,9 +103,34 @@ def bearer_token(context) -> str | None:
     return None
 
 
-def certificate_name(context) -> str | None:
+def presented_name(context) -> str | None:
+    """The common name of the client certificate the TLS handshake verified (None without one), before the call
+    names its session: certificate_name checks it is a party's certificate for that session."""
     names = context.auth_context().get("x509_common_name") or []
     return names[0].decode() if names else None
+
+
+def certificate_name(context, session: str) -> str | None:
+    """The party the caller's TLS client certificate names (None without one); Refused (UNAUTHENTICATED) if the
+    certificate is not a party's certificate for ``session`` (protos.identity: clientAuth, bound to the session
+    by its SubjectAlternativeName URI), e.g. another session's party of the same name, or the coordinator's."""
+    name = presented_name(context)
+    if name is None:
+        return None
+    problem = _certificate_problem(peer_certificate(context), session, name)
+    if problem:
+        raise Refused(grpc.StatusCode.UNAUTHENTICATED, f"party '{name}': the client certificate {problem}")
+    return name
+
+
+@functools.lru_cache(maxsize=1024)
+def _certificate_problem(pem: bytes, session: str, name: str) -> str | None:
+    """protos.identity.party_certificate_problem of a PEM certificate, parsed once per certificate and session."""
+    try:
+        cert = x509.load_pem_x509_certificate(pem)
+    except ValueError:
+        return "cannot be read"
+    return party_certificate_problem(cert, session, name)
 
 
 def peer_certificate(context) -> bytes:

@@ -26,11 +26,11 @@ from typing import NoReturn, TypeVar
 
 import grpc
 
-from coordinator import handlers, secagg
+from coordinator import confirm, handlers, secagg
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.limits import Budget, Calls, Limits, physical_memory
-from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
+from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate, presented_name
 from coordinator.session import Session, SessionSpec
 from coordinator.text import clip, shown
 from coordinator.upload import BrokenStream, Received
@@ -141,7 +141,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         except SessionError as exc:
             await self._abort(context, exc, grpc.StatusCode.NOT_FOUND)
         try:
-            identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context), certificate_name(context))
+            identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context),
+                     certificate_name(context, name) if session.spec.mutual else None)
         except Refused as exc:
             log.warning("session %s: refused %s call from %s: %s", shown(name), shown(claimed) or "status",
                         context.peer(), clip(str(exc)))
@@ -153,7 +154,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         at once a caller whose metadata proves no party of any session this coordinator serves (a token that
         is no session's, or no token where every session wants one)."""
         try:
-            return self.registry.admits(bearer_token(context), certificate_name(context))
+            return self.registry.admits(bearer_token(context), presented_name(context))
         except Refused as exc:
             log.warning("refused a stream from %s before its first message: %s", context.peer(), exc)
             await context.abort(exc.code, clip(str(exc)))
@@ -240,6 +241,9 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
     async def GetLabels(self, request, context):
         async for message in self._stream(secagg.labels, request, context):
             yield message
+
+    async def Confirm(self, request, context):
+        return await self._unary(confirm.confirm, request, context)
 
     # -- client streams ---------------------------------------------------------------------------
     async def _first(self, request_iterator, context, kind: str):

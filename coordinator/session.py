@@ -146,6 +146,7 @@ class Session:
         self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
         self.arbiter: Arbiter | None = None  # secure aggregation: the rounds, once the ids are joined
+        self.confirmations: dict[str, dict[tuple[str, str], bytes]] = {}  # per party: its tags (coordinator.confirm)
         self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
@@ -460,6 +461,13 @@ class Session:
             self._await(lambda: step in arbiter.seeds, timeout,
                         lambda: f"seeding step {step} did not finish in time")
             return arbiter.seeds[step]
+
+    def await_confirmations(self, timeout: float | None = None) -> None:
+        """Once every party posted its confirmations (coordinator.confirm); SessionError if the session fails."""
+        with self._cond:
+            self._await(lambda: len(self.confirmations) == len(self.spec.parties), timeout,
+                        lambda: "not every party confirmed in time (waiting for "
+                                + ", ".join(p for p in self.spec.parties if p not in self.confirmations) + ")")
 
     def complete_secure(self, outcome: Outcome) -> None:
         """The last round's labels are the session's result (call with ``lock`` held)."""

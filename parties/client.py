@@ -13,6 +13,7 @@ import numpy as np
 from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
 from parties.methods import Sent
+from protos.identity import COORDINATOR_NAME
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
@@ -20,8 +21,10 @@ from protos.serde import ArrayAssembler, array_pieces, array_spec, labels_spec
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
 IDS_PER_CHUNK = 20_000
-#: The name on every coordinator certificate; checked whatever address a party dials.
-COORDINATOR_NAME = "ppc-coordinator"
+#: What an active coordinator could do where mutual TLS is off: said by ``ppc run``, ``ppc party`` and the report.
+WITHOUT_MUTUAL_TLS = ("without mutual TLS nothing binds a party's X25519 key to the party: an active coordinator "
+                      "could relay keys of its own (a man in the middle), learn the pseudonym key and find raw ids "
+                      "by hashing guesses, and read each party's masked values; [security] mutual = true stops it")
 
 
 @dataclass(frozen=True)

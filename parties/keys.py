@@ -35,9 +35,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from cryptography.x509.oid import NameOID
 
 from parties.errors import PartyError
+from protos.identity import party_certificate_problem
 from protos.ids import PSEUDONYM_BYTES
 
 #: Bytes of the shared pseudonym key.
@@ -146,15 +146,21 @@ def sign_key(private_key_pem: bytes, session: str, party: str, public: bytes) ->
 
 def verify_peer(ca_pem: bytes, certificate_pem: bytes, signature: bytes, session: str, party: str,
                 public: bytes) -> None:
-    """PartyError unless ``certificate_pem`` is issued by our CA to ``party`` and signs ``public`` for ``session``."""
+    """PartyError unless ``certificate_pem`` is issued by our CA to ``party`` of ``session`` and signs ``public``.
+
+    The certificate must name the party, be for a TLS client (ExtendedKeyUsage
+    clientAuth: the coordinator's serverAuth certificate never passes for a
+    party) and be bound to ``session`` (protos.identity.party_uri), so that
+    another session's party of the same name cannot sign for this one.
+    """
     try:
         cert = x509.load_pem_x509_certificate(certificate_pem)
         ca = x509.load_pem_x509_certificate(ca_pem)
     except ValueError:
         raise PartyError(f"party '{party}': the relayed certificate is not a PEM certificate") from None
-    names = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
-    if names != [party]:
-        raise PartyError(f"party '{party}': the relayed certificate names {names}, not '{party}'")
+    problem = party_certificate_problem(cert, session, party)
+    if problem:
+        raise PartyError(f"party '{party}': the relayed certificate {problem}")
     try:
         cert.verify_directly_issued_by(ca)
     except (ValueError, TypeError, InvalidSignature):

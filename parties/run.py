@@ -23,9 +23,11 @@ from parties.client import (
 from parties.config import PartyConfig
 from parties.data import PartyData
 from parties.errors import PartyError
+from parties.files import write_private
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from parties.secagg import check_result
 from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
@@ -94,6 +96,7 @@ def run_party(
     tls: bool = True,
     mutual: bool = False,
     secure_only: bool = False,
+    ids_mode: str | None = None,
     log=sys.stderr,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
@@ -105,6 +108,9 @@ def run_party(
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
     when it runs out. ``secure_only``: the party's table names no method, so
     it refuses any session but a secure-aggregation one before sending data.
+    ``ids_mode``: the scenario's [security] ids; a party whose file says
+    "pseudonymous" refuses a coordinator that asks for plain ids (an active
+    coordinator would so read every raw id, mutual TLS or not).
 
     Raises PartyError for bad input or a timeout, and grpc.RpcError when the
     coordinator refuses or the session fails.
@@ -144,6 +150,9 @@ def run_party(
         t = time.perf_counter()
         reply = retried("Join", lambda: client.join(left(), pair.public, signature))
         rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION
+        if ids_mode == "pseudonymous" and reply.ids != session_pb2.IDS_PSEUDONYMOUS:
+            raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
+                             f"session '{session}' asks for plain ids: refusing to send a raw id")
         if secure_only and not rounds:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
@@ -188,6 +197,7 @@ def run_party(
         client.close()
 
     header = result.header
+    check_result(result.labels, len(data.ids), secure, header.n_clusters)
     print(
         f"party {cfg.name}: {header.n_joined} of {len(data.ids)} records clustered into "
         f"{header.n_clusters} clusters, sizes {list(header.sizes)}",
@@ -214,8 +224,8 @@ def run_party(
     }
     if secure is not None:
         summary.update(method="secure_aggregation", arrays={}, rounds=secure.rounds)
-    if summary_out:
-        summary_out.write_text(json.dumps(summary, indent=2))
+    if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
+        write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary
 
 
@@ -232,7 +242,7 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
     upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
     result = secure_party(GrpcLink(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
                           client.session, cfg.name, len(done.data.columns),
-                          min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), log=log)
+                          min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), parties=list(reply.parties), log=log)
     print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)
     return result
 

@@ -15,6 +15,15 @@ each of its centre blocks to the mean of its records in that cluster (an
 empty cluster keeps its centre) and the next round starts. The exact wire
 format is in docs/secure-aggregation.md and the .proto.
 
+Against an active coordinator (docs/secure-aggregation.md, "Against an
+active coordinator") the party checks the alignment alone before it posts
+anything (``check_alignment``), confirms it to every other party through
+the coordinator with MACs under keys the coordinator cannot compute
+(``confirm_alignment``), keys each post's masks by the transcript of what it
+was told (``Transcript``), so that labels told differently to two parties
+give the arbiter noise, and checks every answer after that (``check_labels``,
+``check_result``).
+
 The rounds are written against a small link (``Link``): over gRPC
 (``GrpcLink``) in a party process, or straight into the coordinator's handler
 functions in one process (ppcsim.simulate.simulate_secure).
@@ -22,6 +31,8 @@ functions in one process (ppcsim.simulate.simulate_secure).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import sys
 import time
 from collections.abc import Iterator
@@ -40,6 +51,12 @@ SCALE_BITS = 32
 SEEDING_ROUNDS = 1 << 32
 #: What the party names as its method in its ids-only upload header.
 METHOD = "secure_aggregation"
+#: The fixed-point scales a party accepts: the range a scenario's [clustering] 'scale_bits' may take.
+SCALE_BITS_RANGE = (8, 48)
+#: Most Lloyd rounds (max_iter) a party agrees to run, however many the coordinator announces.
+MAX_ITER_LIMIT = 100_000
+#: The secure-aggregation contract this party speaks (AlignmentHeader.revision; docs/secure-aggregation.md).
+REVISION = 2
 
 
 # -- fixed point -----------------------------------------------------------------------------------
@@ -103,6 +120,32 @@ def pair_masks(pair: KeyPair, peers: dict[str, bytes], order: list[str], session
     return out
 
 
+class Transcript:
+    """What the arbiter told this party so far, as a SHA-256 chain that keys each post's masks (``keyed``).
+
+    It starts from the confirmed fields (``FIELDS``, each as its length in 8
+    bytes big-endian then its bytes, after "ppcsim.v1 transcript" 0x00) and
+    takes in every answer: a seeding step's centre (8 bytes big-endian), a
+    round's labels (int32 little-endian), each as ``digest = SHA-256(digest ||
+    answer)``. Two parties' masks cancel only while they were told the same
+    thing; a coordinator that tells two parties different labels gets a sum
+    that is uniformly random, not one party's distances.
+    """
+
+    def __init__(self, fields: dict[str, bytes]):
+        start = b"ppcsim.v1 transcript\x00" + b"".join(len(fields[f]).to_bytes(8, "big") + fields[f] for f in FIELDS)
+        self.digest = hashlib.sha256(start).digest()
+
+    def add(self, answer: bytes) -> None:
+        self.digest = hashlib.sha256(self.digest + answer).digest()
+
+
+def keyed(masks: list[PairMask], transcript: Transcript) -> list[PairMask]:
+    """Each pair's mask key for the next post: HMAC-SHA256(pair secret, transcript digest)."""
+    return [PairMask(pm.peer, pm.sign, hmac.new(pm.secret, transcript.digest, hashlib.sha256).digest())
+            for pm in masks]
+
+
 def apply_masks(values: np.ndarray, masks: list[PairMask], round_: int, scratch: np.ndarray | None = None) -> np.ndarray:
     """``values`` (uint64, flat) plus or minus each pair's mask of this round, modulo 2^64, in place.
 
@@ -151,6 +194,134 @@ def _block_sums(X: np.ndarray, labels: np.ndarray, out: np.ndarray) -> np.ndarra
     return out
 
 
+# -- what the coordinator told this party: checked alone, then against the other parties ------------
+
+def _refuse(what: str) -> PartyError:
+    return PartyError(f"refusing the coordinator's alignment: {what}; this party posts nothing (a coordinator "
+                      "that sends this is broken or lying)")
+
+
+def check_alignment(header: session_pb2.AlignmentHeader, positions: np.ndarray, n_rows: int, me: str,
+                    parties: list[str] | None = None) -> None:
+    """PartyError unless the alignment is one this party can take part in honestly.
+
+    What one party can check alone (docs/secure-aggregation.md, "What a
+    party checks"): the rows it uploaded, the parties (those it joined with,
+    itself among them, none twice), as many positions as joined records, each
+    a row it uploaded and none twice (a repeated row would make its partial
+    distances those of one record, or 0, and leave the masked sum the other
+    parties' alone), centres that are joined records, none twice, a
+    fixed-point scale and round limit in the documented ranges.
+    """
+    if header.revision != REVISION:
+        raise _refuse(f"it is of revision {header.revision} of the secure-aggregation contract; this party speaks "
+                      f"revision {REVISION} (it checks the alignment with the other parties before round 0)")
+    order = list(header.parties)
+    if parties is not None and order != list(parties):
+        raise _refuse(f"it names the parties {order}, but Join named {list(parties)}")
+    if me not in order or len(set(order)) != len(order):
+        raise _refuse(f"its parties {order} do not name this party ('{me}') exactly once each")
+    if header.n_rows != n_rows:
+        raise _refuse(f"it says this party uploaded {header.n_rows} rows; it uploaded {n_rows}")
+    m, k = int(header.n_joined), int(header.n_clusters)
+    if not 1 <= m <= n_rows:
+        raise _refuse(f"it joins {m} records, but this party uploaded {n_rows}")
+    if len(positions) != m:
+        raise _refuse(f"it gives {len(positions)} positions for {m} joined records")
+    if positions.min() < 0 or positions.max() >= n_rows:
+        bad = int(positions[(positions < 0) | (positions >= n_rows)][0])
+        raise _refuse(f"position {bad} is not one of this party's rows (0 to {n_rows - 1})")
+    if len(np.unique(positions)) != m:
+        values, counts = np.unique(positions, return_counts=True)
+        raise _refuse(f"row {int(values[counts > 1][0])} is joined {int(counts.max())} times; a row joins at most "
+                      "once")
+    if not 1 <= k <= m:
+        raise _refuse(f"{k} clusters for {m} joined records")
+    if header.seeding_steps not in (0, k - 1):
+        raise _refuse(f"{header.seeding_steps} seeding steps for {k} clusters (k-means++ takes {k - 1}, random "
+                      "centres none)")
+    init = [int(i) for i in header.init]
+    want = 1 if header.seeding_steps else k
+    if len(init) != want or len(set(init)) != len(init) or any(not 0 <= i < m for i in init):
+        raise _refuse(f"initial centres {init[:8]}: {want} distinct joined records (0 to {m - 1}) are needed")
+    low, high = SCALE_BITS_RANGE
+    if not low <= header.scale_bits <= high:
+        raise _refuse(f"scale_bits = {header.scale_bits}; the fixed-point scale is {low} to {high} bits")
+    if not 1 <= header.max_iter <= MAX_ITER_LIMIT:
+        raise _refuse(f"max_iter = {header.max_iter}; a party runs 1 to {MAX_ITER_LIMIT} rounds")
+
+
+#: The fields the parties confirm to each other, in this order (docs/secure-aggregation.md gives their bytes).
+FIELDS = ("parties", "n_joined", "n_clusters", "init", "seeding_steps", "scale_bits", "max_iter", "records")
+
+
+def confirmed_fields(header: session_pb2.AlignmentHeader, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+    """The bytes of every field of ``FIELDS`` as this party was told it.
+
+    ``records`` is the joined records as this party holds them, in the
+    join's order: its uploaded id (16 bytes of pseudonym, or the id's text in
+    UTF-8 followed by one 0x00) at each position. Equal at two parties exactly
+    when the coordinator joined the same records in the same order for both.
+    """
+    joined = ids[positions.astype(np.intp)]
+    if joined.dtype.kind == "S":
+        records = np.ascontiguousarray(joined).tobytes()
+    else:
+        records = b"".join(str(i).encode() + b"\x00" for i in joined.tolist())
+    return {
+        "parties": b"\x00".join(p.encode() for p in header.parties),
+        "n_joined": int(header.n_joined).to_bytes(8, "big"),
+        "n_clusters": int(header.n_clusters).to_bytes(4, "big"),
+        "init": b"".join(int(i).to_bytes(8, "big") for i in header.init),
+        "seeding_steps": int(header.seeding_steps).to_bytes(4, "big"),
+        "scale_bits": int(header.scale_bits).to_bytes(4, "big"),
+        "max_iter": int(header.max_iter).to_bytes(4, "big"),
+        "records": records,
+    }
+
+
+def _tag(key: bytes, sender: str, to: str, field_: str, value: bytes) -> bytes:
+    """HMAC-SHA256(key, "ppcsim.v1 confirm" 0x00 sender 0x00 to 0x00 field 0x00 value)."""
+    prefix = b"\x00".join(x.encode() for x in ("ppcsim.v1 confirm", sender, to, field_)) + b"\x00"
+    return hmac.new(key, prefix + value, hashlib.sha256).digest()
+
+
+def _confirm_keys(pair: KeyPair, peers: dict[str, bytes], order: list[str], session: str, me: str) -> dict[str, bytes]:
+    """Our confirmation key with every other party: HKDF of X25519 under label "confirm", names in session order."""
+    mine = order.index(me)
+    return {name: pair.pair_secret(peers[name], "confirm", session, *((me, name) if mine < i else (name, me)))
+            for i, name in enumerate(order) if name != me}
+
+
+def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order: list[str], session: str, me: str,
+                      fields: dict[str, bytes]) -> None:
+    """Tell every other party, through the coordinator, what it told us; PartyError if any party was told else.
+
+    One tag per other party and field (``_tag``), under a key the coordinator
+    cannot compute; a tag that is missing or does not match what this party
+    was told names the party and the fields that differ.
+    """
+    keys = _confirm_keys(pair, peers, order, session, me)
+    tags = [session_pb2.ConfirmTag(to=name, field=f, mac=_tag(key, me, name, f, fields[f]))
+            for name, key in keys.items() for f in FIELDS]
+    received = {(t.sender, t.field): t.mac for t in link.confirm(tags)}
+    differ = {}
+    for name, key in keys.items():
+        wrong = [f for f in FIELDS
+                 if not hmac.compare_digest(received.get((name, f), b""), _tag(key, name, me, f, fields[f]))]
+        if wrong:
+            differ[name] = wrong
+    if any(len(wrong) == len(FIELDS) for wrong in differ.values()):
+        names = ", ".join(f"'{name}'" for name, wrong in differ.items() if len(wrong) == len(FIELDS))
+        raise PartyError(f"no confirmation from {names} matches, in any field: the coordinator relayed public keys "
+                         "of its own (a man in the middle, which only mutual TLS stops) or altered the "
+                         "confirmations; this party posts nothing")
+    if differ:
+        said = "; ".join(f"'{name}' was told another {', '.join(wrong)}" for name, wrong in differ.items())
+        raise PartyError(f"the coordinator told the parties different things: {said} (or its confirmation was "
+                         "altered on the way); this party posts nothing")
+
+
 # -- the link to the arbiter -----------------------------------------------------------------------
 
 class Link:
@@ -164,6 +335,15 @@ class Link:
 
     def labels(self, round_: int, seeding: bool = False) -> tuple[session_pb2.LabelsHeader, np.ndarray]:
         """Round ``round_``'s labels; with ``seeding``, seeding step ``round_``'s header (its chosen centre)."""
+        raise NotImplementedError
+
+    def confirm(self, tags: list[session_pb2.ConfirmTag]) -> list[session_pb2.ConfirmTag]:
+        """Post this party's confirmation tags; every other party's tags addressed to it, once all posted."""
+        raise NotImplementedError
+
+    def refuse(self, why: str) -> None:
+        """Tell the coordinator (Confirm with ``refusal``) that this party refuses what it was sent, so that the
+        session fails for every party at once; a failure to tell it is ignored (the party stops anyway)."""
         raise NotImplementedError
 
 
@@ -203,6 +383,28 @@ class GrpcLink(Link):
                                             timeout=self.timeout(), metadata=self.client.metadata)
         return read_int32(stream, "labels")
 
+    def confirm(self, tags):
+        import grpc  # here, as in secure_party: the in-process simulation runs without gRPC
+
+        try:
+            reply = self.client.stub.Confirm(self._request(session_pb2.ConfirmRequest, tags=tags),
+                                             timeout=self.timeout(), metadata=self.client.metadata)
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
+                raise
+            raise PartyError("the coordinator does not relay the parties' confirmations (Confirm): it cannot show "
+                             "that it told every party the same alignment, so this party posts nothing") from None
+        return list(reply.tags)
+
+    def refuse(self, why):
+        import grpc
+
+        try:
+            self.client.stub.Confirm(self._request(session_pb2.ConfirmRequest, refusal=why[:1024]),
+                                     timeout=min(self.timeout(), 10.0), metadata=self.client.metadata)
+        except grpc.RpcError:
+            pass  # the session fails as asked (FAILED_PRECONDITION), or the coordinator did not listen
+
 
 def distance_messages(session: str, party: str, round_: int, values: np.ndarray, shape: tuple[int, int],
                       masked: bool, chunk_bytes: int, seeding: bool = False) -> Iterator[session_pb2.DistanceMessage]:
@@ -224,40 +426,57 @@ class RoundsResult:
     labels: np.ndarray  # of the joined records, in the join's order
     centres: np.ndarray  # this party's final centre blocks (k x d_p): never sent
     timing: dict[str, float] = field(default_factory=dict)
+    positions: np.ndarray | None = None  # the joined records' rows, in the join's order (the checked alignment)
 
 
 def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes], session: str, me: str,
-               chunk_bytes: int, *, masked: bool = True, log=sys.stderr) -> RoundsResult:
+               chunk_bytes: int, *, ids: np.ndarray, parties: list[str] | None = None, masked: bool = True,
+               log=sys.stderr) -> RoundsResult:
     """This party's Lloyd's rounds on its normalised columns ``X`` (its rows, in its upload's order).
 
     ``peers``: every party's X25519 public key, as the coordinator relayed
-    them. ``masked=False`` only for a benchmark's control run (the session
-    must allow it): the same rounds with no mask added.
+    them; ``ids``: the ids (or pseudonyms) this party uploaded, in its row
+    order; ``parties``: the session's parties as Join named them. Before its
+    first post the party checks the alignment alone (``check_alignment``) and
+    with every other party (``confirm_alignment``); every answer after that is
+    checked against the alignment. ``masked=False`` only for a benchmark's
+    control run (the session must allow it): the same rounds with no mask
+    added.
     """
     timing = {"distances": 0.0, "encode": 0.0, "masks": 0.0, "post": 0.0, "wait_labels": 0.0, "update": 0.0}
     t = time.perf_counter()
     header, positions = link.alignment()
     timing["alignment"] = time.perf_counter() - t
     order = list(header.parties)
-    if me not in order or set(order) != set(peers):
-        raise PartyError("the coordinator's party list for the rounds does not match the relayed keys")
+    try:
+        check_alignment(header, positions, len(X), me, parties)
+        if set(order) != set(peers):
+            raise _refuse(f"its parties {order} are not those whose keys it relayed ({sorted(peers)})")
+    except PartyError as exc:
+        link.refuse(str(exc))
+        raise
+    t = time.perf_counter()
+    fields = confirmed_fields(header, positions, ids)
+    confirm_alignment(link, pair, peers, order, session, me, fields)
+    transcript = Transcript(fields)
+    timing["confirm"] = time.perf_counter() - t
     masks = pair_masks(pair, peers, order, session, me) if masked else []
     Xj = np.ascontiguousarray(X[positions.astype(np.intp)], dtype=np.float64)  # the joined rows, in the join's order
     m, k, bits = int(header.n_joined), int(header.n_clusters), int(header.scale_bits)
-    if Xj.shape[0] != m:
-        raise PartyError(f"the alignment gives {Xj.shape[0]} positions for {m} joined records")
     norms = np.einsum("ij,ij->i", Xj, Xj)
     scratch = np.empty(m * k, dtype="<u8") if masks else None  # each round's keystreams, drawn into one buffer
     init = [int(i) for i in header.init]
     t = time.perf_counter()
     for step in range(1, header.seeding_steps + 1):  # k-means++: distances to the centre chosen last
         values = encode(partial_distances(Xj, Xj[init[-1]][None, :], norms), bits, len(order)).reshape(-1)
-        apply_masks(values, masks, SEEDING_ROUNDS + step, scratch)
+        apply_masks(values, keyed(masks, transcript), SEEDING_ROUNDS + step, scratch)
         link.post(distance_messages(session, me, step, values, (m, 1), masked, chunk_bytes, seeding=True))
         answer, _ = link.labels(step, seeding=True)
-        if not answer.seeding or answer.centre >= m:
-            raise PartyError(f"seeding step {step}: the coordinator's answer names no joined record")
+        if not answer.seeding or answer.round != step or answer.centre >= m:
+            raise PartyError(f"seeding step {step}: the coordinator's answer names no joined record (step "
+                             f"{answer.round}, centre {answer.centre} of {m})")
         init.append(int(answer.centre))
+        transcript.add(int(answer.centre).to_bytes(8, "big"))
     timing["seeding"] = time.perf_counter() - t
     if len(init) != k:
         raise PartyError(f"the alignment gives {len(init)} initial centres for {k} clusters")
@@ -269,7 +488,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         t2 = time.perf_counter()
         values = encode(D, bits, len(order)).reshape(-1)
         t3 = time.perf_counter()
-        apply_masks(values, masks, round_, scratch)
+        apply_masks(values, keyed(masks, transcript), round_, scratch)
         t4 = time.perf_counter()
         link.post(distance_messages(session, me, round_, values, (m, k), masked, chunk_bytes))
         t5 = time.perf_counter()
@@ -280,8 +499,8 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         timing["masks"] += t4 - t3
         timing["post"] += t5 - t4
         timing["wait_labels"] += t6 - t5
-        if len(labels) != m:
-            raise PartyError(f"round {round_}: {len(labels)} labels for {m} joined records")
+        check_labels(answer, labels, round_, m, k, int(header.max_iter))
+        transcript.add(np.ascontiguousarray(labels, dtype="<i4").tobytes())
         if answer.done:
             break
         t = time.perf_counter()
@@ -290,16 +509,50 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         round_ += 1
         if round_ % 10 == 0:
             print(f"party {me}: round {round_}, {answer.changed} labels changed", file=log, flush=True)
-    return RoundsResult(round_ + 1, labels, centres, timing)
+    return RoundsResult(round_ + 1, labels, centres, timing, positions)
+
+
+def check_labels(answer: session_pb2.LabelsHeader, labels: np.ndarray, round_: int, m: int, k: int,
+                 max_iter: int) -> None:
+    """PartyError unless round ``round_``'s answer is that round's, with a label 0..k-1 for each of the m joined
+    records, and ends the rounds by round ``max_iter`` at the latest."""
+    if answer.round != round_ or answer.seeding:
+        raise PartyError(f"round {round_}: the coordinator answered with round {answer.round}'s labels")
+    if len(labels) != m or answer.n_labels != m:
+        raise PartyError(f"round {round_}: the coordinator sent {len(labels)} labels for {m} joined records")
+    if m and (labels.min() < 0 or labels.max() >= k):
+        raise PartyError(f"round {round_}: the coordinator sent label {int(labels[(labels < 0) | (labels >= k)][0])}"
+                         f"; there are {k} clusters (0 to {k - 1})")
+    if not answer.done and round_ >= max_iter:
+        raise PartyError(f"round {round_}: the coordinator asks for another round, past max_iter = {max_iter}")
+
+
+def check_result(labels: np.ndarray, n_rows: int, rounds: RoundsResult | None, n_clusters: int) -> None:
+    """PartyError unless GetResult gave one label per uploaded row, each a cluster, -1 or -2; after rounds, the
+    last round's labels at the joined rows and -2 everywhere else."""
+    if len(labels) != n_rows:
+        raise PartyError(f"the coordinator's result has {len(labels)} labels; this party uploaded {n_rows} rows")
+    if n_rows and (labels.min() < -2 or labels.max() >= n_clusters):
+        raise PartyError(f"the coordinator's result holds label {int(labels[(labels < -2) | (labels >= n_clusters)][0])}"
+                         f"; there are {n_clusters} clusters")
+    if rounds is None or rounds.positions is None:
+        return
+    expected = np.full(n_rows, -2, dtype=np.int32)
+    expected[rounds.positions.astype(np.intp)] = rounds.labels
+    if not np.array_equal(labels, expected):
+        raise PartyError(f"the coordinator's result differs from the last round's labels at "
+                         f"{int(np.count_nonzero(labels != expected))} of this party's {n_rows} rows")
 
 
 def secure_party(link: Link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids: np.ndarray, session: str,
-                 me: str, n_columns: int, chunk_bytes: int, *, masked: bool = True, log=sys.stderr) -> RoundsResult:
+                 me: str, n_columns: int, chunk_bytes: int, *, parties: list[str] | None = None, masked: bool = True,
+                 log=sys.stderr) -> RoundsResult:
     """A joined party's whole secure-aggregation exchange after Join (and the pseudonym key, if any).
 
     ``upload`` sends an Upload stream (here: the ids only, for the
     alignment); ``peers`` are the PeerKey messages GetPeers relayed; ``ids``
-    are what the party uploads (its pseudonyms, or its ids).
+    are what the party uploads (its pseudonyms, or its ids); ``parties`` the
+    session's parties as Join named them.
     """
     from parties.client import upload_messages  # the client module pulls in gRPC; the simulation needs none
 
@@ -309,6 +562,7 @@ def secure_party(link: Link, upload, peers: list, pair: KeyPair, X: np.ndarray, 
     t = time.perf_counter()
     upload(upload_messages(session, me, METHOD, {}, ids, [], n_columns, chunk_bytes))
     t_upload = time.perf_counter() - t
-    result = run_rounds(link, X, pair, keys, session, me, chunk_bytes, masked=masked, log=log)
+    result = run_rounds(link, X, pair, keys, session, me, chunk_bytes, ids=ids, parties=parties, masked=masked,
+                        log=log)
     result.timing["upload_ids"] = t_upload
     return result

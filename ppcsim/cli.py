@@ -111,6 +111,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     written += "" if args.no_sent else ", sent/<party>.npz"
     written += ", report.html" if args.html else ""
     if not args.quiet:
+        if not scenario.security.mutual:
+            from parties.client import WITHOUT_MUTUAL_TLS
+
+            print(f"ppc: security: {WITHOUT_MUTUAL_TLS}", file=sys.stderr)
         print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
     return 0
 
@@ -253,6 +257,14 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
+    """Serve the sessions; with ``--out``, holding that folder as ``ppc run`` does (ppcsim.outdir.claim)."""
+    if not args.out:
+        return _serve(args)
+    with claim(Path(args.out), replace=args.replace):
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     from coordinator.security import load_token_digests
     from coordinator.server import start_server
     from coordinator.servicer import Registry
@@ -351,7 +363,7 @@ def party_seed_from(args: argparse.Namespace) -> int | None:
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
-    from parties.client import ClientSecurity
+    from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity
     from parties.run import rpc_message, run_party
 
     scenario = load_scenario(args.scenario, role="party", party=args.party)
@@ -361,6 +373,8 @@ def cmd_party(args: argparse.Namespace) -> int:
 
         seed = session_seed(Path(args.state), args.session or scenario.name, args.party, seed)
     cfg = replace(scenario.party(args.party), seed=seed)
+    if not scenario.security.mutual:
+        print(f"ppc party {cfg.name}: security: {WITHOUT_MUTUAL_TLS}", file=sys.stderr)
     if scenario.security.needs_credentials and not args.credentials:
         raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "
                          "with this party's folder from 'ppc credentials'")
@@ -378,6 +392,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             tls=scenario.security.tls,
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
+            ids_mode=scenario.security.ids,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None
@@ -497,6 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="scenario TOML file (parties expected, clustering); repeat to serve several sessions")
     coord.add_argument("--out", metavar="DIR", help="write report.json, labels.csv and sent/ here when done "
                        "(with several scenarios: into DIR/<session name>/)")
+    add_replace_option(coord)
     coord.add_argument("--no-sent", action="store_true",
                        help="with --out, write no sent/ (without --out none is written, and the coordinator keeps "
                        "only the sum of the parties' dissimilarities, not each party's)")

@@ -19,7 +19,6 @@ import datetime
 import hashlib
 import ipaddress
 import json
-import os
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +29,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from parties.client import COORDINATOR_NAME
+from parties.errors import PartyError
+from parties.files import private_folder, write_private
+from protos.identity import COORDINATOR_NAME, RESERVED_NAMES, party_uri
 
 
 def token_digest(token: str) -> str:
@@ -65,11 +66,10 @@ def _certificate(subject: str, key, issuer_name, issuer_key, *, ca: bool = False
     return builder.sign(issuer_key or key, hashes.SHA256())
 
 
-def _write(path: Path, data: bytes, private: bool = False) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o644)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+def _write(path: Path, data: bytes) -> None:
+    """Every credentials file, secret or not, as a fresh 0600 file (parties.files): a key or token left at a
+    wider mode by an earlier run is replaced, and a symbolic link in its place is refused, never followed."""
+    write_private(private_folder(path.parent) / path.name, data)
 
 
 def _san(host: str):
@@ -105,23 +105,33 @@ def make_authority(out: Path, name: str, hosts: Sequence[str] = ()) -> Authority
     cert = _certificate(COORDINATOR_NAME, key, ca.certificate.subject, ca.key, sans=[_san(h) for h in names],
                         usage=ExtendedKeyUsageOID.SERVER_AUTH, days=2)
     _write(out / "coordinator.pem", cert.public_bytes(serialization.Encoding.PEM))
-    _write(out / "coordinator.key", _pem_key(key), private=True)
+    _write(out / "coordinator.key", _pem_key(key))
     return ca
 
 
 def make_session_credentials(out: Path, session: str, parties: list[str], ca: Authority) -> None:
-    """Each party's certificate (signed by ``ca``), key and token, and the tokens' digests, into ``out``."""
+    """Each party's certificate (signed by ``ca``), key and token, and the tokens' digests, into ``out``.
+
+    A party's certificate is for a TLS client (ExtendedKeyUsage clientAuth)
+    and bound to ``session`` by a SubjectAlternativeName URI
+    (protos.identity.party_uri): the coordinator and the other parties refuse
+    it in any other session, even one under the same CA.
+    """
+    reserved = [p for p in parties if p in RESERVED_NAMES]
+    if reserved:
+        raise PartyError(f"session '{session}': no party may be named '{reserved[0]}' (the coordinator's name)")
     digests = {}
     for party in parties:
         folder = out / "parties" / party
         key = _key()
-        cert = _certificate(party, key, ca.certificate.subject, ca.key, usage=ExtendedKeyUsageOID.CLIENT_AUTH, days=2)
+        cert = _certificate(party, key, ca.certificate.subject, ca.key, usage=ExtendedKeyUsageOID.CLIENT_AUTH,
+                            sans=[x509.UniformResourceIdentifier(party_uri(session, party))], days=2)
         token = secrets.token_urlsafe(32)
         digests[party] = token_digest(token)
         _write(folder / "ca.pem", ca.pem)
         _write(folder / "cert.pem", cert.public_bytes(serialization.Encoding.PEM))
-        _write(folder / "key.pem", _pem_key(key), private=True)
-        _write(folder / "token", token.encode(), private=True)
+        _write(folder / "key.pem", _pem_key(key))
+        _write(folder / "token", token.encode())
     _write(out / "tokens.json", json.dumps({"session": session, "parties": digests}, indent=2).encode())
 
 

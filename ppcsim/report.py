@@ -15,6 +15,7 @@ from coordinator.clustering import SECURE
 from coordinator.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
+from parties.client import WITHOUT_MUTUAL_TLS
 from parties.run import peak_rss
 from ppcsim.report_model import (
     ABSENT,
@@ -259,13 +260,25 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
            "can neither compute nor test one), so how many records each party holds and which of them are in "
            "every party's set (the join)" if scenario.security.ids == "pseudonymous" else
            "every party's raw record ids, and so which records each party holds")
+    secure = scenario.clustering.protocol == SECURE
+    active = ("as an active coordinator (one that does not follow the protocol), " + WITHOUT_MUTUAL_TLS
+              if not scenario.security.mutual else
+              "as an active coordinator, it could not substitute the parties' keys without the CA's private key "
+              "(mutual TLS: every party checks every other's signed key)")
     return [
         ids,
-        "each party's disguised arrays as sent (sent/<party>.npz) and the public parameters needed to combine "
-        "them; never a party's seed, random matrix, translation or noise",
-        "the joined data it clusters and the clustering, which it returns to every party",
+        ("every joined record's squared distance to every centre, every round (sums of masked partial distances), "
+         "and so the labels; never a party's values, partial distances or centre blocks" if secure else
+         "each party's disguised arrays as sent (sent/<party>.npz) and the public parameters needed to combine "
+         "them; never a party's seed, random matrix, translation or noise"),
+        "the joined data it clusters and the clustering, which it returns to every party" if not secure else
+        "the clustering, which it returns to every party",
         "each party's X25519 public key, which it relays; not the secrets agreed from them",
-    ]
+        active,
+    ] + (["as an active arbiter it still chooses the initial centres and every round's labels: clusters of single "
+          "records would give it every joined record's distance to every other in about m / (k - 1) rounds "
+          "(docs/secure-aggregation.md, 'Against an active coordinator'); the parties' checks stop lies about the "
+          "alignment and labels told differently to different parties"] if secure else [])
 
 
 def id_bytes(session: Session, summaries: dict[str, dict]) -> dict[str, IdBytes]:

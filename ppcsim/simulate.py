@@ -16,6 +16,7 @@ import types
 from dataclasses import dataclass
 
 from coordinator import handlers
+from coordinator.errors import SessionError
 from coordinator.session import Session
 from coordinator.upload import Received
 from parties.client import agree_pseudonym_key
@@ -84,7 +85,7 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
     import threading
     from dataclasses import replace
 
-    from coordinator import secagg
+    from coordinator import confirm, secagg
     from parties.keys import KeyPair
     from parties.secagg import Link, read_int32, secure_party
 
@@ -112,6 +113,16 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
             request = session_pb2.LabelsRequest(session=spec.name, party=self.party, round=round_, seeding=seeding)
             return read_int32(secagg.labels(session, request), "labels")
 
+        def confirm(self, tags):
+            request = session_pb2.ConfirmRequest(session=spec.name, party=self.party, tags=tags)
+            return list(confirm.confirm(session, request).tags)
+
+        def refuse(self, why):
+            try:
+                confirm.confirm(session, session_pb2.ConfirmRequest(session=spec.name, party=self.party, refusal=why))
+            except SessionError:
+                pass  # the session failed, as asked
+
     results, errors = {}, []
 
     def party(name: str) -> None:
@@ -125,7 +136,8 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
             done = own[name]
             results[name] = secure_party(InProcess(name), upload, list(peers), pairs[name], done.X, done.data.ids,
                                          spec.name, name, len(done.data.columns), replies[name].chunk_bytes,
-                                         masked=masked, **({"log": log} if log is not None else {}))
+                                         parties=list(replies[name].parties), masked=masked,
+                                         **({"log": log} if log is not None else {}))
             for _ in handlers.result(session, session_pb2.ResultRequest(session=spec.name, party=name)):
                 pass
         except Exception as exc:  # noqa: BLE001 - the other parties must be woken, then it is raised

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import read_report, run_ppc
+from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
 
@@ -203,10 +204,12 @@ def test_parties_draw_their_own_secrets_unless_given_a_seed(roles, tmp_path):
 def test_roles_print_their_summaries(roles):
     _, _, results = roles
     assert results["a"].stderr.splitlines() == [
+        f"ppc party a: security: {WITHOUT_MUTUAL_TLS}",  # the scenario has no mutual TLS: said once, first
         "party a: 13 rows x 3 columns -> drbt data[13, 2]",
         "party a: 12 of 13 records clustered into 2 clusters, sizes [6, 6]",
     ]
     assert results["b"].stderr.splitlines() == [
+        f"ppc party b: security: {WITHOUT_MUTUAL_TLS}",
         "party b: 12 rows x 2 columns -> none data[12, 2]",
         "party b: 12 of 12 records clustered into 2 clusters, sizes [6, 6]",
     ]

@@ -274,7 +274,7 @@ class AlignmentRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
 class AlignmentHeader(_message.Message):
-    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps")
+    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps", "revision")
     N_JOINED_FIELD_NUMBER: _ClassVar[int]
     N_ROWS_FIELD_NUMBER: _ClassVar[int]
     N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -283,6 +283,7 @@ class AlignmentHeader(_message.Message):
     MAX_ITER_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
     SEEDING_STEPS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
     n_joined: int
     n_rows: int
     n_clusters: int
@@ -291,7 +292,8 @@ class AlignmentHeader(_message.Message):
     max_iter: int
     parties: _containers.RepeatedScalarFieldContainer[str]
     seeding_steps: int
-    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ...) -> None: ...
+    revision: int
+    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class AlignmentMessage(_message.Message):
     __slots__ = ("header", "positions")
@@ -370,3 +372,33 @@ class LabelsMessage(_message.Message):
     header: LabelsHeader
     labels: _array_pb2.ArrayChunk
     def __init__(self, header: _Optional[_Union[LabelsHeader, _Mapping]] = ..., labels: _Optional[_Union[_array_pb2.ArrayChunk, _Mapping]] = ...) -> None: ...
+
+class ConfirmTag(_message.Message):
+    __slots__ = ("to", "sender", "field", "mac")
+    TO_FIELD_NUMBER: _ClassVar[int]
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    MAC_FIELD_NUMBER: _ClassVar[int]
+    to: str
+    sender: str
+    field: str
+    mac: bytes
+    def __init__(self, to: _Optional[str] = ..., sender: _Optional[str] = ..., field: _Optional[str] = ..., mac: _Optional[bytes] = ...) -> None: ...
+
+class ConfirmRequest(_message.Message):
+    __slots__ = ("session", "party", "tags", "refusal")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    REFUSAL_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    tags: _containers.RepeatedCompositeFieldContainer[ConfirmTag]
+    refusal: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., tags: _Optional[_Iterable[_Union[ConfirmTag, _Mapping]]] = ..., refusal: _Optional[str] = ...) -> None: ...
+
+class ConfirmReply(_message.Message):
+    __slots__ = ("tags",)
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    tags: _containers.RepeatedCompositeFieldContainer[ConfirmTag]
+    def __init__(self, tags: _Optional[_Iterable[_Union[ConfirmTag, _Mapping]]] = ...) -> None: ...

@@ -84,6 +84,11 @@ class CoordinatorStub:
                 request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsRequest.SerializeToString,
                 response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsMessage.FromString,
                 _registered_method=True)
+        self.Confirm = channel.unary_unary(
+                '/ppcsim.v1.Coordinator/Confirm',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmRequest.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmReply.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServicer:
@@ -158,7 +163,8 @@ class CoordinatorServicer:
         Join -> GetPeers (X25519 keys; each pair of parties derives its mask
         secret) -> [GetSealedKey / PostSealedKeys for pseudonymous ids] ->
         Upload with no arrays (header method "secure_aggregation", the ids only:
-        the alignment) -> GetAlignment -> for round r = 0, 1, ...:
+        the alignment) -> GetAlignment (checked by the party) -> Confirm (the
+        parties compare what they were told) -> for round r = 0, 1, ...:
         PostDistances(r) -> GetLabels(r), until GetLabels says done ->
         GetResult (the final labels in the party's row order, as in every
         session).
@@ -185,6 +191,26 @@ class CoordinatorServicer:
         """Server-streaming: waits until every party posted round `round`, then sends
         a header and the joined records' labels for that round (the nearest centre
         of each), int32 little-endian ArrayChunks (array 0) in the join's order.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Confirm(self, request, context):
+        """Secure aggregation, after GetAlignment and before the first
+        PostDistances: the parties confirm to each other that the coordinator
+        told them all the same thing. A party posts one ConfirmTag per other
+        party and field (docs/secure-aggregation.md, "Confirming the alignment":
+        HMAC-SHA256 under a key derived from the pair's X25519 secret, which the
+        coordinator cannot compute); the call waits until every party of the
+        session has posted, then returns the tags addressed to the caller, each
+        with its sender. A party checks every tag against what it was told and
+        posts nothing further if one is missing or differs. A party that
+        refuses the alignment on its own checks says so here (refusal) instead,
+        and the session fails. Posting again
+        returns the same answer if the tags are the same (FAILED_PRECONDITION if
+        they differ). The coordinator relays the tags; it can neither read nor
+        forge them.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -242,6 +268,11 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.GetLabels,
                     request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsRequest.FromString,
                     response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsMessage.SerializeToString,
+            ),
+            'Confirm': grpc.unary_unary_rpc_method_handler(
+                    servicer.Confirm,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmRequest.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -514,6 +545,33 @@ class Coordinator:
             '/ppcsim.v1.Coordinator/GetLabels',
             protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsRequest.SerializeToString,
             protos_dot_ppcsim_dot_v1_dot_session__pb2.LabelsMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Confirm(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ppcsim.v1.Coordinator/Confirm',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmRequest.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,85 @@
+"""The relay of the parties' confirmations: each tells every other, through us, what we told it.
+
+Before round 0 of a secure-aggregation session every party sends every other
+party a MAC of each field of what the coordinator told it (the session's
+public parameters, the sequence of joined records), under a key derived from
+the two parties' X25519 secret (parties.secagg.confirmation_tags). The
+coordinator cannot compute that key, so it can neither read the tags nor
+forge one: a coordinator that told two parties different things is caught by
+both before either posts a partial distance (docs/secure-aggregation.md).
+Here the coordinator only checks the tags' shape, keeps them and hands each
+party the tags addressed to it once every party has posted.
+"""
+
+from __future__ import annotations
+
+from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
+from coordinator.ledger import DOWN
+from coordinator.text import clip, shown
+from coordinator.waits import asked
+from protos.ppcsim.v1 import session_pb2
+
+#: Bytes of one tag (HMAC-SHA256), the longest field name, the most tags one party may address to another.
+MAC_BYTES, FIELD_CHARS, TAGS_PER_PARTY = 32, 64, 64
+#: Most bytes of a party's refusal kept in the session's error.
+REFUSAL_CHARS = 1024
+
+
+def _checked(session, request: session_pb2.ConfirmRequest) -> dict[tuple[str, str], bytes]:
+    """The request's tags by (to, field); InvalidArgument naming the first that is malformed."""
+    party = request.party
+    others = [p for p in session.spec.parties if p != party]
+    tags: dict[tuple[str, str], bytes] = {}
+    for tag in request.tags:
+        if tag.to not in others:
+            raise InvalidArgument(f"party '{party}': a confirmation addressed to '{shown(tag.to)}', which is not "
+                                  f"another party of session '{session.spec.name}'")
+        if not tag.field or len(tag.field) > FIELD_CHARS:
+            raise InvalidArgument(f"party '{party}': a confirmation's field must have 1 to {FIELD_CHARS} "
+                                  f"characters, not {len(tag.field)}")
+        if len(tag.mac) != MAC_BYTES:
+            raise InvalidArgument(f"party '{party}': the confirmation of '{shown(tag.field)}' to '{tag.to}' has "
+                                  f"{len(tag.mac)} bytes; a tag has {MAC_BYTES}")
+        if (tag.to, tag.field) in tags:
+            raise InvalidArgument(f"party '{party}': confirms '{shown(tag.field)}' to '{tag.to}' twice")
+        tags[(tag.to, tag.field)] = tag.mac
+    for to in others:
+        if sum(1 for t, _ in tags if t == to) > TAGS_PER_PARTY:
+            raise InvalidArgument(f"party '{party}': more than {TAGS_PER_PARTY} confirmations to '{to}'")
+    return tags
+
+
+def confirm(session, request: session_pb2.ConfirmRequest) -> session_pb2.ConfirmReply:
+    """Keep ``request.party``'s tags; once every party posted, the tags addressed to it (waits until then).
+
+    Run again by the asynchronous server when it would wait (coordinator.waits): the request is counted once, and
+    a repeat of the same tags is the same post."""
+    party = request.party
+    if not session.expects(party):
+        raise PermissionDenied(f"session '{session.spec.name}' expects no party '{shown(party)}'")
+    reply = asked(session, party, "Confirm", request, lambda: _confirm(session, request))
+    session.ledger.record(party, "Confirm", DOWN, reply)
+    return reply
+
+
+def _confirm(session, request: session_pb2.ConfirmRequest) -> session_pb2.ConfirmReply:
+    party = request.party
+    if request.refusal:
+        session.fail(f"party '{party}' refused what the coordinator sent it: {clip(request.refusal, REFUSAL_CHARS)}")
+        raise FailedPrecondition(f"session '{session.spec.name}' failed: party '{party}' refused")
+    tags = _checked(session, request)
+    parties = session.spec.parties
+    with session.lock:
+        if session.state == session_pb2.FAILED:
+            raise SessionError(f"session '{session.spec.name}' failed: {session.error}")
+        kept = session.confirmations.setdefault(party, tags)
+        if kept != tags:
+            raise FailedPrecondition(f"party '{party}': posted other confirmations than its first; a party "
+                                     "confirms once per session")
+        session.notify()
+    session.await_confirmations(timeout=session.seconds_left() + 1.0)
+    with session.lock:
+        return session_pb2.ConfirmReply(tags=[
+            session_pb2.ConfirmTag(to=party, sender=sender, field=field, mac=mac)
+            for sender in parties if sender != party
+            for (to, field), mac in session.confirmations[sender].items() if to == party])

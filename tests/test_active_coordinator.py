@@ -107,7 +107,7 @@ def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra:
         for name in ("a", "b"):
             procs[name] = subprocess.Popen(
                 [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
-                 str(path), "--party", name, "--seed", "5", *(e.format(name=name) for e in extra)],
+                 str(path), "--party", name, "--seed", str(5 + ord(name)), *(e.format(name=name) for e in extra)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         out = {}
         for name, proc in procs.items():
@@ -476,7 +476,7 @@ def test_the_coordinator_refuses_another_sessions_certificate_without_tokens(two
 
     from coordinator.security import load_server_security
     from coordinator.session import SessionSpec
-    from parties.client import ClientSecurity, CoordinatorClient
+    from parties.client import ClientSecurity, CoordinatorClient, key_signature
 
     registry = Registry()
     registry.create(SessionSpec(name="B", parties=("lab", "shop"), deadline=30, tokens=None, mutual=True))
@@ -487,8 +487,9 @@ def test_the_coordinator_refuses_another_sessions_certificate_without_tokens(two
             security = ClientSecurity.load(folder, "lab")
             client = CoordinatorClient(f"127.0.0.1:{port}", "B", "lab", ClientSecurity(
                 security.ca, security.certificate, security.key, ""))
+            pair = KeyPair.generate()
             try:
-                return client.join(10.0, KeyPair.generate().public)
+                return client.join(10.0, pair.public, key_signature(security, "B", "lab", pair, True))
             finally:
                 client.close()
 

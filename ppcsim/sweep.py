@@ -247,10 +247,10 @@ def row(point: Point, report: Report | dict) -> dict:
         for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
-            out[f"{attack}_{key}"] = sum(a[key] for a in found) / len(found) if found else None
+            out[f"{attack}_{key}"] = _mean_of_given([a[key] for a in found])
     sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]
     for key in single_figures():  # the same of what was sent, where it has the original's shape
-        out[f"sent_{key}"] = sum(s[key] for s in sent) / len(sent) if sent else None
+        out[f"sent_{key}"] = _mean_of_given([s[key] for s in sent])
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
     scored = [[a for a in v.attacks.values() if isinstance(a, AttackScore)] for v in entries]
     worst = [min(a.mean for a in found) for found in scored if found]
@@ -266,6 +266,12 @@ def row(point: Point, report: Report | dict) -> dict:
         out["rounds"] = report.secure_aggregation.rounds
         out["labels_equal_same_init"] = given(u.labels_equal_same_init) if u else None
     return out
+
+
+def _mean_of_given(values: list) -> float | None:
+    """The mean of the values that were measured (a metric not meaningful for a party is None there)."""
+    given_values = [v for v in values if isinstance(v, (int, float))]
+    return sum(given_values) / len(given_values) if given_values else None
 
 
 def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> Report:

@@ -39,8 +39,9 @@ class PrivacyMetric:
     Attributes
     ----------
     function : callable
-        ``function(original, estimate)`` over two ``(m, d)`` blocks: a float,
-        or with ``per_column`` an array of shape ``(d,)``.
+        ``function(original, estimate)`` over two ``(m, d)`` blocks: a float
+        (None where the metric is not meaningful on them), or with
+        ``per_column`` an array of shape ``(d,)``.
     plain : str
         Its name in words, for pages.
     source : str
@@ -58,7 +59,7 @@ class PrivacyMetric:
         Its glossary entry on the report page; none when ``term`` is empty.
     """
 
-    function: Callable[[np.ndarray, np.ndarray], float | np.ndarray]
+    function: Callable[[np.ndarray, np.ndarray], float | np.ndarray | None]
     plain: str
     source: str
     per_column: bool = False
@@ -115,7 +116,7 @@ def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, fi
     for name, value in values.items():
         metric = PRIVACY_METRICS[name]
         if not metric.per_column:
-            out[name] = float(value)  # type: ignore[arg-type]
+            out[name] = None if value is None else float(value)  # type: ignore[arg-type]
             continue
         p = np.asarray(value, dtype=np.float64)
         part = {"columns": dict(zip(columns, p.tolist())), **summary(p)}
@@ -126,11 +127,14 @@ def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, fi
     return out
 
 
-def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
-    """The one-figure metrics of ``estimate`` against ``original`` (with today's: 001's VD, RP, RM, CP, CK)."""
+def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float | None]:
+    """The one-figure metrics of ``estimate`` against ``original`` (with today's: 001's VD, RP, RM, CP, CK).
+
+    A metric that is not meaningful on these blocks (CP, CK with undetermined attribute ranks) gives None.
+    """
     with shared_ranks():
-        return {name: float(PRIVACY_METRICS[name].function(original, estimate))  # type: ignore[arg-type]
-                for name in single_figures()}
+        values = {name: PRIVACY_METRICS[name].function(original, estimate) for name in single_figures()}
+    return {name: None if value is None else float(value) for name, value in values.items()}  # type: ignore[arg-type]
 
 
 def average(draws: list[dict]) -> dict:

@@ -989,12 +989,18 @@ class Privacy002(Section):
         The mean over columns.
     spread : object
         Standard deviations of ``min`` and ``mean`` over the draws of the known records.
+    median : object
+        Medians of ``min`` and ``mean`` over those draws.
+    iqr : object
+        Interquartile ranges of ``min`` and ``mean`` over those draws.
     """
 
     columns: dict[str, float]
     min: float
     mean: float
     spread: dict[str, float] | Absent = ABSENT
+    median: dict[str, float] | Absent = ABSENT
+    iqr: dict[str, float] | Absent = ABSENT
 
 
 @dataclass(kw_only=True)
@@ -1057,6 +1063,10 @@ class AttackScore(Section):
         Draws of the known records averaged.
     spread : object
         Standard deviations of ``min`` and ``mean`` over those draws.
+    median : object
+        Medians of ``min`` and ``mean`` over those draws.
+    iqr : object
+        Interquartile ranges of ``min`` and ``mean`` over those draws.
     object_privacy_mean : number
         Multilateration: the mean privacy of a record (000 §4.4).
     records : int
@@ -1077,6 +1087,8 @@ class AttackScore(Section):
     ck: float | None | Absent = ABSENT
     draws: int | Absent = ABSENT
     spread: dict[str, float] | Absent = ABSENT
+    median: dict[str, float] | Absent = ABSENT
+    iqr: dict[str, float] | Absent = ABSENT
     object_privacy_mean: float | Absent = ABSENT
     records: int | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)

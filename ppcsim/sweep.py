@@ -244,6 +244,8 @@ def row(point: Point, report: Report | dict) -> dict:
         found = [a for v in entries if isinstance(a := v.attacks.get(attack), AttackScore)]
         out[f"privacy_{attack}_min"] = min((a.min for a in found), default=None)
         out[f"privacy_{attack}_mean"] = sum(a.mean for a in found) / len(found) if found else None
+        for figure in ("median", "iqr"):  # of the mean column privacy over the draws, averaged over parties
+            out[f"privacy_{attack}_{figure}"] = _mean_of_given([(a.get(figure) or {}).get("mean") for a in found])
         for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate

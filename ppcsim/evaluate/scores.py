@@ -138,11 +138,15 @@ def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float
 
 
 def average(draws: list[dict]) -> dict:
-    """The mean over draws of every number in the score records, and the spread of min and mean.
+    """The mean over draws of every number in the score records, and the spread, median and IQR of min and mean.
 
     Metrics marked ``first_draw_only`` are taken from the first draw; every
-    per-column metric gets the ``spread`` (standard deviation over the
-    draws, 0 for one draw) of its ``min`` and ``mean``.
+    per-column metric gets, for its ``min`` and ``mean`` over the draws, the
+    ``spread`` (standard deviation, n - 1; 0 for one draw), the ``median``
+    and the ``iqr`` (interquartile range, numpy's linear interpolation; 0 for
+    one draw). Known-record attacks are heavy-tailed (an unlucky draw of
+    nearly collinear known records is far off): the median says what a
+    typical draw gives, the mean what the draws give on average.
     """
 
     def mean(values: list):
@@ -158,6 +162,9 @@ def average(draws: list[dict]) -> dict:
         if not metric.per_column or metric.first_draw_only:
             continue
         each = draws if metric.headline else [d[name] for d in draws]
-        (out if metric.headline else out[name])["spread"] = {
-            key: float(np.std([e[key] for e in each], ddof=1)) if len(draws) > 1 else 0.0 for key in ("min", "mean")}
+        values = {key: np.array([e[key] for e in each], dtype=np.float64) for key in ("min", "mean")}
+        part = out if metric.headline else out[name]
+        part["spread"] = {key: float(np.std(v, ddof=1)) if v.size > 1 else 0.0 for key, v in values.items()}
+        part["median"] = {key: float(np.median(v)) for key, v in values.items()}
+        part["iqr"] = {key: float(np.subtract(*np.percentile(v, [75, 25]))) for key, v in values.items()}
     return out

@@ -39,6 +39,12 @@ def _indices(name: str, values, m: int) -> np.ndarray:
     return index
 
 
+def _known_pair(original, disguised, known) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A known-record attack's inputs checked: the original block, the disguised rows aligned with it, the known rows."""
+    X = _block("original", original)
+    return X, _block("disguised", disguised, rows=X.shape[0]), _indices("known", known, X.shape[0])
+
+
 def known_rows(m: int, count: int, *, random_state) -> np.ndarray:
     """Draw the ``count`` rows the attacker knows, uniformly without replacement (sorted).
 
@@ -86,9 +92,7 @@ def known_io(original, disguised, known, *, fit_intercept: bool = True) -> np.nd
     ndarray of shape (m, d)
         The attacker's estimate of ``original``.
     """
-    X = _block("original", original)
-    Y = _block("disguised", disguised, rows=X.shape[0])
-    index = _indices("known", known, X.shape[0])
+    X, Y, index = _known_pair(original, disguised, known)
     design = np.hstack([Y, np.ones((Y.shape[0], 1))]) if fit_intercept else Y
     B, *_ = np.linalg.lstsq(design[index], X[index], rcond=None)
     return design @ B
@@ -118,9 +122,7 @@ def known_io_forward(original, disguised, known) -> np.ndarray:
     ndarray of shape (m, d)
         The attacker's estimate of ``original``.
     """
-    X = _block("original", original)
-    Y = _block("disguised", disguised, rows=X.shape[0])
-    index = _indices("known", known, X.shape[0])
+    X, Y, index = _known_pair(original, disguised, known)
     design = np.hstack([X[index], np.ones((index.size, 1))])
     B, *_ = np.linalg.lstsq(design, Y[index], rcond=None)
     forward, shift = B[:-1], B[-1]  # d x k and k
@@ -155,9 +157,7 @@ def known_io_002(original, disguised, known) -> np.ndarray:
     ndarray of shape (m, d)
         The attacker's estimate of ``original``.
     """
-    X = _block("original", original)
-    Y = _block("disguised", disguised, rows=X.shape[0])
-    index = _indices("known", known, X.shape[0])
+    X, Y, index = _known_pair(original, disguised, known)
     if index.size < 2:
         raise ValueError("known must hold at least two rows: one to take differences against, one to fit")
     r = min(X.shape[1], index.size - 1)  # the (d+1)-th known row, 0-based

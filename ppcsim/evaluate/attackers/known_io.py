@@ -53,16 +53,18 @@ KNOWN_IO = Attack(
     "fits the disguise by least squares; it undoes any linear disguise that keeps as many dimensions as it had.",
     missing="the known input-output attack does not apply to what they send")
 
-KNOWN_IO_FORWARD = Attack(
-    applies=_applies, run=lambda target: _run(known_io_forward, target), knowledge=_knowledge,
-    estimator="a variant of 002 §6.2.4: fit Y ~ [X, 1] [R'; t] by ordinary least squares with an intercept, then "
-    "X = (Y - t) pinv(R')", report_estimator=True,
-    source="a variant of 002 §6.2.4", plain="known input-output, forward map fitted with an intercept",
-    short="known input-output (forward, intercept)")
+def _fitted(estimate, estimator: str, source: str, plain: str, short: str) -> Attack:
+    """A known input-output attack that fits the forward map and inverts it, by the estimator ``estimate``."""
+    return Attack(applies=_applies, run=lambda target: _run(estimate, target), knowledge=_knowledge,
+                  estimator=estimator, report_estimator=True, source=source, plain=plain, short=short)
 
-KNOWN_IO_002 = Attack(
-    applies=_applies, run=lambda target: _run(known_io_002, target), knowledge=_knowledge,
-    estimator="002 §6.2.4 steps 1-3: fit R' on the known records' differences against the (d+1)-th known record, "
-    "t as the mean of Y - X R', then X = (Y - t) pinv(R')", report_estimator=True,
-    source="002 §6.2.4", plain="known input-output, 002's estimator (differences against the (d+1)-th known record)",
-    short="known input-output (002)")
+
+KNOWN_IO_FORWARD = _fitted(
+    known_io_forward, "a variant of 002 §6.2.4: fit Y ~ [X, 1] [R'; t] by ordinary least squares with an intercept, "
+    "then X = (Y - t) pinv(R')", "a variant of 002 §6.2.4", "known input-output, forward map fitted with an intercept",
+    "known input-output (forward, intercept)")
+
+KNOWN_IO_002 = _fitted(
+    known_io_002, "002 §6.2.4 steps 1-3: fit R' on the known records' differences against the (d+1)-th known "
+    "record, t as the mean of Y - X R', then X = (Y - t) pinv(R')", "002 §6.2.4",
+    "known input-output, 002's estimator (differences against the (d+1)-th known record)", "known input-output (002)")

@@ -501,8 +501,9 @@ def _differences(r: dict) -> str:
         f"- **Single draws.** Each of the paper's numbers is one random projection; ours are {len(r['seeds'])} "
         "draws each. Where the paper's value lies inside our [min, max] the two agree; Table 2's *pct* columns "
         "show how typical its draw was.",
-        "- **k = d.** The paper's 0.0000 at k = 6 is the unprojected data. A random projection at k = d still "
-        "distorts distances (our k = d rows), because a random R is not orthogonal.",
+        "- **k = d.** The paper's 0.0000 at k = 6 is most likely the unprojected data. A random projection at "
+        "k = d still distorts distances (our k = d rows), because a random R is almost never orthogonal (see "
+        "Table 2).",
         "- **Magnitude.** With eq. 8's scaling our stress is what a random projection should give"
         + (f": Fig. 1's means are within {100 * deviation:.0f}% of the first-order estimate (*est.* columns)."
            if deviation is not None else ".")

@@ -278,8 +278,8 @@ def _table2_section(t2: dict, n: int, orthogonal: dict | None = None) -> str:
         f"({stress_estimate('gaussian', 6, 5):.2f} for RP1, {stress_estimate('sparse', 6, 5):.2f} "
         "for RP2). A stress of a few percent at k = 5 would need an R close to orthogonal (see the diagnostic below).")
     out.append(
-        "**k = 6 is not zero for a random projection.** Even with eq. 8's scaling a 6 × 6 random matrix moves "
-        f"the distances: our mean stress at k = 6 is {raw['gaussian']['6']['mean']:.4f} (RP1) and "
+        "**k = 6 is not zero for a random projection.** Even scaled to keep distances on average (sqrt(d/k) "
+        f"for RP1, 1/sqrt(k) for RP2) a 6 × 6 random matrix moves the distances: our mean stress at k = 6 is {raw['gaussian']['6']['mean']:.4f} (RP1) and "
         f"{raw['sparse']['6']['mean']:.4f} (RP2) on raw data. A stress of exactly 0.0000 needs an orthogonal R "
         "(a rotation) or no projection at all, and a sparse RP2 matrix is rarely orthogonal: " + _orthogonal(orthogonal)
         + " The paper's two zeros at k = 6 are far more likely the unprojected data at k = d.")

@@ -35,6 +35,7 @@ NOT_MEASURED = "<span class='na' title='not measured'>not measured</span>"
 ROUNDING = 1e-9
 
 
+
 def _cell(value) -> str:
     if value is None:
         return NOT_MEASURED
@@ -62,6 +63,14 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
         shown = "0" if value == 0 else f"0 <span class='note'>({value:.3g}, floating-point rounding)</span>"
         return Raw(f"<span class='zero' title='{html.escape(zero_means)}'>{shown}</span>", left=False)
     return Raw(f"{value:.4g}", left=False)
+
+
+def _over_draws(scored: AttackScore | None) -> Raw:
+    """An averaged attack's mean column privacy over its draws: median [interquartile range] and the draws."""
+    if scored is None or not scored.get("median") or not scored.get("iqr"):
+        return Raw(NOT_MEASURED, left=False)
+    median, iqr = scored["median"], scored["iqr"]
+    return Raw(f"{median['mean']:.4g} [{iqr['mean']:.4g}], {given(scored.draws)}", left=False)
 
 
 def table(header: list[str], rows: list[list], nowrap: bool = False) -> str:
@@ -308,10 +317,12 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
                 rows.append([party, Raw(html.escape(words) + (notes(src) if src else "")),
                              given(r.knowledge, getattr(r, "skipped", None)),
                              score(scored.min if scored else None), score(scored.mean if scored else None),
+                             _over_draws(scored),
                              *[score(scored.get(name) if scored else None, zero_means="recovered exactly")
                                for name in extra]])
         s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
-                        "column privacy, mean", *[PRIVACY_METRICS[name].plain for name in extra]], rows))
+                        "column privacy, mean", "mean over draws: median [interquartile range], draws",
+                        *[PRIVACY_METRICS[name].plain for name in extra]], rows))
         if "privacy" in figures:
             s.append(image(figures["privacy"], "privacy per column", "Column privacy of every original column "
                            "against each attack (a missing bar: zero, or an attack that does not apply; the "

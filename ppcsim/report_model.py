@@ -996,12 +996,18 @@ class Privacy002(Section):
         The mean over columns.
     spread : object
         Standard deviations of ``min`` and ``mean`` over the draws of the known records.
+    median : object
+        Medians of ``min`` and ``mean`` over those draws.
+    iqr : object
+        Interquartile ranges of ``min`` and ``mean`` over those draws.
     """
 
     columns: dict[str, float]
     min: float
     mean: float
     spread: dict[str, float] | Absent = ABSENT
+    median: dict[str, float] | Absent = ABSENT
+    iqr: dict[str, float] | Absent = ABSENT
 
 
 @dataclass(kw_only=True)
@@ -1016,18 +1022,19 @@ class Distortion(Section):
         Average change of rank.
     rm : number
         Share of values keeping their rank.
-    cp : number
-        Average change of a column's rank by mean.
-    ck : number
-        Share of columns keeping that rank.
+    cp : number or null
+        Average change of a column's rank by its range-normalised mean; null when two columns' means are
+        within 1e-9 of each other (no rank order).
+    ck : number or null
+        Share of columns keeping that rank; null when CP is.
     """
 
     OPEN = True
     vd: float
     rp: float | Absent = ABSENT
     rm: float | Absent = ABSENT
-    cp: float | Absent = ABSENT
-    ck: float | Absent = ABSENT
+    cp: float | None | Absent = ABSENT
+    ck: float | None | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1055,14 +1062,18 @@ class AttackScore(Section):
         001's RP of the estimate (first draw).
     rm : number
         001's RM of the estimate (first draw).
-    cp : number
-        001's CP of the estimate (first draw).
-    ck : number
-        001's CK of the estimate (first draw).
+    cp : number or null
+        001's CP of the estimate (first draw), on range-normalised columns; null when not meaningful.
+    ck : number or null
+        001's CK of the estimate (first draw), on range-normalised columns; null when not meaningful.
     draws : int
         Draws of the known records averaged.
     spread : object
         Standard deviations of ``min`` and ``mean`` over those draws.
+    median : object
+        Medians of ``min`` and ``mean`` over those draws.
+    iqr : object
+        Interquartile ranges of ``min`` and ``mean`` over those draws.
     object_privacy_mean : number
         Multilateration: the mean privacy of a record (000 §4.4).
     records : int
@@ -1079,10 +1090,12 @@ class AttackScore(Section):
     vd: float | Absent = ABSENT
     rp: float | Absent = ABSENT
     rm: float | Absent = ABSENT
-    cp: float | Absent = ABSENT
-    ck: float | Absent = ABSENT
+    cp: float | None | Absent = ABSENT
+    ck: float | None | Absent = ABSENT
     draws: int | Absent = ABSENT
     spread: dict[str, float] | Absent = ABSENT
+    median: dict[str, float] | Absent = ABSENT
+    iqr: dict[str, float] | Absent = ABSENT
     object_privacy_mean: float | Absent = ABSENT
     records: int | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)

@@ -52,14 +52,17 @@ def render_markdown(r: dict) -> str:
         "Stress is `sqrt(sum (dhat - d)^2 / sum d^2)` over all pairs (`ppcsim.evaluate.stress`); the paper's "
         "eq. 6 as printed defines the square of that, and the next section weighs both readings. "
         "Every projection is the simulator's own `drbt` method: RP1 is `projection = \"gaussian\"` (N(0,1) "
-        "entries, unit-length columns), RP2 is `\"sparse\"` (eq. 9), and the projected block is scaled by "
-        "sqrt(d/k) (RP1) or 1/sqrt(k) (RP2), as eq. 8 asks, so that projected distances estimate the original ones. "
+        "entries, unit-length columns), RP2 is `\"sparse\"` (eq. 9). RP1's projected block is scaled by "
+        "sqrt(d/k), as eq. 8 prescribes for any R; RP2's is scaled by 1/sqrt(k) instead, a departure from eq. 8: "
+        "with eq. 9's entries sqrt(3) {+1, 0, -1} that is the scaling that keeps Achlioptas' RP2 unbiased (eq. 8's "
+        "sqrt(d/k) would inflate its squared distances d times). Either way projected squared distances estimate "
+        "the original ones without bias. "
         "Table 3 shows the paper built RP2 with unit-length columns; that construction is `\"sparse-unit\"` "
         "(scaled by sqrt(d/k) like RP1) and appears beside `\"sparse\"` in Tables 2-3.",
         _summary(r),
         _eq6_section(r),
         _table1_section(r["table1_eq11"]),
-        _table2_section(r["table2"], n),
+        _table2_section(r["table2"], n, r.get("rp2_orthogonal")),
     ]
     if "table3" in r:
         parts.append(_table3_section(r["table3"]))
@@ -229,7 +232,7 @@ def _table1_section(t: dict) -> str:
     )
 
 
-def _table2_section(t2: dict, n: int) -> str:
+def _table2_section(t2: dict, n: int, orthogonal: dict | None = None) -> str:
     out = ["## Table 2: RP1 and RP2 on Table 1, k = 6 → 3 (§5.2)", (
         "The paper projects Table 1 from 6 to k dimensions once per cell and prints one stress value per cell. "
         "It does not say whether the data were normalised first. Its Table 3 (the projected data at k = 3) holds "
@@ -275,11 +278,11 @@ def _table2_section(t2: dict, n: int) -> str:
         f"({stress_estimate('gaussian', 6, 5):.2f} for RP1, {stress_estimate('sparse', 6, 5):.2f} "
         "for RP2). A stress of a few percent at k = 5 would need an R close to orthogonal (see the diagnostic below).")
     out.append(
-        "**k = 6 is not zero for a random projection.** Even with eq. 8's scaling a 6 × 6 random matrix moves "
-        f"the distances: our mean stress at k = 6 is {raw['gaussian']['6']['mean']:.4f} (RP1) and "
+        "**k = 6 is not zero for a random projection.** Even scaled to keep distances on average (sqrt(d/k) "
+        f"for RP1, 1/sqrt(k) for RP2) a 6 × 6 random matrix moves the distances: our mean stress at k = 6 is {raw['gaussian']['6']['mean']:.4f} (RP1) and "
         f"{raw['sparse']['6']['mean']:.4f} (RP2) on raw data. A stress of exactly 0.0000 needs an orthogonal R "
-        "(a rotation) or no projection at all, and a sparse RP2 matrix is never orthogonal: the paper evidently "
-        "reported the unprojected data at k = d.")
+        "(a rotation) or no projection at all, and a sparse RP2 matrix is rarely orthogonal: " + _orthogonal(orthogonal)
+        + " The paper's two zeros at k = 6 are far more likely the unprojected data at k = d.")
     out.append(
         "**Diagnostic (not 004's method; the random projection of Alotaibi's thesis):** R with orthonormal "
         "columns (a Haar-random k-frame, `drbt`'s `projection = \"orthonormal\"`, scaled by sqrt(d/k)) gives exactly 0 at k = d and lower stress below it. On the raw data: "
@@ -393,6 +396,18 @@ def _fig2_section(r: dict) -> str:
     return "\n\n".join(out)
 
 
+def _orthogonal(o: dict | None) -> str:
+    """How often a 6 x 6 RP2 matrix keeps every distance, as ``rp2_orthogonal`` counted it."""
+    if o is None:
+        return "(not counted in this run)."
+    n, unit, plain = o["draws"], o["orthogonal"]["sparse-unit"], o["orthogonal"]["sparse"]
+    rate = f", about 1 in {n / unit:,.0f}" if unit else ""
+    return (f"of {n:,} seeded {o['d']} × {o['d']} draws of eq. 9's signs, {unit} had pairwise orthogonal columns "
+            f"({unit / n:.1e}{rate}; built with unit-length columns, `\"sparse-unit\"`, such a draw keeps every "
+            f"distance) and {plain} had, besides, the column lengths that make the 1/sqrt(k)-scaled `\"sparse\"` "
+            "keep them.")
+
+
 def _thesis_section(t: dict) -> str:
     from ppcsim.thesis000 import METHODS, PAPER
 
@@ -404,9 +419,15 @@ def _thesis_section(t: dict) -> str:
         "cross-validation (Table 5.13). We run the simulator's own methods, one party holding every column "
         "(`ppcsim.thesis000`), with seeds 0.." + str(t["seeds"] - 1) + ": each seed redraws the random projections "
         "and reshuffles the folds, so each cell is **mean ± std over " + str(t["seeds"]) + " seeds** (the "
-        "deterministic methods' NP has no spread). The thesis' RP has orthonormal columns (eq. 2.18) and, per "
+        "deterministic methods' NP has no spread). The thesis' RP has orthogonal columns (eq. 2.18) and, per "
         "§5.3.4, is the least-stress of 20 draws; we show RP1 (Gaussian, unit-length columns), the orthonormal "
-        "RP, and the least-stress orthonormal RP of 20 draws. NMDS starts from classical scaling.")]
+        "RP, and the least-stress orthonormal RP of 20 draws under both conventions the thesis leaves open: "
+        "*picked after the sqrt(n/p) scale* takes each draw's stress as `drbt` sends it (scaled by sqrt(n/p), "
+        "004 eq. 8, so that distances are kept on average, as eq. 2.20's factor intends), which favours the draws "
+        "whose distances come closest to the original ones; *picked unscaled* takes it of `Y = XR` as eq. 2.18 "
+        "writes it, whose distances all shrink, which favours the draws that keep the most variance. NP and "
+        "4-NN do not depend on the overall scale of the chosen draw, only on which draw is chosen. NMDS starts "
+        "from classical scaling.")]
     for name in ("wine", "iris"):
         if name not in t:
             continue
@@ -420,6 +441,12 @@ def _thesis_section(t: dict) -> str:
                          f"{paper['knn'][key]:.2f}", f"{c['knn']['mean']:.2f} ± {c['knn']['std']:.2f}"])
         out.append(f"**{name}** ({block['rows']} rows, {block['columns']} columns, p = {block['p']})\n\n"
                    + _table(["method", "NP paper", "NP ours", "4-NN % paper", "4-NN % ours"], rows))
+    picks = [f"{n}: {t[n]['cells']['rp_best20']['np']['mean']:.3f} scaled, "
+             f"{t[n]['cells']['rp_best20_unscaled']['np']['mean']:.3f} unscaled, thesis {PAPER[n]['np']['rp']:.2f}"
+             for n in ("wine", "iris") if n in t and "rp_best20_unscaled" in t[n]["cells"]]
+    if picks:
+        out.append("**The least-stress pick depends on its convention.** Mean NP of the chosen draw: "
+                   + "; ".join(picks) + ". The thesis does not say which scale its stress was taken on.")
     out.append(
         "**Where we cannot match.** PCA, NMDS and the orthonormal RP land on or near the thesis' NP (wine: "
         "0.97 and 0.98 in the thesis); Gaussian RP1 does not (its columns are not orthogonal), which is why the "
@@ -429,12 +456,21 @@ def _thesis_section(t: dict) -> str:
         "does not give those thresholds, so that perturbation cannot be rebuilt. **DCT** cannot match either: "
         "an orthonormal DCT-II of each record keeping n - 1 of n coefficients loses one coefficient's energy and "
         "keeps most neighbourhoods (NP " + ", ".join(f"{t[n]['cells']['dct']['np']['mean']:.2f} on {n}" for n in ("wine", "iris") if n in t)
-        + "), whereas the thesis reports about 0.30 for every one of its twelve data sets. §2.6.4 keeps \"the p dimensions corresponding to the highest p frequencies of high "
+        + "), whereas the thesis' Table 5.8 gives the DCT an NP of " + _dct_range() + ". §2.6.4 keeps \"the p dimensions corresponding to the highest p frequencies of high "
         "energy coefficients\" without saying over which axis the transform runs or how energy is ranked, so "
         "its DCT is not defined fully enough to rebuild. The 4-NN accuracies depend on the folds and on ties "
         "between equidistant neighbours, which the thesis (MATLAB, 30 runs) does not describe; they agree within "
         "about a point on the original data.")
     return "\n\n".join(out)
+
+
+def _dct_range() -> str:
+    """000 Table 5.8's DCT column in words: its range over the thesis' data sets."""
+    from ppcsim.thesis000 import TABLE_5_8_DCT
+
+    low, high = min(TABLE_5_8_DCT, key=TABLE_5_8_DCT.__getitem__), max(TABLE_5_8_DCT, key=TABLE_5_8_DCT.__getitem__)
+    return (f"{TABLE_5_8_DCT[low]:.2f} ({low}) to {TABLE_5_8_DCT[high]:.2f} ({high}) over its "
+            f"{len(TABLE_5_8_DCT)} data sets (its text: \"an average NP score of 0.30 for all datasets\")")
 
 
 def _differences(r: dict) -> str:
@@ -465,8 +501,9 @@ def _differences(r: dict) -> str:
         f"- **Single draws.** Each of the paper's numbers is one random projection; ours are {len(r['seeds'])} "
         "draws each. Where the paper's value lies inside our [min, max] the two agree; Table 2's *pct* columns "
         "show how typical its draw was.",
-        "- **k = d.** The paper's 0.0000 at k = 6 is the unprojected data. A random projection at k = d still "
-        "distorts distances (our k = d rows), because a random R is not orthogonal.",
+        "- **k = d.** The paper's 0.0000 at k = 6 is most likely the unprojected data. A random projection at "
+        "k = d still distorts distances (our k = d rows), because a random R is almost never orthogonal (see "
+        "Table 2).",
         "- **Magnitude.** With eq. 8's scaling our stress is what a random projection should give"
         + (f": Fig. 1's means are within {100 * deviation:.0f}% of the first-order estimate (*est.* columns)."
            if deviation is not None else ".")

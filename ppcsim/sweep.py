@@ -244,13 +244,15 @@ def row(point: Point, report: Report | dict) -> dict:
         found = [a for v in entries if isinstance(a := v.attacks.get(attack), AttackScore)]
         out[f"privacy_{attack}_min"] = min((a.min for a in found), default=None)
         out[f"privacy_{attack}_mean"] = sum(a.mean for a in found) / len(found) if found else None
+        for figure in ("median", "iqr"):  # of the mean column privacy over the draws, averaged over parties
+            out[f"privacy_{attack}_{figure}"] = _mean_of_given([(a.get(figure) or {}).get("mean") for a in found])
         for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
-            out[f"{attack}_{key}"] = sum(a[key] for a in found) / len(found) if found else None
+            out[f"{attack}_{key}"] = _mean_of_given([a[key] for a in found])
     sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]
     for key in single_figures():  # the same of what was sent, where it has the original's shape
-        out[f"sent_{key}"] = sum(s[key] for s in sent) / len(sent) if sent else None
+        out[f"sent_{key}"] = _mean_of_given([s[key] for s in sent])
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
     scored = [[a for a in v.attacks.values() if isinstance(a, AttackScore)] for v in entries]
     worst = [min(a.mean for a in found) for found in scored if found]
@@ -266,6 +268,12 @@ def row(point: Point, report: Report | dict) -> dict:
         out["rounds"] = report.secure_aggregation.rounds
         out["labels_equal_same_init"] = given(u.labels_equal_same_init) if u else None
     return out
+
+
+def _mean_of_given(values: list) -> float | None:
+    """The mean of the values that were measured (a metric not meaningful for a party is None there)."""
+    given_values = [v for v in values if isinstance(v, (int, float))]
+    return sum(given_values) / len(given_values) if given_values else None
 
 
 def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> Report:

@@ -142,3 +142,39 @@ def test_run_writes_what_was_clustered(tmp_path):
         assert f["ids"].shape == (150,) and f["features"].shape == (150, 1)
     warned = "warning: nmds stress-1" in summary_table(report)
     assert warned == (outcome.combined.embedding["kruskal_stress_1"] > 0.2)
+
+
+def _stress_1_by_hand(delta: np.ndarray, Y: np.ndarray) -> float:
+    """000 eq. 3.12 written out: disparities by pool-adjacent-violators on the dissimilarities' order."""
+    d = pdist(Y)
+    order = np.argsort(delta, kind="stable")
+    blocks: list[list[float]] = []  # [sum, count] of each pooled block, in the dissimilarities' order
+    for value in d[order]:
+        blocks.append([value, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    dhat = np.empty_like(d)
+    dhat[order] = np.concatenate([np.full(int(c), s / c) for s, c in blocks])
+    return float(np.sqrt(np.sum((d - dhat) ** 2) / np.sum(d**2)))
+
+
+@pytest.mark.parametrize("name, eq_3_12, smacof", [("wine", 0.315, 0.332), ("breast_cancer", 0.240, 0.248)])
+def test_nmds_reports_stress_1_of_its_final_configuration(name, eq_3_12, smacof):
+    """000 eq. 3.12 on the embedding itself, beside scikit-learn's SMACOF figure (previous iteration's disparities)."""
+    from coordinator.combine import Combined
+    from coordinator.embed import nmds
+    from parties.data import load_builtin
+
+    _, X, _ = load_builtin(name)
+    X = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
+    delta = pdist(X)
+    out = nmds(Combined(dissimilarity=delta, description=name), {"dims": "1", "init": "classical",
+                                                                 "max_iter": "300"}, seed=0)
+    info = out.embedding
+    assert info["kruskal_stress_1"] == pytest.approx(_stress_1_by_hand(delta, out.features), rel=1e-9)
+    assert info["kruskal_stress_1"] == pytest.approx(eq_3_12, abs=0.001)
+    assert info["smacof_stress"] == pytest.approx(smacof, abs=0.001)
+    assert info["smacof_stress"] > info["kruskal_stress_1"]
+    assert f"stress-1 {info['kruskal_stress_1']:.4f}" in out.description and "warning" in info  # eq. 3.12 is above 0.2

@@ -84,7 +84,7 @@ def test_a_new_attack_is_one_registry_line(tmp_path, monkeypatch):
     for party in ("a", "b"):
         found = privacy[party]["attacks"]["mean_imputation"]
         assert list(found) == ["knowledge", "columns", "min", "mean", "privacy_002", "vd", "rp", "rm", "cp", "ck",
-                               "draws", "spread"]
+                               "draws", "spread", "median", "iqr"]
         assert found["draws"] == 100 and found["knowledge"] == "9 records' original values"  # 5% of 178, rounded up
         expected = next(e for seed, name, e in seen if name == party)
         assert found["mean"] == pytest.approx(expected, rel=1e-12)
@@ -156,24 +156,31 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
 
     run = ppcsim.api.simulate(SCENARIO)
     a, b = (run.report["privacy"][p] for p in ("a", "b"))
-    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica"} and set(b["attacks"]) == {"multilateration"}
+    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "known_io_002"}
+    assert set(b["attacks"]) == {"multilateration"}
     ica = run.attacks["a"]["ica"]  # the one ICA estimate, kept beside the truth it was scored against
     assert a["attacks"]["ica"]["rmse"] == rmse(ica["original"], ica["estimate"]) > 0.1
-    for found in (a["attacks"]["known_io"], a["attacks"]["known_io_forward"], b["attacks"]["multilateration"]):
+    for found in (a["attacks"]["known_io"], a["attacks"]["known_io_forward"], a["attacks"]["known_io_002"],
+                  b["attacks"]["multilateration"]):
         assert found["rmse"] < 1e-9  # a rotation and exact distances are recovered from n + 1 known records
     assert a["sent_distortion"]["rmse"] == rmse(run.original["a"], run.sent["a"]["data"])
     page = run_page(run.report, {})
     assert ">RMSE<" in page and "<th>VD</th><th>RMSE</th>" in page  # a column of the privacy table, after VD
+    known = a["attacks"]["known_io"]  # an averaged attack: median and interquartile range beside the mean
+    assert f"{known['median']['mean']:.4g} [{known['iqr']['mean']:.4g}], {known['draws']}" in page
 
     rows, table = swept(tmp_path, Settings(known_draws=4))
     for read in table:
         assert float(read["ica_rmse"]) > 0.1 and float(read["known_io_rmse"]) < 1e-9 and float(read["sent_rmse"]) > 0
         assert float(read["multilateration_rmse"]) < 1e-9
+        assert float(read["privacy_known_io_median"]) >= 0 and float(read["privacy_known_io_iqr"]) >= 0
+        assert read["privacy_ica_median"] == ""  # one estimate, not averaged over draws
 
 
 def test_the_registries_keep_the_report_s_names_and_order():
     """The order is the report's key order and the order in which a party's attacks draw from its generator."""
-    assert list(ATTACKS) == ["known_io", "known_io_forward", "ica", "multilateration", "multilateration_nmds"]
+    assert list(ATTACKS) == ["known_io", "known_io_forward", "ica", "multilateration", "multilateration_nmds",
+                             "known_io_002"]
     assert list(AGREEMENT) == ["misclassification", "ari", "nmi", "variation_of_information", "f_measure"]
     assert list(PRIVACY_METRICS) == ["column_privacy", "privacy_002", "vd", "rp", "rm", "cp", "ck"]
     assert [n for n, m in PRIVACY_METRICS.items() if m.first_draw_only] == ["rp", "rm", "cp", "ck"]

@@ -208,3 +208,41 @@ def test_thesis_tables_match_the_thesis_where_the_methods_are_defined():
 
     text = _thesis_section(t)
     assert "| pca | 0.97 |" in text and "**Where we cannot match.**" in text
+    # 000 Table 5.8's DCT column: fifteen data sets, 0.23 (BCW) to 0.33 (Hepatitis)
+    assert "0.23 (BCW) to 0.33 (Hepatitis) over its 15 data sets" in text and "twelve" not in text
+    assert "picked unscaled" in text and "picked after the sqrt(n/p) scale" in text
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+def test_least_stress_of_20_picks_by_the_stated_convention(scaled):
+    """000 §5.3.4: of 20 orthonormal draws the least stress (004 eq. 6), on drbt's scaled block or on XR."""
+    from parties.normalize import normalize
+    from ppcsim.thesis000 import least_stress_of_20
+
+    X = normalize(np.random.default_rng(5).normal(size=(40, 4)) * [1, 2, 3, 4], "zscore")
+    n, p = 4, 3
+    d = pdist(X)
+    stresses = []
+    for i in range(20):
+        Y = DRBT(k=p, projection="orthonormal", random_state=[7, i]).disguise(X, ["a", "b", "c", "e"])[0].array
+        unscaled = Y / np.sqrt(n / p)  # Y = XR, 000 eq. 2.18
+        np.testing.assert_allclose(pdist(unscaled) <= d + 1e-12, True)  # an orthonormal frame only shrinks
+        dhat = pdist(Y if scaled else unscaled)
+        stresses.append((np.sqrt(np.sum((dhat - d) ** 2) / np.sum(d**2)), i, Y))
+    expected = min(stresses, key=lambda s: s[0])[2]
+    np.testing.assert_array_equal(least_stress_of_20(X, p, 7, scaled=scaled), expected)
+
+
+def test_rp2_is_rarely_orthogonal():
+    """A 6 x 6 eq. 9 matrix keeps every distance about once in 1e5 draws (unit columns), counted independently."""
+    o = rp.rp2_orthogonal(draws=200_000, seed=3)
+    rng = np.random.default_rng(3)
+    signs = rng.choice(np.array([1.0, 0.0, -1.0]), size=(200_000, 6, 6), p=[1 / 6, 2 / 3, 1 / 6])
+    norms = np.linalg.norm(signs, axis=1, keepdims=True)
+    unit = signs / np.where(norms > 0, norms, 1.0)
+    eye = np.eye(6)
+    isometry_unit = np.all(np.isclose(np.einsum("nij,nik->njk", unit, unit), eye), axis=(1, 2))
+    achlioptas = np.sqrt(3.0) * signs / np.sqrt(6)
+    isometry_sparse = np.all(np.isclose(np.einsum("nij,nik->njk", achlioptas, achlioptas), eye), axis=(1, 2))
+    assert o["orthogonal"] == {"sparse-unit": int(isometry_unit.sum()), "sparse": int(isometry_sparse.sum())}
+    assert 0 < o["orthogonal"]["sparse-unit"] < 20  # about 1.4e-5 of draws: rare, not never

@@ -39,6 +39,12 @@ def _indices(name: str, values, m: int) -> np.ndarray:
     return index
 
 
+def _known_pair(original, disguised, known) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A known-record attack's inputs checked: the original block, the disguised rows aligned with it, the known rows."""
+    X = _block("original", original)
+    return X, _block("disguised", disguised, rows=X.shape[0]), _indices("known", known, X.shape[0])
+
+
 def known_rows(m: int, count: int, *, random_state) -> np.ndarray:
     """Draw the ``count`` rows the attacker knows, uniformly without replacement (sorted).
 
@@ -59,7 +65,8 @@ def known_io(original, disguised, known, *, fit_intercept: bool = True) -> np.nd
     solves ``X[known] ~ [Y[known], 1] B`` by least squares and returns
     ``[Y, 1] B`` for every row. This is 002's regression estimator
     ``R^ = O' X (X' X)^-1`` turned around: 002 fits the forward map from X
-    to the disguised data and inverts it (:func:`known_io_forward`); this
+    to the disguised data and inverts it (:func:`known_io_002`, and its
+    variant with an intercept :func:`known_io_forward`); this
     fits the inverse map directly, so that it also applies when the disguise
     has no inverse (random projection with k < d): it is then the best
     linear predictor of X from Y, not a recovery. The two agree only without
@@ -85,23 +92,23 @@ def known_io(original, disguised, known, *, fit_intercept: bool = True) -> np.nd
     ndarray of shape (m, d)
         The attacker's estimate of ``original``.
     """
-    X = _block("original", original)
-    Y = _block("disguised", disguised, rows=X.shape[0])
-    index = _indices("known", known, X.shape[0])
+    X, Y, index = _known_pair(original, disguised, known)
     design = np.hstack([Y, np.ones((Y.shape[0], 1))]) if fit_intercept else Y
     B, *_ = np.linalg.lstsq(design[index], X[index], rcond=None)
     return design @ B
 
 
 def known_io_forward(original, disguised, known) -> np.ndarray:
-    """002's known input-output estimator (§6.2.4): fit the forward map, then invert it.
+    """A variant of 002's known input-output estimator (§6.2.4): fit the forward map with an intercept, invert it.
 
     In row convention the disguise is ``Y = X R' + t + noise``. From the known
-    rows the attacker fits ``Y[known] ~ [X[known], 1] [R'; t]`` by least
-    squares (002's minimum-variance unbiased ``R^ = O' X (X' X)^-1``, and
-    ``t^`` the mean residual, which the intercept gives) and estimates every
-    row as ``X^ = (Y - t^) pinv(R'^)``. When k < d the forward map has no
-    inverse and the pseudo-inverse returns the minimum-norm preimage.
+    rows the attacker fits ``Y[known] ~ [X[known], 1] [R'; t]`` by ordinary
+    least squares with an intercept and estimates every row as
+    ``X^ = (Y - t^) pinv(R'^)``. 002 itself regresses the known points'
+    differences against the (d+1)-th one (:func:`known_io_002`); the two fits
+    coincide when exactly d + 1 points are known (both interpolate them) and
+    differ, slightly, with more. When k < d the forward map has no inverse
+    and the pseudo-inverse returns the minimum-norm preimage.
 
     Parameters
     ----------
@@ -115,12 +122,48 @@ def known_io_forward(original, disguised, known) -> np.ndarray:
     ndarray of shape (m, d)
         The attacker's estimate of ``original``.
     """
-    X = _block("original", original)
-    Y = _block("disguised", disguised, rows=X.shape[0])
-    index = _indices("known", known, X.shape[0])
+    X, Y, index = _known_pair(original, disguised, known)
     design = np.hstack([X[index], np.ones((index.size, 1))])
     B, *_ = np.linalg.lstsq(design, Y[index], rcond=None)
     forward, shift = B[:-1], B[-1]  # d x k and k
+    return (Y - shift) @ np.linalg.pinv(forward)
+
+
+def known_io_002(original, disguised, known) -> np.ndarray:
+    """002's own known input-output estimator (§6.2.4, steps 1-3): differences against the (d+1)-th known point.
+
+    In row convention, with ``x_i``, ``o_i`` the known rows in the order
+    ``known`` gives them and ``x_r``, ``o_r`` the (d+1)-th of them (the last
+    when fewer are known), step 1 cancels the translation,
+    ``o_i - o_r = (x_i - x_r) R' + e_i - e_r``, and fits ``R'^`` by least
+    squares over every other known row (002's ``R^ = O' X (X' X)^-1`` on the
+    differences); step 2 estimates ``t^`` as the mean of ``o_i - x_i R'^`` over
+    the known rows; step 3 returns ``X^ = (Y - t^) R'^-1`` (the pseudo-inverse,
+    which is the minimum-norm preimage when k < d). With d + 1 known rows this
+    is 002's procedure exactly, and equals :func:`known_io_forward`; with more,
+    it weights the reference row more than an ordinary least-squares fit
+    would.
+
+    Parameters
+    ----------
+    original : ndarray of shape (m, d)
+        Only the rows ``known`` are used.
+    disguised : ndarray of shape (m, k)
+    known : array-like of int, or boolean mask of shape (m,)
+        At least two rows; their order picks the reference row.
+
+    Returns
+    -------
+    ndarray of shape (m, d)
+        The attacker's estimate of ``original``.
+    """
+    X, Y, index = _known_pair(original, disguised, known)
+    if index.size < 2:
+        raise ValueError("known must hold at least two rows: one to take differences against, one to fit")
+    r = min(X.shape[1], index.size - 1)  # the (d+1)-th known row, 0-based
+    others = np.delete(index, r)
+    forward, *_ = np.linalg.lstsq(X[others] - X[index[r]], Y[others] - Y[index[r]], rcond=None)  # d x k
+    shift = (Y[index] - X[index] @ forward).mean(axis=0)
     return (Y - shift) @ np.linalg.pinv(forward)
 
 

@@ -39,8 +39,9 @@ class PrivacyMetric:
     Attributes
     ----------
     function : callable
-        ``function(original, estimate)`` over two ``(m, d)`` blocks: a float,
-        or with ``per_column`` an array of shape ``(d,)``.
+        ``function(original, estimate)`` over two ``(m, d)`` blocks: a float
+        (None where the metric is not meaningful on them), or with
+        ``per_column`` an array of shape ``(d,)``.
     plain : str
         Its name in words, for pages.
     source : str
@@ -58,7 +59,7 @@ class PrivacyMetric:
         Its glossary entry on the report page; none when ``term`` is empty.
     """
 
-    function: Callable[[np.ndarray, np.ndarray], float | np.ndarray]
+    function: Callable[[np.ndarray, np.ndarray], float | np.ndarray | None]
     plain: str
     source: str
     per_column: bool = False
@@ -115,7 +116,7 @@ def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, fi
     for name, value in values.items():
         metric = PRIVACY_METRICS[name]
         if not metric.per_column:
-            out[name] = float(value)  # type: ignore[arg-type]
+            out[name] = None if value is None else float(value)  # type: ignore[arg-type]
             continue
         p = np.asarray(value, dtype=np.float64)
         part = {"columns": dict(zip(columns, p.tolist())), **summary(p)}
@@ -126,19 +127,26 @@ def scores(original: np.ndarray, estimate: np.ndarray, columns: list[str], *, fi
     return out
 
 
-def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float]:
-    """The one-figure metrics of ``estimate`` against ``original`` (with today's: 001's VD, RP, RM, CP, CK)."""
+def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float | None]:
+    """The one-figure metrics of ``estimate`` against ``original`` (with today's: 001's VD, RP, RM, CP, CK).
+
+    A metric that is not meaningful on these blocks (CP, CK with undetermined attribute ranks) gives None.
+    """
     with shared_ranks():
-        return {name: float(PRIVACY_METRICS[name].function(original, estimate))  # type: ignore[arg-type]
-                for name in single_figures()}
+        values = {name: PRIVACY_METRICS[name].function(original, estimate) for name in single_figures()}
+    return {name: None if value is None else float(value) for name, value in values.items()}  # type: ignore[arg-type]
 
 
 def average(draws: list[dict]) -> dict:
-    """The mean over draws of every number in the score records, and the spread of min and mean.
+    """The mean over draws of every number in the score records, and the spread, median and IQR of min and mean.
 
     Metrics marked ``first_draw_only`` are taken from the first draw; every
-    per-column metric gets the ``spread`` (standard deviation over the
-    draws, 0 for one draw) of its ``min`` and ``mean``.
+    per-column metric gets, for its ``min`` and ``mean`` over the draws, the
+    ``spread`` (standard deviation, n - 1; 0 for one draw), the ``median``
+    and the ``iqr`` (interquartile range, numpy's linear interpolation; 0 for
+    one draw). Known-record attacks are heavy-tailed (an unlucky draw of
+    nearly collinear known records is far off): the median says what a
+    typical draw gives, the mean what the draws give on average.
     """
 
     def mean(values: list):
@@ -154,6 +162,9 @@ def average(draws: list[dict]) -> dict:
         if not metric.per_column or metric.first_draw_only:
             continue
         each = draws if metric.headline else [d[name] for d in draws]
-        (out if metric.headline else out[name])["spread"] = {
-            key: float(np.std([e[key] for e in each], ddof=1)) if len(draws) > 1 else 0.0 for key in ("min", "mean")}
+        values = {key: np.array([e[key] for e in each], dtype=np.float64) for key in ("min", "mean")}
+        part = out if metric.headline else out[name]
+        part["spread"] = {key: float(np.std(v, ddof=1)) if v.size > 1 else 0.0 for key, v in values.items()}
+        part["median"] = {key: float(np.median(v)) for key, v in values.items()}
+        part["iqr"] = {key: float(np.subtract(*np.percentile(v, [75, 25]))) for key, v in values.items()}
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ppcsim.evaluate.attackers.base import Attack, Target
 from ppcsim.evaluate.attackers.ica import ICA
-from ppcsim.evaluate.attackers.known_io import KNOWN_IO, KNOWN_IO_FORWARD
+from ppcsim.evaluate.attackers.known_io import KNOWN_IO, KNOWN_IO_002, KNOWN_IO_FORWARD
 from ppcsim.evaluate.attackers.multilateration import MULTILATERATION, MULTILATERATION_NMDS
 
 #: The attacks by the name the report gives them, in the order they run (and draw from the party's generator).
@@ -23,6 +23,7 @@ ATTACKS: dict[str, Attack] = {
     "ica": ICA,
     "multilateration": MULTILATERATION,
     "multilateration_nmds": MULTILATERATION_NMDS,
+    "known_io_002": KNOWN_IO_002,
 }
 
 __all__ = ["ATTACKS", "Attack", "Target"]

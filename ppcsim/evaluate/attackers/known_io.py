@@ -1,11 +1,20 @@
-"""The known input-output attacks (002 §6.2.4): the attacker knows a few records in both forms."""
+"""The known input-output attacks (002 §6.2.4): the attacker knows a few records in both forms.
+
+Three estimators, each named for what it is: ``known_io`` regresses the
+original on the disguised data (ours; it also applies to a projection that
+cannot be inverted), ``known_io_forward`` fits the forward map by ordinary
+least squares with an intercept and inverts it (a variant of 002's), and
+``known_io_002`` is 002's own: the forward map fitted on differences against
+the (d+1)-th known record. All three are scored on the same draws of the
+known records.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ppcsim.evaluate.attackers.base import Attack, Target, sends_rows
-from ppcsim.evaluate.attacks import known_io, known_io_forward
+from ppcsim.evaluate.attacks import known_io, known_io_002, known_io_forward
 from ppcsim.evaluate.scores import average, scores
 
 
@@ -44,7 +53,18 @@ KNOWN_IO = Attack(
     "fits the disguise by least squares; it undoes any linear disguise that keeps as many dimensions as it had.",
     missing="the known input-output attack does not apply to what they send")
 
-KNOWN_IO_FORWARD = Attack(
-    applies=_applies, run=lambda target: _run(known_io_forward, target), knowledge=_knowledge,
-    estimator="002 §6.2.4: fit Y ~ [X, 1] [R'; t], then X = (Y - t) pinv(R')", report_estimator=True,
-    source="002 §6.2.4", plain="known input-output, 002's forward estimator", short="known input-output (forward)")
+def _fitted(estimate, estimator: str, source: str, plain: str, short: str) -> Attack:
+    """A known input-output attack that fits the forward map and inverts it, by the estimator ``estimate``."""
+    return Attack(applies=_applies, run=lambda target: _run(estimate, target), knowledge=_knowledge,
+                  estimator=estimator, report_estimator=True, source=source, plain=plain, short=short)
+
+
+KNOWN_IO_FORWARD = _fitted(
+    known_io_forward, "a variant of 002 §6.2.4: fit Y ~ [X, 1] [R'; t] by ordinary least squares with an intercept, "
+    "then X = (Y - t) pinv(R')", "a variant of 002 §6.2.4", "known input-output, forward map fitted with an intercept",
+    "known input-output (forward, intercept)")
+
+KNOWN_IO_002 = _fitted(
+    known_io_002, "002 §6.2.4 steps 1-3: fit R' on the known records' differences against the (d+1)-th known "
+    "record, t as the mean of Y - X R', then X = (Y - t) pinv(R')", "002 §6.2.4",
+    "known input-output, 002's estimator (differences against the (d+1)-th known record)", "known input-output (002)")

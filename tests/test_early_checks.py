@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_ppc
 
+from conftest import run_ppc
 from ppcsim.scenario import ScenarioError, load_scenario
 from protos.schema import closest, unknown
 

@@ -316,7 +316,7 @@ def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list
         found.append("dissimilarity parties must use one metric to be combined ("
                      + ", ".join(f"{n}: {f}" for n, f in by_form.items()) + ")")
     features = [n for n in sent if n not in by_form]
-    form = FORMS.get(next(iter(by_form.values())))
+    form = FORMS.get(str(next(iter(by_form.values()))))
     if features and form is not None and not form.features:
         found.append(f"parties {', '.join(features)} send features, which combine exactly only with Euclidean "
                      f"dissimilarities, not '{form.name}' ({', '.join(by_form)})")
@@ -464,14 +464,14 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
     listed = isinstance(columns, list) and all(isinstance(c, str) for c in columns)
     if not listed:
         errors.append(f"{where}: 'columns' must be a list of column names, got {columns!r}")
-        columns = []
+    listed_columns: list[str] = list(columns) if listed else []  # type: ignore[arg-type]  # checked just above
     id_column = entry.get("id_column", data.get("id_column") if not own else None)
     if not generated(src) and not id_column:
         errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
     cfg = PartyConfig(
         name=pname,
         source=src,
-        columns=tuple(columns),
+        columns=tuple(listed_columns),
         method=method,
         params=params,
         normalize=entry.get("normalize", "zscore"),

@@ -26,6 +26,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from parties.progress import Progress
 from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
@@ -95,6 +96,7 @@ def run_party(
     mutual: bool = False,
     secure_only: bool = False,
     log=sys.stderr,
+    progress: float = 0.0,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
 
@@ -105,6 +107,8 @@ def run_party(
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
     when it runs out. ``secure_only``: the party's table names no method, so
     it refuses any session but a secure-aggregation one before sending data.
+    ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
+    the party waits for (``parties.progress``).
 
     Raises PartyError for bad input or a timeout, and grpc.RpcError when the
     coordinator refuses or the session fails.
@@ -128,6 +132,8 @@ def run_party(
     def left() -> float:
         return max(deadline - time.monotonic(), 0.1)
 
+    watch = Progress(cfg.name, coordinator, client, session, log, progress, left)
+
     def retried(what: str, call):
         for attempt in range(RETRIES + 1):
             try:
@@ -141,6 +147,7 @@ def run_party(
                 time.sleep(wait)
 
     try:
+        watch.start()
         t = time.perf_counter()
         reply = retried("Join", lambda: client.join(left(), pair.public, signature))
         rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION
@@ -154,14 +161,16 @@ def run_party(
             # fetched and checked once: the pseudonym key and the masks use the very same keys
             step = ("agreeing the pseudonym key with the other parties" if reply.ids == session_pb2.IDS_PSEUDONYMOUS
                     else "exchanging keys with the other parties")
+            watch.wait("peers")
             peers = retried("key agreement", lambda: checked_peers(client, reply, pair, security, left(), mutual))
         if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
+            watch.wait("key")
             key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
                                                                          mutual, peers))
             ids = pseudonyms(key, data.ids)
         if rounds:
             step = "running the secure-aggregation rounds"
-            secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log)
+            secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log, watch)
             timing.update(secure.timing)
         step = "uploading"
 
@@ -174,9 +183,11 @@ def run_party(
             return client.upload(done.upload(session, cfg.name, reply.chunk_bytes, ids), timeout=left())
 
         if secure is None:
+            watch.wait("uploading")
             retried("Upload", upload)
         timing["upload"] = time.perf_counter() - t
         step = "waiting for the clustering"
+        watch.wait("result")
         t = time.perf_counter()
         result = retried("GetResult", lambda: client.result(timeout=left()))
         timing["wait_result"] = time.perf_counter() - t
@@ -185,6 +196,7 @@ def run_party(
             raise PartyError(f"this party's {timeout_name} of {timeout:g} s ran out while {step}") from None
         raise
     finally:
+        watch.stop()
         client.close()
 
     header = result.header
@@ -220,7 +232,7 @@ def run_party(
 
 
 def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
-                  ids: np.ndarray | None, peers: list, left, log):
+                  ids: np.ndarray | None, peers: list, left, log, watch: Progress | None = None):
     """The secure-aggregation exchange (parties.secagg) on the party's normalised columns, over ``client``, with
     the ``peers`` keys ``checked_peers`` returned."""
     from parties.secagg import GrpcLink, secure_party
@@ -230,7 +242,14 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
                          f"party keeps its columns at home; this party is configured to disguise them with "
                          f"'{cfg.method}'")
     upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
-    result = secure_party(GrpcLink(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
+    class Watched(GrpcLink):  # says which round's labels it waits for
+        def labels(self, round_, seeding=False):
+            if watch is not None:
+                watch.wait(f"secure aggregation: waiting for the labels of {'seeding step' if seeding else 'round'} "
+                           f"{round_ + 1}")
+            return super().labels(round_, seeding)
+
+    result = secure_party(Watched(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
                           client.session, cfg.name, len(done.data.columns),
                           min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), log=log)
     print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 # 'ppc party', then starts without matplotlib, scikit-learn or the observer's attacks.
 
 DEMO = "demo.toml"
+#: Seconds between a waiting party's lines on what it waits for (``ppc party --progress``).
+PROGRESS_EVERY = 5.0
 
 def description() -> str:
     """``ppc --help``'s text: the disguise methods and clustering algorithms as registered."""
@@ -368,6 +370,8 @@ def cmd_party(args: argparse.Namespace) -> int:
             tls=scenario.security.tls,
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
+            log=io.StringIO() if args.quiet else sys.stderr,
+            progress=0.0 if args.quiet else args.progress,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None
@@ -519,6 +523,10 @@ def build_parser() -> argparse.ArgumentParser:
     party.add_argument("--seed-file", metavar="FILE",
                        help="read the seed from FILE, one integer ('-': standard input; 'ppc run' hands each party "
                        "its seed this way)")
+    party.add_argument("--progress", type=float, default=PROGRESS_EVERY, metavar="SECONDS",
+                       help=f"while waiting, say every SECONDS what for (the coordinator unreachable, the parties "
+                       f"present, the round; default {PROGRESS_EVERY:g}; 0: never)")
+    party.add_argument("--quiet", action="store_true", help="print nothing but errors")
     party.set_defaults(func=cmd_party)
 
     rep = sub.add_parser("reproduce", help="recompute the papers' tables and figures next to the printed values",

@@ -53,6 +53,7 @@ def party_argv(scenario: str, name: str, session: str, timeout: float, address: 
         "--labels-out", str(labels),
         "--timeout", str(timeout),
         "--seed-file", "-",
+        "--progress", "0",  # this launcher reports the session's progress itself
         *(["--credentials", str(credentials)] if credentials else []),
     ]
 

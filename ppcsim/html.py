@@ -7,10 +7,12 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from coordinator.clustering import SECURE
 from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
+from ppcsim.report import uniformity
 from ppcsim.report_model import ABSENT, AttackScore, Party, Report, SecurePrivacy, Skipped, as_report, given
 
 STYLE = """
@@ -169,6 +171,9 @@ def what_sent(p: Party) -> str:
     """In words: what one party's arrays were, e.g. '3 numbers per record' or one value per pair of records."""
     if p.output_dims is None:
         return "nothing received"
+    if p.method == SECURE:
+        return (f"its ids once, then {p.output_dims} masked partial distances per record in every round (and one "
+                "per record in every k-means++ seeding step)")
     if p.sends == "dissimilarities":
         m = p.rows or 0
         n = len(p.arrays)
@@ -248,12 +253,17 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
         b = p.bytes
         rows.append([p.name, Raw(_method_words(p, notes)), p.rows, ", ".join(p.columns), what_sent(p),
                      b.predicted, b.payload, b.serialized, given(b.wire)])
-    s.append(table(["party", "disguise", "records", "its columns", "it sent", "bytes predicted", "array bytes",
-                    "message bytes", "wire bytes"], rows))
-    s.append(f"<p class='note'><i>Bytes predicted</i>: the paper's cost model{notes('004 §6.2, eq. 11')}. "
-             "<i>Array bytes</i>: the arrays the coordinator received. <i>Message bytes</i>: the protobuf messages "
-             "that carried them (ids, headers, framing). <i>Wire bytes</i>: what the party's TCP connection "
-             "carried, TLS and HTTP/2 included, counted by a relay between party and coordinator.</p>")
+    s.append(table(["party", "disguise", "records", "its columns", "it sent", "predicted B", "payload B",
+                    "serialized B", "wire B (up)"], rows))
+    secure = report.secure_aggregation is not ABSENT
+    model = ("the secure-aggregation cost model (docs/secure-aggregation.md, Sizes: m*k*8 bytes up and m*4 down "
+             "per round, (k - 1)*m*8 up for the seeding steps)" if secure
+             else f"the paper's cost model{notes('004 §6.2, eq. 11')}")
+    s.append(f"<p class='note'><i>Predicted</i>: {model}. "
+             "<i>Payload</i>: the array bytes the coordinator received. <i>Serialized</i>: the protobuf messages "
+             "that carried them (ids, headers, framing). <i>Wire (up)</i>: what the party's TCP connection "
+             "carried to the coordinator, TLS and HTTP/2 included, counted by a relay between party and "
+             "coordinator (the bytes down are under Network).</p>")
     if "bytes" in figures:
         s.append(image(figures["bytes"], "bytes per party"))
     if details:
@@ -332,7 +342,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
     net = [(p, p.network) for p in report.parties if p.network is not ABSENT]
     if net:
         s.append("<h2>Network</h2>")
-        s.append(table(["party", "link", "wire bytes up", "wire bytes down", "connections", "join and upload took"],
+        s.append(table(["party", "link", "wire B up", "wire B down", "connections", "join and upload took"],
                        [[p.name, n.link, given(p.bytes.wire), n.wire_down, n.connections, _seconds(n.upload_seconds)]
                         for p, n in net]))
     t = report.timing
@@ -365,12 +375,22 @@ def secure_section(report: Report) -> str:
            f"{'equal' if given(u.labels_equal_same_init) else 'not equal'} to scikit-learn's KMeans from the same "
            f"initial records; ARI against the usual clustering of the original data {u.vs_original['ari']:.3f}."
            "</p>"]
-    out.append(table(["round", "seconds", "labels changed", "payload up B", "payload down B"],
-                     [[r.index, f"{r.seconds:.3f}", r.changed, r.up_payload, r.down_payload]
-                      for r in given(a.per_round, [])]))
+    steps, rounds = given(a.per_seeding_step, []), given(a.per_round, [])
+    rows = [[f"seeding step {r.index}", f"{r.seconds:.3f}", "", r.up_payload, r.down_payload] for r in steps]
+    rows += [[f"round {r.index}", f"{r.seconds:.3f}", r.changed, r.up_payload, r.down_payload] for r in rounds]
+    rows.append(["total", f"{sum(r.seconds for r in [*steps, *rounds]):.3f}", "",
+                 sum(r.up_payload for r in [*steps, *rounds]), sum(r.down_payload for r in [*steps, *rounds])])
+    out.append(table(["step", "seconds", "labels changed", "payload up B", "payload down B"], rows))
+    out.append("<p class='note'>Payload of the seeding steps and rounds, all parties together; the total up is "
+               "what the parties' payload in the first table adds up to. The labels of the final result "
+               "(GetResult) and the alignment come on top of the total down.</p>")
     if isinstance(p, SecurePrivacy):
         out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p.arbiter.sees))
                    + ". It never saw: " + "; ".join(map(html.escape, p.arbiter.never_sees)) + ".</p>")
+        for party, post in (p.posts.by_party if p.posts is not ABSENT else {}).items():
+            out.append(f"<p>{html.escape(party)}'s last post as the coordinator received it, against its true "
+                       f"partial distances: correlation {post.correlation_with_partial_distances:+.3f}; "
+                       f"{html.escape(uniformity(post.uniformity_ks_pvalue))}.</p>")
         ml = p.multilateration
         out.append("<p>Multilateration from the initial records: "
                    + (html.escape(ml.skipped) if isinstance(ml, Skipped) else

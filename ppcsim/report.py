@@ -44,6 +44,7 @@ from ppcsim.report_model import (
     Skipped,
     Timing,
     as_report,
+    given,
 )
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
@@ -318,6 +319,18 @@ def _n(x) -> str:
     return "-" if x is None else f"{x:,}"
 
 
+#: The level at which a Kolmogorov-Smirnov test of a party's posts rejects uniformity.
+KS_LEVEL = 0.05
+
+
+def uniformity(pvalue: float) -> str:
+    """A party's posts against the uniform distribution, in words: the p-value to enough digits, and whether a
+    Kolmogorov-Smirnov test at ``KS_LEVEL`` rejects uniformity (a truly uniform post is rejected in 5% of runs)."""
+    verdict = (f"uniformity rejected at the {KS_LEVEL:.0%} level (as it is for 1 run in 20 of truly uniform posts)"
+               if pvalue < KS_LEVEL else f"uniformity not rejected at the {KS_LEVEL:.0%} level")
+    return f"KS p = {pvalue:.2g}: {verdict}"
+
+
 def summary_table(report: Report | dict) -> str:
     """The per-party table printed at the end of a run."""
     report = as_report(report)
@@ -330,6 +343,8 @@ def summary_table(report: Report | dict) -> str:
             out = "-"
         elif p.sends == "dissimilarities":
             out = f"{len(p.arrays)}x{p.output_dims:,} pairs"
+        elif p.method == SECURE:  # m x k partial distances, once per round (and per seeding step)
+            out = f"{p.output_dims} per record per round"
         else:
             out = f"{p.output_dims} dims"
         b = p.bytes
@@ -354,7 +369,9 @@ def summary_table(report: Report | dict) -> str:
         exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())
         lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
                      f"), {sum(r.seconds for r in per):.2f} s; payload "
-                     + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round)")
+                     + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round"
+                     + (f"; (k - 1)*m*8 up for {secure.seeding_steps} k-means++ seeding steps"
+                        if given(secure.seeding_steps, 0) else "") + ")")
     u = report.utility if report.utility is not ABSENT else None
     if u and u.labels_equal_same_init is not ABSENT:
         lines.append(f"utility: labels {'equal' if u.labels_equal_same_init else 'NOT equal'} to scikit-learn's "
@@ -371,8 +388,7 @@ def summary_table(report: Report | dict) -> str:
     if isinstance(priv, SecurePrivacy):
         for party, entry in (priv.posts.by_party if priv.posts is not ABSENT else {}).items():
             lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "
-                         f"{entry.correlation_with_partial_distances:+.3f}, uniform (KS p = "
-                         f"{entry.uniformity_ks_pvalue:.2f})")
+                         f"{entry.correlation_with_partial_distances:+.3f}; {uniformity(entry.uniformity_ks_pvalue)}")
         ml = priv.multilateration
         lines.append("privacy of the joined records against the arbiter: multilateration from the initial records "
                      + (f"skipped ({ml.skipped})" if isinstance(ml, Skipped) else

@@ -109,8 +109,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   keep_sent=not args.no_sent, details=details)
         _write_run_page(args, out, report, details)
     written = "report.json, labels.csv" + (", clustered.npz" if (out / "clustered.npz").exists() else "")
-    written += "" if args.no_sent else ", sent/<party>.npz"
-    written += ", report.html" if args.html else ""
+    written += ", sent/<party>.npz" if (out / "sent").is_dir() else ""
+    written += ", logs/<party>.log" if (out / "logs").is_dir() else ""
+    written += ", report.html, figures/" if args.html else ""
     if not args.quiet:
         print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
     return 0
@@ -142,7 +143,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ppcsim.html import sweep_page
     from ppcsim.plots import sweep_figures
     from ppcsim.report import write_atomic
-    from ppcsim.sweep import describe_parties_rewrite, load_sweep, sweep
+    from ppcsim.sweep import load_sweep, sweep, sweep_notes
 
     out = Path(args.out)
     settings = measure_settings(args)  # a sweep always measures: it has no --no-eval
@@ -163,9 +164,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise
         figures = sweep_figures(rows, out / "figures")
         raw, grid = load_sweep(Path(args.scenario))
-        note = describe_parties_rewrite(raw, grid)
         write_atomic(out / "sweep.html",
-                     sweep_page(Path(args.scenario).stem, rows, figures, grid, [note] if note else []).encode())
+                     sweep_page(Path(args.scenario).stem, rows, figures, grid, sweep_notes(raw, grid)).encode())
     print(f"ppc sweep: wrote {out}/: sweep.csv ({len(rows)} runs), sweep.html, figures/ "
           f"({', '.join(figures) or 'no figure: the grid varies no plotted axis'})", file=sys.stderr)
     if failed:

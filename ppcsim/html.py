@@ -19,7 +19,7 @@ STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
-th{background:#f3f3f3}td:first-child,th:first-child,td.t{text-align:left}
+th{background:#f3f3f3}td:first-child,th:first-child,td.t,th.t{text-align:left}
 .wide{overflow-x:auto;max-width:100%}.nowrap td{white-space:nowrap}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
@@ -68,10 +68,15 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
 
 def table(header: list[str], rows: list[list], nowrap: bool = False) -> str:
     """A table, scrollable sideways when wider than the page; ``nowrap`` keeps each cell on one line."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    def text(v) -> bool:  # left-aligned, as text reads
+        return isinstance(v, str) or getattr(v, "left", False)
 
     def td(v) -> str:
-        return f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>"
+        return f"<td{' class=t' if text(v) else ''}>{_cell(v)}</td>"
+
+    # a column's header is aligned as its cells: left over text, right over numbers
+    texts = [bool(rows) and all(text(r[j]) or r[j] is None for r in rows if j < len(r)) for j in range(len(header))]
+    head = "".join(f"<th{' class=t' if t else ''}>{html.escape(h)}</th>" for h, t in zip(header, texts))
 
     body = "".join("<tr>" + "".join(td(v) for v in r) + "</tr>" for r in rows)
     return f"<div class='wide{' nowrap' if nowrap else ''}'><table><tr>{head}</tr>{body}</table></div>"

@@ -102,7 +102,7 @@ def unknown(key: str, known: list[str] | tuple[str, ...]) -> str:
 def check_table(table: Mapping[str, Any], params: Mapping[str, Param], where: str = "",
                 extra: tuple[str, ...] = ()) -> list[str]:
     """Every problem of ``table`` against ``params``: unknown fields (``extra`` are known but checked
-    elsewhere), invalid values and missing required ones, each prefixed with ``where`` (e.g. ``[security]: ``)."""
+    elsewhere), invalid values and missing required ones, each prefixed with ``where`` (e.g. ``"[security]: "``)."""
     known = (*params, *extra)
     errors = [f"{where}{unknown(k, known)}" for k in table if k not in known]
     for key, param in params.items():

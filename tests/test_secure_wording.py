@@ -13,7 +13,6 @@ import html
 import re
 
 from conftest import read_report, run_ppc, write_scenario
-
 from ppcsim.report import uniformity
 
 SCENARIO = """\

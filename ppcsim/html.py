@@ -348,7 +348,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
     if net:
         s.append("<h2>Network</h2>")
         s.append(table(["party", "link", "wire B up", "wire B down", "connections", "join and upload took"],
-                       [[p.name, n.link, given(p.bytes.wire), n.wire_down, n.connections, _seconds(n.upload_seconds)]
+                       [[p.name, n.link, given(p.bytes.wire), given(p.bytes.wire_down), n.connections, _seconds(n.upload_seconds)]
                         for p, n in net]))
     t = report.timing
     phases = [(k, v) for k, v in (("start", t.start), ("parties_and_clustering", t.parties_and_clustering),

@@ -18,6 +18,7 @@ from coordinator.types import Contribution
 from parties.run import peak_rss
 from ppcsim.report_model import (
     ABSENT,
+    FORMAT,
     Absent,
     AttackScore,
     Cluster,
@@ -173,15 +174,15 @@ def build(
             party.rounds = summary.get("rounds")
         if relays is not None:
             relay = relays[cfg.name]
-            party.bytes.wire = relay.counts.up.bytes
-            party.network = Network(link=relay.link.describe(), wire_down=relay.counts.down.bytes,
-                                    connections=relay.counts.connections,
+            party.bytes.wire, party.bytes.wire_down = relay.counts.up.bytes, relay.counts.down.bytes
+            party.network = Network(link=relay.link.describe(), connections=relay.counts.connections,
                                     # measured by the party: Join and the Upload stream
                                     upload_seconds=party.timing.get("upload"))
         parties.append(party)
     totals = session.ledger.totals()
     spec = session.spec.clustering
     report = Report(
+        format=FORMAT,
         scenario=scenario.name,
         scenario_file=str(scenario.path),
         seed=scenario.seed,
@@ -428,13 +429,16 @@ def summary_table(report: Report | dict) -> str:
     refused = report.communication.refused
     if refused:
         lines.append(f"refused: {len(refused)} upload{'s' if len(refused) > 1 else ''} discarded "
-                     f"({sum(r.serialized for r in refused):,} B on the wire): "
+                     f"({sum(r.serialized for r in refused):,} B serialized): "
                      + "; ".join(r.error for r in refused[:3]))
     if report.not_measured is not ABSENT and report.not_measured:
         lines.append(f"not measured by the coordinator: {', '.join(report.not_measured)} (it is not an "
                      "observer: see report.json)")
     lines.append(
-        f"wire: up {t.up.messages} messages, {t.up.serialized:,} B serialized "
-        f"({t.up.payload:,} B payload); down {t.down.messages} messages, {t.down.serialized:,} B"
+        f"messages: up {t.up.messages}, {t.up.serialized:,} B serialized "
+        f"({t.up.payload:,} B payload); down {t.down.messages}, {t.down.serialized:,} B serialized"
     )
+    up, down = [given(p.bytes.wire) for p in report.parties], [given(p.bytes.wire_down) for p in report.parties]
+    if report.parties and None not in up and None not in down:
+        lines.append(f"wire (TLS, HTTP/2, counted by the relays): up {sum(up):,} B; down {sum(down):,} B")
     return "\n".join(lines)

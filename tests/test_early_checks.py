@@ -9,11 +9,11 @@ message names the table, the field and, when one is close, the name meant.
 
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from test_party_progress import free_port
 
 from conftest import run_ppc
 from ppcsim.scenario import ScenarioError, load_scenario
@@ -146,9 +146,7 @@ def test_ppc_run_refuses_before_any_process_starts(tmp_path):
 
 def test_a_party_started_by_hand_checks_its_own_file_before_it_joins(tmp_path):
     path = write(tmp_path, BASE.replace('id_column = "wid"', 'id_column = "wdi"'))
-    with socket.socket() as s:  # a port nobody listens on: the party must fail before it tries to join
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nobody listens there: the party must fail before it tries to join
     t0 = time.monotonic()
     proc = run_ppc("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", path, "--party", "b",
                    cwd=tmp_path, timeout=60)

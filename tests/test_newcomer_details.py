@@ -87,3 +87,24 @@ def test_two_zero_bars_of_one_column_get_one_zero(tmp_path, monkeypatch):
                     for col, value in result["columns"].items() if abs(value) < 1e-9}
     assert len(zero_columns) >= 4
     assert annotated.count("0") == len(zero_columns)
+
+
+def test_a_format_1_report_is_read_with_its_wire_bytes_down_where_format_2_keeps_them():
+    import json
+
+    import ppcsim
+    from ppcsim.report_model import FORMAT, Report, schema
+
+    small = FOUR.split("[[parties]]\nname = \"shop\"")[0] + "[clustering]\nalgorithm = \"kmeans\"\nn_clusters = 3\n"
+    now = ppcsim.simulate(small, attacks=False).report
+    assert now["format"] == FORMAT == 2 and schema()["$id"] == "urn:ppc-sim:report:v2"
+    old = json.loads(json.dumps(now))  # as format 1 wrote a process run: no format, wire down under network
+    del old["format"]
+    old["parties"][0]["bytes"]["wire"] = 700
+    old["parties"][0]["network"] = {"link": "loopback, unshaped", "wire_down": 321, "connections": 1,
+                                    "upload_seconds": 0.1}
+    report = Report.from_json(old)
+    lab = report.parties[0]
+    assert lab.bytes.wire == 700 and lab.bytes.wire_down == 321
+    written = report.to_json()["parties"][0]
+    assert written["bytes"]["wire_down"] == 321 and "wire_down" not in written["network"]

@@ -6,16 +6,15 @@ party in a three-party session whose third party never comes.
 
 from __future__ import annotations
 
-import re
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from conftest import run_ppc, write_scenario
+from test_cli_errors import GRPC_LOG
 
-GRPC_LOG = re.compile(r"^[DIWEF]\d{4} \d\d:\d\d:\d\d")
+from conftest import run_ppc, write_scenario
 
 SCENARIO = """
     name = "waiting"

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.clustering import SECURE, ClusteringSpec
+from coordinator.clustering import SECURE, ClusteringSpec, input_problem
 from coordinator.clustering import fields as clustering_fields
+from coordinator.embed import requested_embedding
+from coordinator.errors import SessionError
+from coordinator.forms import FORMS
 from coordinator.session import SessionSpec
+from coordinator.types import Contribution
 from parties.config import DTYPES, EMPTY_COLUMNS, PartyConfig
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
@@ -303,9 +307,6 @@ def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list
     declares it sends (``parties.methods``): dissimilarities in different forms, feature rows beside a form they
     cannot join, different embeddings asked for, or a clustering algorithm that does not take what the parties
     send (``kmeans`` on ``osbr`` dissimilarities)."""
-    from coordinator.clustering import input_problem
-    from coordinator.forms import FORMS
-
     sent = {p.name: method_class(p.method)(**p.params) for p in parties}
     by_form = {name: d.form() for name, d in sent.items() if d.form() is not None}
     if not by_form:
@@ -320,11 +321,14 @@ def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list
     if features and form is not None and not form.features:
         found.append(f"parties {', '.join(features)} send features, which combine exactly only with Euclidean "
                      f"dissimilarities, not '{form.name}' ({', '.join(by_form)})")
-    embeddings = {name: sent[name].embedding() for name in by_form}
-    if len(set(embeddings.values())) > 1:
-        found.append("the parties ask for different embeddings at the coordinator ("
-                     + ", ".join(f"{n}: {e or 'none'}" for n, e in embeddings.items()) + ")")
-    embedded = any(embeddings.values())
+    # what each party's upload header will say, as the coordinator compares it (coordinator.embed)
+    headers = [Contribution(party=p.name, method=p.method, params=method_class(p.method).declared_params(p.params),
+                            ids=np.empty(0), arrays={}, is_dissimilarity=True) for p in parties if p.name in by_form]
+    try:
+        embedded = requested_embedding(headers) is not None
+    except SessionError as exc:
+        found.append(str(exc))
+        embedded = True
     problem = input_problem(clustering, precomputed=not embedded)
     if problem:
         found.append(f"[clustering]: {problem}")

@@ -62,7 +62,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+# the section navigation where a section has pages of its own; none beside a single page
+html_sidebars = {"*": [], "tutorials/**": ["sidebar-nav-bs"], "reference/**": ["sidebar-nav-bs"]}
 html_static_path: list[str] = []
 html_extra_path = ["report.schema.json"]
 html_show_sourcelink = False

@@ -8,7 +8,7 @@ daemon thread and, every ``every`` seconds of one wait, prints one line:
 - ``coordinator unreachable at HOST:PORT, retrying (12 s so far, 588 s left)``;
 - ``joined session 's'; 2 of 3 parties present (waiting for c)``;
 - ``uploaded; 2 of 3 parties' uploads in (waiting for c)``;
-- ``secure aggregation: waiting for round 4's labels``.
+- ``secure aggregation: waiting for the labels of round 4``.
 
 Who has joined or uploaded comes from the coordinator's ``GetStatus`` (asked
 only when a wait has lasted ``every`` seconds, so a quick session never asks);

@@ -242,11 +242,11 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
                          f"party keeps its columns at home; this party is configured to disguise them with "
                          f"'{cfg.method}'")
     upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
-    class Watched(GrpcLink):  # says which round's labels it waits for
+    class Watched(GrpcLink):  # says which round's labels it waits for, numbered as the report numbers them
         def labels(self, round_, seeding=False):
             if watch is not None:
                 watch.wait(f"secure aggregation: waiting for the labels of {'seeding step' if seeding else 'round'} "
-                           f"{round_ + 1}")
+                           f"{round_}")
             return super().labels(round_, seeding)
 
     result = secure_party(Watched(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,

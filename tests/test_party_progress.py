@@ -99,3 +99,35 @@ def test_ppc_run_turns_its_parties_lines_off():
 
     argv = party_argv("s.toml", "a", "s", 60.0, "127.0.0.1:1", Path("x.json"), Path("x.csv"), None)
     assert argv[argv.index("--progress") + 1] == "0"
+
+
+def test_each_wait_is_described_from_the_channel_and_the_coordinator_s_status():
+    import grpc
+
+    from parties.progress import Progress
+    from protos.ppcsim.v1 import session_pb2
+
+    status = session_pb2.StatusReply(state=session_pb2.WAITING, parties=[
+        session_pb2.PartyStatus(party="a", joined=True, uploaded=True),
+        session_pb2.PartyStatus(party="b", joined=True, uploaded=False),
+        session_pb2.PartyStatus(party="c", joined=False, uploaded=False)])
+
+    class Stub:
+        def GetStatus(self, request, timeout, metadata):  # noqa: N802 - the gRPC method's name
+            assert request.session == "s"
+            return status
+
+    class Client:
+        stub, metadata = Stub(), None
+
+    watch = Progress("a", "10.0.0.1:50051", Client(), "s", log=None, every=5.0, left=lambda: 90.4)
+    watch.connectivity = grpc.ChannelConnectivity.TRANSIENT_FAILURE
+    assert watch.describe("join", 12.2) == "coordinator unreachable at 10.0.0.1:50051, retrying (12 s so far, 90 s left)"
+    assert watch.describe("peers", 5) == ("joined session 's'; 2 of 3 parties present (waiting for c) "
+                                          "(5 s so far, 90 s left)")
+    assert watch.describe("result", 5) == ("uploaded; 1 of 3 parties' uploads in (waiting for b, c) "
+                                           "(5 s so far, 90 s left)")
+    status.state = session_pb2.CLUSTERING
+    assert watch.describe("result", 5).startswith("all 3 uploads in; the coordinator is clustering")
+    text = "secure aggregation: waiting for the labels of round 4"
+    assert watch.describe(text, 6) == f"{text} (6 s so far, 90 s left)"

@@ -137,7 +137,7 @@ def measure(report: dict) -> dict:
     return {
         "payload_up": report["communication"]["totals"]["up"]["payload"],
         "payload_down": report["communication"]["totals"]["down"]["payload"],
-        "wire": sum(p["bytes"]["wire"] + p["network"]["wire_down"] for p in report["parties"]),
+        "wire": sum(p["bytes"]["wire"] + p["bytes"]["wire_down"] for p in report["parties"]),
         "rounds": secure["rounds"] if secure else 1,
         # from the last party's Join (the parties' processes start at different times) to the result
         "protocol_seconds": coord["done"] - max(e["time"] for e in report["communication"]["ledger"]

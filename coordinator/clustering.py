@@ -250,6 +250,17 @@ def preload() -> None:
     import sklearn.cluster  # noqa: F401
 
 
+def input_problem(spec: ClusteringSpec, precomputed: bool) -> str | None:
+    """Why ``spec`` cannot cluster features (or dissimilarities if ``precomputed``), or None: known from what the
+    parties' methods declare they send, so the scenario loader asks it before any party starts."""
+    algorithm = spec.method
+    if algorithm is None:
+        return f"algorithm {spec.algorithm!r} is not one of {', '.join(ALGORITHMS)}"
+    if (algorithm.dissimilarities if precomputed else algorithm.features) is None:
+        return algorithm.refuse(precomputed)
+    return algorithm.check(spec, precomputed) if algorithm.check is not None else None
+
+
 def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -> np.ndarray:
     """Labels (int) of the joined records; -1 marks DBSCAN noise.
 
@@ -259,15 +270,11 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
     copy it (agglomerative clustering does)."""
     from scipy.spatial.distance import num_obs_y
 
-    algorithm = spec.method
-    if algorithm is None:
-        raise SessionError(f"algorithm {spec.algorithm!r} is not one of {', '.join(ALGORITHMS)}")
-    precomputed = combined.features is None
-    if (algorithm.dissimilarities if precomputed else algorithm.features) is None:
-        raise SessionError(algorithm.refuse(precomputed))
-    problem = algorithm.check(spec, precomputed) if algorithm.check is not None else None
+    problem = input_problem(spec, combined.features is None)
     if problem:
         raise SessionError(problem)
+    algorithm = spec.method
+    assert algorithm is not None  # input_problem refuses an unregistered name
     features = combined.features
     if features is not None:
         n = features.shape[0]

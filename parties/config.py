@@ -10,6 +10,8 @@ from parties.normalize import NORMALIZATIONS
 
 #: Values the ``dtype`` of a party may take: what its arrays travel as.
 DTYPES = ("float64", "float32")
+#: The message for a party that lists no columns.
+EMPTY_COLUMNS = "'columns' is empty"
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class PartyConfig:
         """Every problem with this configuration that needs no data, as messages."""
         errors = []
         if not self.columns:
-            errors.append("'columns' is empty")
+            errors.append(EMPTY_COLUMNS)
         dupes = sorted({c for c in self.columns if self.columns.count(c) > 1})
         if dupes:
             errors.append(f"'columns' lists {', '.join(dupes)} more than once")

@@ -27,6 +27,7 @@ from parties.files import write_private
 from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from parties.progress import Progress
 from parties.secagg import check_result
 from parties.sources import load_party_data
 from protos.ids import packed_size
@@ -98,6 +99,7 @@ def run_party(
     secure_only: bool = False,
     ids_mode: str | None = None,
     log=sys.stderr,
+    progress: float = 0.0,
 ) -> dict:
     """Run party ``cfg`` against ``coordinator`` (HOST:PORT) in ``session``; return its summary.
 
@@ -111,6 +113,8 @@ def run_party(
     ``ids_mode``: the scenario's [security] ids; a party whose file says
     "pseudonymous" refuses a coordinator that asks for plain ids (an active
     coordinator would so read every raw id, mutual TLS or not).
+    ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
+    the party waits for (``parties.progress``).
 
     Raises PartyError for bad input or a timeout, and grpc.RpcError when the
     coordinator refuses or the session fails.
@@ -134,6 +138,8 @@ def run_party(
     def left() -> float:
         return max(deadline - time.monotonic(), 0.1)
 
+    watch = Progress(cfg.name, coordinator, client, session, log, progress, left)
+
     def retried(what: str, call):
         for attempt in range(RETRIES + 1):
             try:
@@ -147,6 +153,7 @@ def run_party(
                 time.sleep(wait)
 
     try:
+        watch.start()
         t = time.perf_counter()
         reply = retried("Join", lambda: client.join(left(), pair.public, signature))
         rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION
@@ -163,14 +170,16 @@ def run_party(
             # fetched and checked once: the pseudonym key and the masks use the very same keys
             step = ("agreeing the pseudonym key with the other parties" if reply.ids == session_pb2.IDS_PSEUDONYMOUS
                     else "exchanging keys with the other parties")
+            watch.wait("peers")
             peers = retried("key agreement", lambda: checked_peers(client, reply, pair, security, left(), mutual))
         if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
+            watch.wait("key")
             key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
                                                                          mutual, peers))
             ids = pseudonyms(key, data.ids)
         if rounds:
             step = "running the secure-aggregation rounds"
-            secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log)
+            secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log, watch)
             timing.update(secure.timing)
         step = "uploading"
 
@@ -183,9 +192,11 @@ def run_party(
             return client.upload(done.upload(session, cfg.name, reply.chunk_bytes, ids), timeout=left())
 
         if secure is None:
+            watch.wait("uploading")
             retried("Upload", upload)
         timing["upload"] = time.perf_counter() - t
         step = "waiting for the clustering"
+        watch.wait("result")
         t = time.perf_counter()
         result = retried("GetResult", lambda: client.result(timeout=left()))
         timing["wait_result"] = time.perf_counter() - t
@@ -194,6 +205,7 @@ def run_party(
             raise PartyError(f"this party's {timeout_name} of {timeout:g} s ran out while {step}") from None
         raise
     finally:
+        watch.stop()
         client.close()
 
     header = result.header
@@ -230,7 +242,7 @@ def run_party(
 
 
 def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
-                  ids: np.ndarray | None, peers: list, left, log):
+                  ids: np.ndarray | None, peers: list, left, log, watch: Progress | None = None):
     """The secure-aggregation exchange (parties.secagg) on the party's normalised columns, over ``client``, with
     the ``peers`` keys ``checked_peers`` returned."""
     from parties.secagg import GrpcLink, secure_party
@@ -240,7 +252,14 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
                          f"party keeps its columns at home; this party is configured to disguise them with "
                          f"'{cfg.method}'")
     upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
-    result = secure_party(GrpcLink(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
+    class Watched(GrpcLink):  # says which round's labels it waits for, numbered as the report numbers them
+        def labels(self, round_, seeding=False):
+            if watch is not None:
+                watch.wait(f"secure aggregation: waiting for the labels of {'seeding step' if seeding else 'round'} "
+                           f"{round_}")
+            return super().labels(round_, seeding)
+
+    result = secure_party(Watched(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
                           client.session, cfg.name, len(done.data.columns),
                           min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), parties=list(reply.parties), log=log)
     print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)

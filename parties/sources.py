@@ -91,7 +91,7 @@ class Source:
         return {"seed": seed, **given} if self.seeded else given
 
     def check(self, source: str, table: dict[str, Any]) -> list[str]:
-        """Every problem of the kind's options in ``table``, without the ``[data]: `` prefix.
+        """Every problem of the kind's options in ``table``, without the ``"[data]: "`` prefix.
 
         A required option that is missing or invalid reads ``<source> needs
         '<field>', <rule>, got <value>``; an optional one ``'<field>' must be

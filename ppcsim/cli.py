@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 # 'ppc party', then starts without matplotlib, scikit-learn or the observer's attacks.
 
 DEMO = "demo.toml"
+#: Seconds between a waiting party's lines on what it waits for (``ppc party --progress``).
+PROGRESS_EVERY = 5.0
 
 def description() -> str:
     """``ppc --help``'s text: the disguise methods and clustering algorithms as registered."""
@@ -108,8 +110,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   keep_sent=not args.no_sent, details=details)
         _write_run_page(args, out, report, details)
     written = "report.json, labels.csv" + (", clustered.npz" if (out / "clustered.npz").exists() else "")
-    written += "" if args.no_sent else ", sent/<party>.npz"
-    written += ", report.html" if args.html else ""
+    written += ", sent/<party>.npz" if (out / "sent").is_dir() else ""
+    written += ", logs/<party>.log" if (out / "logs").is_dir() else ""
+    written += ", report.html, figures/" if args.html else ""
     if not args.quiet:
         if not scenario.security.mutual:
             from parties.client import WITHOUT_MUTUAL_TLS
@@ -145,7 +148,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ppcsim.html import sweep_page
     from ppcsim.plots import sweep_figures
     from ppcsim.report import write_atomic
-    from ppcsim.sweep import describe_parties_rewrite, load_sweep, sweep
+    from ppcsim.sweep import load_sweep, sweep, sweep_notes
 
     out = Path(args.out)
     settings = measure_settings(args)  # a sweep always measures: it has no --no-eval
@@ -166,9 +169,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise
         figures = sweep_figures(rows, out / "figures")
         raw, grid = load_sweep(Path(args.scenario))
-        note = describe_parties_rewrite(raw, grid)
         write_atomic(out / "sweep.html",
-                     sweep_page(Path(args.scenario).stem, rows, figures, grid, [note] if note else []).encode())
+                     sweep_page(Path(args.scenario).stem, rows, figures, grid, sweep_notes(raw, grid)).encode())
     print(f"ppc sweep: wrote {out}/: sweep.csv ({len(rows)} runs), sweep.html, figures/ "
           f"({', '.join(figures) or 'no figure: the grid varies no plotted axis'})", file=sys.stderr)
     if failed:
@@ -393,6 +395,8 @@ def cmd_party(args: argparse.Namespace) -> int:
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
+            log=io.StringIO() if args.quiet else sys.stderr,
+            progress=0.0 if args.quiet else args.progress,
         )
     except PartyError as exc:
         raise PartyError(f"party '{cfg.name}': {exc}") from None
@@ -561,6 +565,10 @@ def build_parser() -> argparse.ArgumentParser:
     party.add_argument("--state", metavar="DIR",
                        help="keep this party's session state (its seed, from which its keys derive) in a 0600 file "
                        "in DIR, so that the party started again with the same DIR rejoins its session")
+    party.add_argument("--progress", type=float, default=PROGRESS_EVERY, metavar="SECONDS",
+                       help=f"while waiting, say every SECONDS what for (the coordinator unreachable, the parties "
+                       f"present, the round; default {PROGRESS_EVERY:g}; 0: never)")
+    party.add_argument("--quiet", action="store_true", help="print nothing but errors")
     party.set_defaults(func=cmd_party)
 
     rep = sub.add_parser("reproduce", help="recompute the papers' tables and figures next to the printed values",

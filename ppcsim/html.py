@@ -7,17 +7,19 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from coordinator.clustering import SECURE
 from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
+from ppcsim.report import uniformity
 from ppcsim.report_model import ABSENT, AttackScore, Party, Report, SecurePrivacy, Skipped, as_report, given
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right;vertical-align:top}
-th{background:#f3f3f3}td:first-child,th:first-child,td.t{text-align:left}
+th{background:#f3f3f3}td:first-child,th:first-child,td.t,th.t{text-align:left}
 .wide{overflow-x:auto;max-width:100%}.nowrap td{white-space:nowrap}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
@@ -75,10 +77,15 @@ def _over_draws(scored: AttackScore | None) -> Raw:
 
 def table(header: list[str], rows: list[list], nowrap: bool = False) -> str:
     """A table, scrollable sideways when wider than the page; ``nowrap`` keeps each cell on one line."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    def text(v) -> bool:  # left-aligned, as text reads
+        return isinstance(v, str) or getattr(v, "left", False)
 
     def td(v) -> str:
-        return f"<td{' class=t' if isinstance(v, str) or getattr(v, 'left', False) else ''}>{_cell(v)}</td>"
+        return f"<td{' class=t' if text(v) else ''}>{_cell(v)}</td>"
+
+    # a column's header is aligned as its cells: left over text, right over numbers
+    texts = [bool(rows) and all(text(r[j]) or r[j] is None for r in rows if j < len(r)) for j in range(len(header))]
+    head = "".join(f"<th{' class=t' if t else ''}>{html.escape(h)}</th>" for h, t in zip(header, texts))
 
     body = "".join("<tr>" + "".join(td(v) for v in r) + "</tr>" for r in rows)
     return f"<div class='wide{' nowrap' if nowrap else ''}'><table><tr>{head}</tr>{body}</table></div>"
@@ -178,6 +185,9 @@ def what_sent(p: Party) -> str:
     """In words: what one party's arrays were, e.g. '3 numbers per record' or one value per pair of records."""
     if p.output_dims is None:
         return "nothing received"
+    if p.method == SECURE:
+        return (f"its ids once, then {p.output_dims} masked partial distances per record in every round (and one "
+                "per record in every k-means++ seeding step)")
     if p.sends == "dissimilarities":
         m = p.rows or 0
         n = len(p.arrays)
@@ -257,12 +267,17 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
         b = p.bytes
         rows.append([p.name, Raw(_method_words(p, notes)), p.rows, ", ".join(p.columns), what_sent(p),
                      b.predicted, b.payload, b.serialized, given(b.wire)])
-    s.append(table(["party", "disguise", "records", "its columns", "it sent", "bytes predicted", "array bytes",
-                    "message bytes", "wire bytes"], rows))
-    s.append(f"<p class='note'><i>Bytes predicted</i>: the paper's cost model{notes('004 §6.2, eq. 11')}. "
-             "<i>Array bytes</i>: the arrays the coordinator received. <i>Message bytes</i>: the protobuf messages "
-             "that carried them (ids, headers, framing). <i>Wire bytes</i>: what the party's TCP connection "
-             "carried, TLS and HTTP/2 included, counted by a relay between party and coordinator.</p>")
+    s.append(table(["party", "disguise", "records", "its columns", "it sent", "predicted B", "payload B",
+                    "serialized B", "wire B (up)"], rows))
+    secure = report.secure_aggregation is not ABSENT
+    model = ("the secure-aggregation cost model (docs/secure-aggregation.md, Sizes: m*k*8 bytes up and m*4 down "
+             "per round, (k - 1)*m*8 up for the seeding steps)" if secure
+             else f"the paper's cost model{notes('004 §6.2, eq. 11')}")
+    s.append(f"<p class='note'><i>Predicted</i>: {model}. "
+             "<i>Payload</i>: the array bytes the coordinator received. <i>Serialized</i>: the protobuf messages "
+             "that carried them (ids, headers, framing). <i>Wire (up)</i>: what the party's TCP connection "
+             "carried to the coordinator, TLS and HTTP/2 included, counted by a relay between party and "
+             "coordinator (the bytes down are under Network).</p>")
     if "bytes" in figures:
         s.append(image(figures["bytes"], "bytes per party"))
     if details:
@@ -343,8 +358,8 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
     net = [(p, p.network) for p in report.parties if p.network is not ABSENT]
     if net:
         s.append("<h2>Network</h2>")
-        s.append(table(["party", "link", "wire bytes up", "wire bytes down", "connections", "join and upload took"],
-                       [[p.name, n.link, given(p.bytes.wire), n.wire_down, n.connections, _seconds(n.upload_seconds)]
+        s.append(table(["party", "link", "wire B up", "wire B down", "connections", "join and upload took"],
+                       [[p.name, n.link, given(p.bytes.wire), given(p.bytes.wire_down), n.connections, _seconds(n.upload_seconds)]
                         for p, n in net]))
     t = report.timing
     phases = [(k, v) for k, v in (("start", t.start), ("parties_and_clustering", t.parties_and_clustering),
@@ -376,12 +391,22 @@ def secure_section(report: Report) -> str:
            f"{'equal' if given(u.labels_equal_same_init) else 'not equal'} to scikit-learn's KMeans from the same "
            f"initial records; ARI against the usual clustering of the original data {u.vs_original['ari']:.3f}."
            "</p>"]
-    out.append(table(["round", "seconds", "labels changed", "payload up B", "payload down B"],
-                     [[r.index, f"{r.seconds:.3f}", r.changed, r.up_payload, r.down_payload]
-                      for r in given(a.per_round, [])]))
+    steps, rounds = given(a.per_seeding_step, []), given(a.per_round, [])
+    rows = [[f"seeding step {r.index}", f"{r.seconds:.3f}", "", r.up_payload, r.down_payload] for r in steps]
+    rows += [[f"round {r.index}", f"{r.seconds:.3f}", r.changed, r.up_payload, r.down_payload] for r in rounds]
+    rows.append(["total", f"{sum(r.seconds for r in [*steps, *rounds]):.3f}", "",
+                 sum(r.up_payload for r in [*steps, *rounds]), sum(r.down_payload for r in [*steps, *rounds])])
+    out.append(table(["step", "seconds", "labels changed", "payload up B", "payload down B"], rows))
+    out.append("<p class='note'>Payload of the seeding steps and rounds, all parties together; the total up is "
+               "what the parties' payload in the first table adds up to. The labels of the final result "
+               "(GetResult) and the alignment come on top of the total down.</p>")
     if isinstance(p, SecurePrivacy):
         out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p.arbiter.sees))
                    + ". It never saw: " + "; ".join(map(html.escape, p.arbiter.never_sees)) + ".</p>")
+        for party, post in (p.posts.by_party if p.posts is not ABSENT else {}).items():
+            out.append(f"<p>{html.escape(party)}'s last post as the coordinator received it, against its true "
+                       f"partial distances: correlation {post.correlation_with_partial_distances:+.3f}; "
+                       f"{html.escape(uniformity(post.uniformity_ks_pvalue))}.</p>")
         ml = p.multilateration
         out.append("<p>Multilateration from the initial records: "
                    + (html.escape(ml.skipped) if isinstance(ml, Skipped) else

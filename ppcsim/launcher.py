@@ -10,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from coordinator.clustering import SECURE
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
@@ -53,6 +54,7 @@ def party_argv(scenario: str, name: str, session: str, timeout: float, address: 
         "--labels-out", str(labels),
         "--timeout", str(timeout),
         "--seed-file", "-",
+        "--progress", "0",  # this launcher reports the session's progress itself
         *(["--credentials", str(credentials)] if credentials else []),
     ]
 
@@ -111,8 +113,11 @@ class Progress:
             for event in ("joined", "uploaded"):
                 if p[event] and (p["party"], event) not in self.seen:
                     self.seen.add((p["party"], event))
-                    size = f" ({p['payload_bytes']:,} bytes)" if event == "uploaded" else ""
-                    self.say(f"party {p['party']} {event}{size}")
+                    if event == "uploaded" and self.session.spec.clustering.protocol == SECURE:  # ids alone
+                        self.say(f"party {p['party']} sent its ids (secure aggregation: its columns stay with it)")
+                    else:
+                        size = f" ({p['payload_bytes']:,} bytes of arrays)" if event == "uploaded" else ""
+                        self.say(f"party {p['party']} {event}{size}")
         if self.session.state in (CLUSTERING, DONE) and ("", "clustering") not in self.seen:
             self.seen.add(("", "clustering"))
             c = self.session.spec.clustering

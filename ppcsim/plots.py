@@ -203,8 +203,8 @@ def run_figures(report: Report | dict, out: Path, details: dict | None = None) -
     width = 0.8 / len(layers)
     for i, key in enumerate(layers):
         ax.bar(x + (i - (len(layers) - 1) / 2) * width, [v or 0 for v in by_layer[key]], width=width,
-               label={"predicted": "predicted by the paper", "payload": "arrays received",
-                      "serialized": "protobuf messages", "wire": "on the wire (TLS, HTTP/2)"}[key])
+               label={"predicted": "predicted", "payload": "payload (arrays)",
+                      "serialized": "serialized (protobuf)", "wire": "wire (TLS, HTTP/2)"}[key])
     ax.set_xticks(x, [p.name for p in parties])
     ax.set(ylabel="bytes uploaded", title="Bytes per party")
     fig.legend(loc="outside right center", fontsize=8, frameon=False)
@@ -219,16 +219,19 @@ def run_figures(report: Report | dict, out: Path, details: dict | None = None) -
         labels = list(dict.fromkeys(c for c, _, _ in bars))
         fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(labels)), 4), layout="constrained")
         width = 0.8 / len(attacks)
+        zeros: dict[int, list[float]] = {}  # column -> where its zero bars are
         for i, attack in enumerate(attacks):
             values = {c: v for c, a, v in bars if a == attack}
             xs = np.arange(len(labels)) + i * width
             ax.bar(xs, [values.get(c, np.nan) for c in labels], width=width, label=attack_name(attack),
                    color=f"C{i}")
-            for x_, c in zip(xs, labels):  # a zero bar is invisible: mark it, so that it is not read as missing
+            for j, (x_, c) in enumerate(zip(xs, labels)):  # a zero bar is invisible: mark it, not read as missing
                 if c in values and abs(values[c]) < 1e-9:
                     ax.plot([x_], [0], marker="v", color="#b00", markersize=7)
-                    ax.annotate("0", (x_, 0), textcoords="offset points", xytext=(0, 6), ha="center",
-                                fontsize=7, color="#b00")
+                    zeros.setdefault(j, []).append(x_)
+        for where in zeros.values():  # one "0" per column, however many of its attacks scored zero (not "00")
+            ax.annotate("0", (float(np.mean(where)), 0), textcoords="offset points", xytext=(0, 7), ha="center",
+                        fontsize=7, color="#b00")
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=60, ha="right", fontsize=7)
         ax.set(ylabel="column privacy (higher: safer)", title="Privacy per original column")
         fig.legend(loc="outside right center", fontsize=8, frameon=False)

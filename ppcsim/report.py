@@ -19,6 +19,7 @@ from parties.client import WITHOUT_MUTUAL_TLS
 from parties.run import peak_rss
 from ppcsim.report_model import (
     ABSENT,
+    FORMAT,
     Absent,
     AttackScore,
     Cluster,
@@ -45,6 +46,7 @@ from ppcsim.report_model import (
     Skipped,
     Timing,
     as_report,
+    given,
 )
 from ppcsim.scenario import Scenario
 from protos.ids import as_text
@@ -173,15 +175,15 @@ def build(
             party.rounds = summary.get("rounds")
         if relays is not None:
             relay = relays[cfg.name]
-            party.bytes.wire = relay.counts.up.bytes
-            party.network = Network(link=relay.link.describe(), wire_down=relay.counts.down.bytes,
-                                    connections=relay.counts.connections,
+            party.bytes.wire, party.bytes.wire_down = relay.counts.up.bytes, relay.counts.down.bytes
+            party.network = Network(link=relay.link.describe(), connections=relay.counts.connections,
                                     # measured by the party: Join and the Upload stream
                                     upload_seconds=party.timing.get("upload"))
         parties.append(party)
     totals = session.ledger.totals()
     spec = session.spec.clustering
     report = Report(
+        format=FORMAT,
         scenario=scenario.name,
         scenario_file=str(scenario.path),
         seed=scenario.seed,
@@ -332,6 +334,18 @@ def _n(x) -> str:
     return "-" if x is None else f"{x:,}"
 
 
+#: The level at which a Kolmogorov-Smirnov test of a party's posts rejects uniformity.
+KS_LEVEL = 0.05
+
+
+def uniformity(pvalue: float) -> str:
+    """A party's posts against the uniform distribution, in words: the p-value to enough digits, and whether a
+    Kolmogorov-Smirnov test at ``KS_LEVEL`` rejects uniformity (a truly uniform post is rejected in 5% of runs)."""
+    verdict = (f"uniformity rejected at the {KS_LEVEL:.0%} level (as it is for 1 run in 20 of truly uniform posts)"
+               if pvalue < KS_LEVEL else f"uniformity not rejected at the {KS_LEVEL:.0%} level")
+    return f"KS p = {pvalue:.2g}: {verdict}"
+
+
 def summary_table(report: Report | dict) -> str:
     """The per-party table printed at the end of a run."""
     report = as_report(report)
@@ -344,6 +358,8 @@ def summary_table(report: Report | dict) -> str:
             out = "-"
         elif p.sends == "dissimilarities":
             out = f"{len(p.arrays)}x{p.output_dims:,} pairs"
+        elif p.method == SECURE:  # m x k partial distances, once per round (and per seeding step)
+            out = f"{p.output_dims} per record per round"
         else:
             out = f"{p.output_dims} dims"
         b = p.bytes
@@ -368,7 +384,9 @@ def summary_table(report: Report | dict) -> str:
         exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())
         lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
                      f"), {sum(r.seconds for r in per):.2f} s; payload "
-                     + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round)")
+                     + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round"
+                     + (f"; (k - 1)*m*8 up for {secure.seeding_steps} k-means++ seeding steps"
+                        if given(secure.seeding_steps, 0) else "") + ")")
     u = report.utility if report.utility is not ABSENT else None
     if u and u.labels_equal_same_init is not ABSENT:
         lines.append(f"utility: labels {'equal' if u.labels_equal_same_init else 'NOT equal'} to scikit-learn's "
@@ -385,8 +403,7 @@ def summary_table(report: Report | dict) -> str:
     if isinstance(priv, SecurePrivacy):
         for party, entry in (priv.posts.by_party if priv.posts is not ABSENT else {}).items():
             lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "
-                         f"{entry.correlation_with_partial_distances:+.3f}, uniform (KS p = "
-                         f"{entry.uniformity_ks_pvalue:.2f})")
+                         f"{entry.correlation_with_partial_distances:+.3f}; {uniformity(entry.uniformity_ks_pvalue)}")
         ml = priv.multilateration
         lines.append("privacy of the joined records against the arbiter: multilateration from the initial records "
                      + (f"skipped ({ml.skipped})" if isinstance(ml, Skipped) else
@@ -426,13 +443,16 @@ def summary_table(report: Report | dict) -> str:
     refused = report.communication.refused
     if refused:
         lines.append(f"refused: {len(refused)} upload{'s' if len(refused) > 1 else ''} discarded "
-                     f"({sum(r.serialized for r in refused):,} B on the wire): "
+                     f"({sum(r.serialized for r in refused):,} B serialized): "
                      + "; ".join(r.error for r in refused[:3]))
     if report.not_measured is not ABSENT and report.not_measured:
         lines.append(f"not measured by the coordinator: {', '.join(report.not_measured)} (it is not an "
                      "observer: see report.json)")
     lines.append(
-        f"wire: up {t.up.messages} messages, {t.up.serialized:,} B serialized "
-        f"({t.up.payload:,} B payload); down {t.down.messages} messages, {t.down.serialized:,} B"
+        f"messages: up {t.up.messages}, {t.up.serialized:,} B serialized "
+        f"({t.up.payload:,} B payload); down {t.down.messages}, {t.down.serialized:,} B serialized"
     )
+    up, down = [given(p.bytes.wire) for p in report.parties], [given(p.bytes.wire_down) for p in report.parties]
+    if report.parties and None not in up and None not in down:
+        lines.append(f"wire (TLS, HTTP/2, counted by the relays): up {sum(up):,} B; down {sum(down):,} B")
     return "\n".join(lines)

@@ -49,8 +49,10 @@ Absent = Literal[_Absent.ABSENT]
 
 T = TypeVar("T")
 
-#: The version of the report's layout; the schema's ``$id`` names it.
-FORMAT = 1
+#: The version of the report's layout; the schema's ``$id`` names it, and a report says it in ``format``.
+#: 2: a party's wire bytes down are ``bytes.wire_down``, beside ``bytes.wire`` (up); format 1 held them in
+#: ``network.wire_down``, which :meth:`Report.from_json` still reads.
+FORMAT = 2
 SCHEMA_ID = f"urn:ppc-sim:report:v{FORMAT}"
 
 
@@ -339,12 +341,15 @@ class PartyBytes(Section):
     wire : int
         What the party's TCP connection carried up (TLS and HTTP/2 included), counted by its relay; only when
         the party ran as a process.
+    wire_down : int
+        What its connection carried down, counted by its relay; only when the party ran as a process.
     """
 
     predicted: int | None
     payload: int
     serialized: int
     wire: int | Absent = ABSENT
+    wire_down: int | Absent = ABSENT
 
 
 @dataclass(kw_only=True)
@@ -378,7 +383,7 @@ class Network(Section):
     link : str
         The ``[network]`` link its relay shaped, in words ("loopback, unshaped", "10 Mbit/s, 20 ms one way").
     wire_down : int
-        Bytes its connection carried down, counted by its relay.
+        Format 1 only (now ``bytes.wire_down``): bytes its connection carried down; still read.
     connections : int
         TCP connections it opened.
     upload_seconds : number or null
@@ -386,7 +391,7 @@ class Network(Section):
     """
 
     link: str
-    wire_down: int
+    wire_down: int | Absent = ABSENT
     connections: int
     upload_seconds: float | None
 
@@ -1240,6 +1245,8 @@ class Report(Section):
 
     Attributes
     ----------
+    format : int
+        The layout's version (``FORMAT``); absent in format 1.
     scenario : str
         The scenario's (and session's) name.
     scenario_file : str
@@ -1279,6 +1286,7 @@ class Report(Section):
         A by-hand coordinator: what its report cannot hold (utility, privacy, observer), and why.
     """
 
+    format: int | Absent = ABSENT
     scenario: str
     scenario_file: str
     seed: int
@@ -1297,6 +1305,16 @@ class Report(Section):
     privacy: Privacy | Absent = ABSENT
     cluster: Cluster | Absent = ABSENT
     not_measured: dict[str, str] | Absent = ABSENT
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "") -> Self:
+        """As :meth:`Section.from_json`; a format-1 report's ``network.wire_down`` is read as ``bytes.wire_down``."""
+        report = super().from_json(data, path)
+        for party in report.parties:
+            network = party.network
+            if network is not ABSENT and network.wire_down is not ABSENT and party.bytes.wire_down is ABSENT:
+                party.bytes.wire_down, network.wire_down = network.wire_down, ABSENT
+        return report
 
     def dumps(self) -> str:
         """The report as ``report.json`` holds it."""

@@ -9,10 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.clustering import SECURE, ClusteringSpec
+from coordinator.clustering import SECURE, ClusteringSpec, input_problem
 from coordinator.clustering import fields as clustering_fields
+from coordinator.embed import requested_embedding
+from coordinator.errors import SessionError
+from coordinator.forms import FORMS
 from coordinator.session import SessionSpec
-from parties.config import DTYPES, PartyConfig
+from coordinator.types import Contribution
+from parties.config import DTYPES, EMPTY_COLUMNS, PartyConfig
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
 from parties.sources import fields as source_fields
@@ -255,14 +259,10 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         errors.append(f"party names repeat: {', '.join(repeated)}")
-    if role == "observer" and not errors:  # every column named exists, before any process starts
-        for p in parties:
-            offered = known_columns(p.source, p.source_options)
-            if offered is None:
-                continue
-            for c in (c for c in p.columns if c not in offered):
-                errors.append(f"[[parties]] '{p.name}': no column '{c}' in {p.source} ("
-                              + unknown(c, offered).split(" (", 1)[1])
+    if role != "coordinator" and not errors:  # every column named exists, before any process starts or joins
+        # a party checks a file's header alone; a built-in or generated set it loads (and checks) before joining
+        checked = parties if role == "observer" else [p for p in parties if names_a_file(p.source)]
+        errors += _absent_columns(checked, shared, data.get("id_column"), label_column if role == "observer" else None)
     if role == "observer":
         by_column: dict[tuple[str, str], str] = {}
         for p in parties:
@@ -271,6 +271,10 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                 if other != p.name:
                     errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute "
                                   "sets are disjoint)")
+
+    clustering = _clustering(raw.get("clustering", {}), seed, errors) if role != "party" else ClusteringSpec()
+    if role != "party" and not errors and clustering.protocol != SECURE:
+        errors += _composition(parties, clustering)
 
     hosts = {}
     for entry in raw_parties:
@@ -282,7 +286,6 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                 hosts[str(entry.get("name"))] = entry["host"]
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
-    clustering = _clustering(raw.get("clustering", {}), seed, errors) if role != "party" else ClusteringSpec()
 
     if errors:
         raise ScenarioError(path, errors)
@@ -302,6 +305,69 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         hosts=hosts,
         unnamed=tuple(unnamed),
     )
+
+
+def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list[str]:
+    """What the coordinator would refuse only once every upload is in, known from what each party's method
+    declares it sends (``parties.methods``): dissimilarities in different forms, feature rows beside a form they
+    cannot join, different embeddings asked for, or a clustering algorithm that does not take what the parties
+    send (``kmeans`` on ``osbr`` dissimilarities)."""
+    sent = {p.name: method_class(p.method)(**p.params) for p in parties}
+    by_form = {name: d.form() for name, d in sent.items() if d.form() is not None}
+    if not by_form:
+        problem = input_problem(clustering, precomputed=False)
+        return [f"[clustering]: {problem}"] if problem else []
+    found = []
+    if len(set(by_form.values())) > 1:
+        found.append("dissimilarity parties must use one metric to be combined ("
+                     + ", ".join(f"{n}: {f}" for n, f in by_form.items()) + ")")
+    features = [n for n in sent if n not in by_form]
+    form = FORMS.get(str(next(iter(by_form.values()))))
+    if features and form is not None and not form.features:
+        found.append(f"parties {', '.join(features)} send features, which combine exactly only with Euclidean "
+                     f"dissimilarities, not '{form.name}' ({', '.join(by_form)})")
+    # what each party's upload header will say, as the coordinator compares it (coordinator.embed)
+    headers = [Contribution(party=p.name, method=p.method, params=method_class(p.method).declared_params(p.params),
+                            ids=np.empty(0), arrays={}, is_dissimilarity=True) for p in parties if p.name in by_form]
+    try:
+        embedded = requested_embedding(headers) is not None
+    except SessionError as exc:
+        found.append(str(exc))
+        embedded = True
+    problem = input_problem(clustering, precomputed=not embedded)
+    if problem:
+        found.append(f"[clustering]: {problem}")
+    return found
+
+
+def _absent_columns(parties: list[PartyConfig], shared: str | None, shared_id: str | None,
+                    label_column: str | None) -> list[str]:
+    """Every column named that its source does not offer, read from the source's header alone (a CSV's first
+    line; a built-in or synthetic set's names), with the field that names it and the closest name suggested:
+    each party's ``columns`` and ``id_column``, and ``[data]``'s ``label_column`` (given only by the observer,
+    the one role that reads the labels). A source that cannot be read here is left to the party's loading."""
+    found: list[str] = []
+
+    def absent(where: str, what: str, name: str, source: str, offered: list[str]) -> None:
+        message = f"{where}: {what}no column '{name}' in {source} (" + unknown(name, offered).split(" (", 1)[1]
+        if name not in offered and message not in found:
+            found.append(message)
+
+    for p in parties:
+        offered = known_columns(p.source, p.source_options)
+        if offered is None:
+            continue
+        where = f"[[parties]] '{p.name}'"
+        for c in p.columns:
+            absent(where, "", c, p.source, offered)
+        if p.id_column:
+            from_data = p.source == shared and p.id_column == shared_id
+            absent("[data]" if from_data else where, "'id_column' names ", p.id_column, p.source, offered)
+    if label_column and shared is not None and names_a_file(shared):
+        offered = known_columns(shared, {})
+        if offered is not None:
+            absent("[data]", "'label_column' names ", label_column, shared, offered)
+    return found
 
 
 def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> tuple[str | None, dict, str | None]:
@@ -365,6 +431,9 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         if unnamed is not None:
             unnamed.append(str(pname))
     if not isinstance(method, str):
+        # a misspelt 'method' is the likeliest cause: name every key no method takes, with the closest field
+        taken = {k for m in METHODS for k in method_class(m).params}
+        errors += [f"{where}: {unknown(k, PARTY_FIELDS)}" for k in entry if k not in PARTY and k not in taken]
         errors.append(f"{where}: 'method' is missing (one of {', '.join(METHODS)})")
         return None
     takes = tuple(method_class(method).params) if method in METHODS else ()
@@ -401,16 +470,17 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
     if own and own_kind is not None and reads:
         own_options = own_kind.options(entry, seed)
         errors += [f"{where}: {e}" for e in own_kind.check(src, entry)]
-    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
-        errors.append(f"{where}: 'columns' must be a list of column names")
-        columns = []
+    listed = isinstance(columns, list) and all(isinstance(c, str) for c in columns)
+    if not listed:
+        errors.append(f"{where}: 'columns' must be a list of column names, got {columns!r}")
+    listed_columns: list[str] = list(columns) if listed else []  # type: ignore[arg-type]  # checked just above
     id_column = entry.get("id_column", data.get("id_column") if not own else None)
     if not generated(src) and not id_column:
         errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
     cfg = PartyConfig(
         name=pname,
         source=src,
-        columns=tuple(columns),
+        columns=tuple(listed_columns),
         method=method,
         params=params,
         normalize=entry.get("normalize", "zscore"),
@@ -420,7 +490,8 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         seed=None,
         source_options=options if src == shared else own_options,
     )
-    errors += [f"{where}: {e}" for e in cfg.check()]
+    # an empty list is a problem of its own; a value that is no list at all was named above
+    errors += [f"{where}: {e}" for e in cfg.check() if listed or e != EMPTY_COLUMNS]
     return cfg
 
 

@@ -2,21 +2,21 @@
 
 The grid is the scenario's ``[sweep]`` table; every combination is one run:
 
-``k``                     every party's output dims, whatever its method, if the method takes ``k``
-                          (drbt, pca, svd, dct)
-``projection``            every party's projection, if its method takes one (drbt)
-``method``                every party's method (parameters the new method does not take are dropped;
-                          the party's own fields, ``dtype`` among them, are kept)
-``normalize``             every party's normalisation
-``seed``                  the scenario seed (and so every party's seed)
-``parties``               re-split all columns, in order, over this many parties ``p1..pN`` that
-                          take the first party's settings (method, projection, normalisation...:
-                          the other parties' settings are dropped); a drbt ``k`` is then the total
-                          output dims, shared out in proportion to each party's column count
-                          (004 §6.2). Refused beside a ``<party>.<field>`` key (that party no
-                          longer exists) and when a party reads its own ``data`` file.
-``rows``                  rows of a ``synthetic:blobs`` source
-``<party>.<field>``       one field of one party, e.g. ``"lab.k"``
+- ``k``: every party's output dims, whatever its method, if the method takes ``k``
+  (drbt, pca, svd, dct);
+- ``projection``: every party's projection, if its method takes one (drbt);
+- ``method``: every party's method (parameters the new method does not take are dropped;
+  the party's own fields, ``dtype`` among them, are kept);
+- ``normalize``: every party's normalisation;
+- ``seed``: the scenario seed (and so every party's seed);
+- ``parties``: re-split all columns, in order, over this many parties ``p1..pN`` that
+  take the first party's settings (method, projection, normalisation...:
+  the other parties' settings are dropped); a drbt ``k`` is then the total
+  output dims, shared out in proportion to each party's column count
+  (004 §6.2). Refused beside a ``<party>.<field>`` key (that party no
+  longer exists) and when a party reads its own ``data`` file;
+- ``rows``: rows of a ``synthetic:blobs`` source;
+- ``<party>.<field>``: one field of one party, e.g. ``"lab.k"``.
 """
 
 from __future__ import annotations
@@ -192,6 +192,31 @@ def describe_parties_rewrite(raw: dict, grid: dict) -> str | None:
             f"({settings}){total}" + (f"; the other parties' {', '.join(differ)} are not used" if differ else ""))
 
 
+def describe_partial_keys(raw: dict, grid: dict) -> list[str]:
+    """In words: each swept key (``k``, ``projection``) that only some parties' methods take, which parties it
+    applies to and why not to the others (a sweep of ``method`` changes the methods, so it is not said then)."""
+    if "method" in grid:
+        return []
+    parties = [p for p in raw.get("parties", []) if isinstance(p, dict)]
+    if "parties" in grid and parties:
+        parties = parties[:1]  # every point's parties take the first one's settings
+    found = []
+    for key in (k for k in ("k", "projection") if k in grid):
+        taking = [p for p in parties if _takes(p, key)]
+        others = [p for p in parties if not _takes(p, key)]
+        if others:
+            found.append(f"'{key}' applies to {', '.join(str(p.get('name')) for p in taking) or 'no party'} only: "
+                         + ", ".join(f"{p.get('name')} ({p.get('method')})" for p in others)
+                         + f" take{'s' if len(others) == 1 else ''} no '{key}'")
+    return found
+
+
+def sweep_notes(raw: dict, grid: dict) -> list[str]:
+    """What a sweep changes beyond its grid's plain reading: the ``parties`` rewrite and partly applied keys."""
+    note = describe_parties_rewrite(raw, grid)
+    return ([note] if note else []) + describe_partial_keys(raw, grid)
+
+
 def plan(path: Path, out: Path) -> list[Point]:
     """Write every grid point's scenario file under ``out/points`` and validate them all first."""
     raw, grid = load_sweep(path)
@@ -286,7 +311,7 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
         from ppcsim.evaluate.secure import evaluate_secure
         from ppcsim.simulate import simulate_secure
 
-        session, _, own = simulate_secure(scenario)
+        session, _, own = simulate_secure(scenario, log=io.StringIO())  # the parties' round lines: not the sweep's
         session.wait(0)
         memory = peak_rss()
         measured = evaluate_secure(scenario, session, settings, own=own)
@@ -303,8 +328,7 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
 def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process: bool = False, log=sys.stderr) -> list[dict]:
     """Run every point of ``path``'s grid; write ``out/sweep.csv`` (one row per run) and return the rows."""
     points = plan(path, out)
-    note = describe_parties_rewrite(*load_sweep(path))
-    if note:
+    for note in sweep_notes(*load_sweep(path)):
         print(f"ppc sweep: {note}", file=log, flush=True)
     rows = []
     t0 = time.perf_counter()
@@ -318,10 +342,17 @@ def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process:
         stress = rows[-1]["stress"]
         print(f"ppc sweep: {len(rows)}/{len(points)} {point.values} "
               + (f"stress={stress:.4f} " if stress is not None else f"rounds={rows[-1].get('rounds')} ") +
-              f"ari={rows[-1]['ari']:.3f} bytes={rows[-1]['bytes_payload']:,} (about {eta:.0f} s left)",
+              f"ari={rows[-1]['ari']:.3f} bytes={rows[-1]['bytes_payload']:,} ({_left(eta, len(points) - len(rows))})",
               file=log, flush=True)
     write_csv(out, rows)
     return rows
+
+
+def _left(eta: float, points: int) -> str:
+    """The time a sweep has left, in words: ``done``, ``under a second left``, ``about 12 s left``."""
+    if points == 0:
+        return "done"
+    return "under a second left" if eta < 1 else f"about {eta:.0f} s left"
 
 
 def write_csv(out: Path, rows: list[dict]) -> None:

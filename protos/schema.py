@@ -80,17 +80,29 @@ class Param:
         return None
 
 
+def closest(key: str, known: list[str] | tuple[str, ...]) -> str | None:
+    """The known name ``key`` most likely misspells, or None: one that differs only in case first (``J`` for
+    ``j``), else the closest by difflib's ratio (at least 0.6), compared without case."""
+    key = str(key)
+    same = [k for k in known if k.lower() == key.lower()]
+    if same:
+        return same[0]
+    lowered = {k.lower(): k for k in reversed(list(known))}
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[close[0]] if close else None
+
+
 def unknown(key: str, known: list[str] | tuple[str, ...]) -> str:
     """``unknown field 'x' (known: a, b, c; did you mean 'y'?)``, the suggestion when one is close."""
-    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    close = closest(key, known)
+    hint = f"; did you mean '{close}'?" if close else ""
     return f"unknown field '{key}' (known: {', '.join(known)}{hint})"
 
 
 def check_table(table: Mapping[str, Any], params: Mapping[str, Param], where: str = "",
                 extra: tuple[str, ...] = ()) -> list[str]:
     """Every problem of ``table`` against ``params``: unknown fields (``extra`` are known but checked
-    elsewhere), invalid values and missing required ones, each prefixed with ``where`` (e.g. ``[security]: ``)."""
+    elsewhere), invalid values and missing required ones, each prefixed with ``where`` (e.g. ``"[security]: "``)."""
     known = (*params, *extra)
     errors = [f"{where}{unknown(k, known)}" for k in table if k not in known]
     for key, param in params.items():

@@ -89,3 +89,17 @@ def demo_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """``ppc demo`` run once for every test that reads its outputs: the folder and the finished process."""
     tmp = tmp_path_factory.mktemp("demo")
     return tmp / "demo", run_ppc("demo", "--out", tmp / "demo", cwd=tmp)
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The documentation site as the README builds it (``sphinx-build -W -b html docs ...``), built once per test
+    session into a temporary folder: its html folder and the build's process. The tutorials are executed by the
+    build (myst-nb), and their executed notebooks are in ``<html>/../jupyter_execute/tutorials/``."""
+    pytest.importorskip("sphinx", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
+    pytest.importorskip("myst_nb", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
+    html = tmp_path_factory.mktemp("site") / "html"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(root / "docs"),
+                           str(html)], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    return html, proc

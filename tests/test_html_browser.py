@@ -28,7 +28,8 @@ window.addEventListener("load", () => {
   const out = document.createElement("pre");
   out.id = "probe";
   out.textContent = JSON.stringify({
-    images: images.map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight})),
+    images: images.map(i => ({alt: i.alt, src: i.getAttribute("src"), complete: i.complete, width: i.naturalWidth,
+                              height: i.naturalHeight})),
     errors: window.__errors,
     title: document.title,
   });
@@ -46,17 +47,18 @@ def browser() -> str:
     pytest.skip("no Chromium on this machine (apt-get install chromium); CI runs this test")
 
 
-def probe(chromium: str, page, tmp) -> dict:
-    """Load ``page`` in headless Chromium with the probe and return what it found."""
+def probe(chromium: str, page, tmp, copy=None) -> dict:
+    """Load ``page`` in headless Chromium with the probe and return what it found; the probed copy is ``copy``
+    (beside the page, for a page whose images are files of their own), else in ``tmp``."""
     text = page.read_text(encoding="utf-8")
-    checked = tmp / "probe.html"
+    checked = copy or tmp / "probe.html"
     checked.write_text(text.replace("<head>", "<head>" + PROBE, 1), encoding="utf-8")
     proc = subprocess.run(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          f"--user-data-dir={tmp / 'profile'}", "--virtual-time-budget=10000", "--dump-dom", checked.as_uri()],
         capture_output=True, text=True, timeout=120,
     )
-    found = re.search(r'<pre id="probe">(.*?)</pre>', proc.stdout, re.S)
+    found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', proc.stdout, re.S)  # a theme may add attributes
     assert found, f"the page did not finish loading in Chromium: {proc.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))
 

@@ -7,10 +7,9 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from conftest import write_scenario
-from coordinator.errors import SessionError
 from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.report import build
-from ppcsim.scenario import load_scenario
+from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate
 
 IRIS = """
@@ -54,7 +53,8 @@ def test_features_beside_osbr_cluster_the_exact_joined_distances(tmp_path):
 
 
 def test_drbt_beside_osbr_is_refused_for_kmeans(tmp_path):
-    with pytest.raises(SessionError, match="kmeans needs feature data"):
+    # known from the methods alone: refused when the scenario is read, before any party starts
+    with pytest.raises(ScenarioError, match="kmeans needs feature data"):
         run(tmp_path, 'method = "drbt"\nk = 1', 'method = "osbr"', 'algorithm = "kmeans"\nn_clusters = 3')
 
 
@@ -75,7 +75,7 @@ def test_nmds_embeds_at_the_coordinator_and_allows_kmeans(tmp_path):
 
 
 def test_parties_must_ask_for_the_same_embedding(tmp_path):
-    with pytest.raises(SessionError, match="ask for different embeddings"):
+    with pytest.raises(ScenarioError, match="ask for different embeddings"):
         run(tmp_path, 'method = "nmds"\ndims = 2\nn_init = 1', 'method = "nmds"\ndims = 3\nn_init = 1',
             'algorithm = "kmeans"\nn_clusters = 3')
 

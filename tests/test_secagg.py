@@ -243,7 +243,7 @@ def test_ppc_run_over_mutual_tls_gives_scikit_learns_labels(tmp_path):
     secure = report["secure_aggregation"]
     assert secure["rounds"] > 2 and all(p["exact"] for p in secure["by_party"].values())
     assert all(p["bytes"]["payload"] == p["bytes"]["predicted"] for p in report["parties"])
-    assert all(p["network"]["wire_down"] > 0 and p["bytes"]["wire"] > p["bytes"]["serialized"]
+    assert all(p["bytes"]["wire_down"] > 0 and p["bytes"]["wire"] > p["bytes"]["serialized"]
                for p in report["parties"])
     assert "secure aggregation:" in done.stderr and "equal to scikit-learn" in done.stderr
 

@@ -375,7 +375,7 @@ def cmd_party(args: argparse.Namespace) -> int:
 
         seed = session_seed(Path(args.state), args.session or scenario.name, args.party, seed)
     cfg = replace(scenario.party(args.party), seed=seed)
-    if not scenario.security.mutual:
+    if not scenario.security.mutual and not args.quiet:
         print(f"ppc party {cfg.name}: security: {WITHOUT_MUTUAL_TLS}", file=sys.stderr)
     if scenario.security.needs_credentials and not args.credentials:
         raise PartyError(f"party '{cfg.name}': the scenario's [security] needs credentials: pass --credentials "

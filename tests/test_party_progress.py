@@ -51,13 +51,13 @@ def lines(text: str) -> list[str]:
 def test_a_party_with_no_coordinator_says_so_every_few_seconds_and_nothing_when_quiet(tmp_path):
     path = write_scenario(tmp_path, SCENARIO)
     port = free_port()
-    args = ("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", path, "--party", "a", "--timeout", "4")
+    args = ("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", path, "--party", "a", "--timeout", "8")
     proc = run_ppc(*args, "--progress", "1", timeout=60)
     said = [line for line in lines(proc.stderr) if "unreachable" in line]
     assert proc.returncode != 0
     assert len(said) >= 2, proc.stderr
     assert said[0].startswith(f"party a: coordinator unreachable at 127.0.0.1:{port}, retrying (1 s so far, ")
-    assert "--timeout of 4 s ran out while joining" in proc.stderr
+    assert "--timeout of 8 s ran out while joining" in proc.stderr
 
     quiet = run_ppc(*args, "--progress", "1", "--quiet", timeout=60)
     assert quiet.returncode != 0
@@ -79,7 +79,7 @@ def test_a_joined_party_says_how_many_parties_are_present_and_who_is_missing(tmp
         def party(name: str, *extra: str) -> subprocess.Popen:
             return subprocess.Popen(
                 [sys.executable, "-m", "ppcsim", "party", "--coordinator", address, "--scenario", str(path),
-                 "--party", name, "--timeout", "4", *extra],
+                 "--party", name, "--timeout", "8", *extra],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
 
         a, b = party("a", "--progress", "1"), party("b", "--progress", "0")

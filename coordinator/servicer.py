@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import grpc
 
-from coordinator import handlers, secagg
+from coordinator import handlers, mpc, secagg
 from coordinator.clock import REAL, Clock
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate
@@ -228,6 +228,12 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
 
     def GetLabels(self, request, context):
         return self._stream(secagg.labels, request, context)
+
+    def Relay(self, request_iterator, context):  # MPC traffic (coordinator.mpc)
+        first = next(request_iterator, None)
+        if first is None or first.WhichOneof("part") != "open":
+            self._abort(context, "Relay starts with RelayOpen", grpc.StatusCode.INVALID_ARGUMENT)
+        yield from self._stream(lambda s, _: mpc.relay(s, first, request_iterator), first.open, context)
 
     def GetStatus(self, request, context):
         return handlers.status(self._session(request.session, context, ""), request)

@@ -90,9 +90,14 @@ class Hub:
     started: float | None = None
     finished: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The helper's X25519 public key, set (and ``helper_ready``) once the helper has made its key pair.
+    helper_key: bytes = b""
+    helper_ready: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.queues = {p: queue.Queue() for p in self.parties}  # frames for a party not yet connected wait here
+        if HELPER not in self.parties:
+            self.helper_ready.set()
 
     def open(self, party: str) -> queue.Queue:
         with self.lock:
@@ -186,19 +191,24 @@ class Hub:
 
 
 def relay(session, first: session_pb2.RelayMessage, rest: Iterator[session_pb2.RelayMessage],
-          size=lambda m: m.ByteSize()) -> Iterator[session_pb2.RelayMessage]:
+          size=lambda m: m.ByteSize(), helper: bool = False) -> Iterator[session_pb2.RelayMessage]:
     """One party's Relay stream: read its messages in a thread, send it the frames its peers address to it.
 
     ``first`` is the opening (the servicer authenticated its party); ``size``
-    gives a message's serialised bytes.
+    gives a message's serialised bytes. ``helper``: the coordinator's own
+    helper, in its process (ppcsim.helper); over gRPC only the session's
+    parties may open a stream.
     """
     from coordinator.secagg import arbiter_of
 
     party = first.open.party
+    if helper and (party != HELPER or not session.spec.clustering.helper):
+        raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")
     session.ledger.record(party, RPC, UP, first, 0, size(first))
-    arbiter = arbiter_of(session, party, MPC)
-    hub: Hub = arbiter.hub
-    if party not in hub.parties:
+    arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
+               else arbiter_of(session, party, MPC))
+    hub = arbiter.hub
+    if hub is None or party not in hub.parties:
         raise InvalidArgument(f"party '{shown(party)}' is not a party of this MPC")
     out = hub.open(party)
     problems: list[str] = []

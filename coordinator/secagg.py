@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from coordinator.ledger import DOWN, UP
 from coordinator.text import shown
 from coordinator.types import Combined, Outcome
 from protos.ppcsim.v1 import array_pb2, session_pb2
+
+if TYPE_CHECKING:
+    from coordinator.mpc import Hub
 
 #: Bytes of one masked fixed-point value (uint64) and of one label (int32).
 VALUE_BYTES, LABEL_BYTES = 8, 4
@@ -101,7 +105,7 @@ class Arbiter:
         self.posts: dict[str, np.ndarray] = {}
         self._mark = time.monotonic()
         #: MPC sessions: the relay (coordinator.mpc.Hub).
-        self.hub = None
+        self.hub: Hub | None = None
 
     @property
     def seeding(self) -> bool:
@@ -307,7 +311,10 @@ def mpc_header(session, header: session_pb2.AlignmentHeader) -> None:
                                for p in session.arbiter.hub.parties])
     header.mpc_bits, header.mpc_frac, header.reveal_centres = spec.mpc_bits, spec.mpc_frac, spec.reveal_centres
     if spec.helper:
-        header.mpc_helper = session.arbiter.hub.parties[-1]
+        hub = session.arbiter.hub
+        if not hub.helper_ready.wait(timeout=session.seconds_left() + 1.0):
+            raise SessionError(f"session '{session.spec.name}': the coordinator's helper did not start in time")
+        header.mpc_helper, header.mpc_helper_key = hub.parties[-1], hub.helper_key
 
 
 def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> session_pb2.DistanceReply:

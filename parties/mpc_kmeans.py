@@ -81,7 +81,10 @@ async def main(mpc, args) -> None:
         if d == 0:
             continue
         own = X_own if p == mpc.pid else np.zeros((m, d))
-        blocks.append(mpc.input(secfxp.array(np.asarray(own, dtype=float)), senders=p))
+        # integral=False at every party: MPyC would otherwise infer the flag from the value at the sender (and
+        # from the zeros elsewhere), so the parties would run different protocols, and the flag would tell
+        # whether a party's columns are whole numbers
+        blocks.append(mpc.input(secfxp.array(np.asarray(own, dtype=float), integral=False), senders=p))
     X = mpc.np_hstack(blocks) if len(blocks) > 1 else blocks[0]
     state = None
     for state in lloyd(mpc, secfxp, X, init, k, rounds):

@@ -262,6 +262,11 @@ def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguis
                   timeout=left())
     t_upload = time.perf_counter() - t
     header, positions = GrpcLink(client, left).alignment()
+    if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
+        if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
+            raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the session "
+                             "or gives it no 32-byte key")
+        keys[header.mpc_helper] = header.mpc_helper_key
     X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
     relay = lambda requests: client.stub.Relay(requests, timeout=left(), metadata=client.metadata)  # noqa: E731
     result = run_mpc(relay, header, X, pair, keys, client.session, cfg.name, deadline, log=log)

@@ -384,8 +384,8 @@ def summary_table(report: Report | dict) -> str:
         lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
                      f"), {sum(r.seconds for r in per):.2f} s; payload "
                      + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round)")
-    if report.mpc is not ABSENT and report.mpc.by_party is not ABSENT:
-        m = report.mpc
+    m = report.mpc
+    if m is not ABSENT and m.by_party is not ABSENT:
         most = max((v.up for v in m.by_party.values()), default=0)
         lines.append(f"mpc: {len(m.parties)} share-holders ({', '.join(m.parties)}), threshold t = {m.threshold}, "
                      f"{m.rounds} rounds; up to {most:,} B sent per party, all relayed sealed"

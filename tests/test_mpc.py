@@ -176,3 +176,19 @@ def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
     ids = [str(i) for i in own["a"].data.ids]
     by_id = dict(zip(got[:, 0], got[:, 1].astype(int)))
     assert [by_id[i] for i in ids] == labels.tolist()
+
+
+def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path):
+    path = write_scenario(tmp_path, TWO + "helper = true\n")
+    done = run_ppc("run", path, "--out", tmp_path / "out", timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = read_report(tmp_path / "out")
+    assert report["utility"]["labels_equal_same_init"]
+    mpc = report["mpc"]
+    assert mpc["parties"] == ["a", "b", "helper"] and mpc["threshold"] == 1 and mpc["helper"] == "helper"
+    # the helper's links are relayed, sealed and counted like the parties'
+    assert {(link["sender"], link["receiver"]) for link in mpc["links"]} == {
+        ("a", "b"), ("b", "a"), ("a", "helper"), ("helper", "a"), ("b", "helper"), ("helper", "b")}
+    assert mpc["by_party"]["helper"]["up"] > 0
+    assert "helper" in report["privacy"]["roles"] and "must not collude" in report["privacy"]["assumption"]
+    assert [p["name"] for p in report["parties"]] == ["a", "b"]  # the helper holds no data: not a party

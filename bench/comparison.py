@@ -45,7 +45,13 @@ VARIANTS = {
     "drbt k=3": {"method": "drbt", "k": 3},
     "osbr": {"method": "osbr"},
     "secure aggregation": None,
+    "mpc": {"protocol": "mpc"},
 }
+#: Largest rows the MPC (MPyC, pure Python: megabytes and seconds per record and round) is run at.
+MPC_MAX_ROWS = 1_000
+#: Lloyd rounds of the MPC runs: an MPC does not stop early, so it runs a fixed number (what secure
+#: aggregation needed at 1,000 records); its initial centres are k records drawn with the seed, not k-means++.
+MPC_ROUNDS = 4
 LEARNS = {
     "none": "every party's normalised values",
     "drbt k=1": "a 1-D random projection of each party's block (known records fit the projection)",
@@ -53,6 +59,8 @@ LEARNS = {
     "osbr": "all pairwise distances within each party's block (n + 1 known records locate every record)",
     "secure aggregation": "every record's distance to every centre in every round, the labels and sizes; "
                           "never a party's values or centre block",
+    "mpc": "the labels at the end and the size and timing of the sealed frames it relays; no share, no distance "
+           "(honest majority: its helper, the third share-holder of two parties, colludes with neither)",
 }
 
 
@@ -67,6 +75,11 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
         raw["network"] = dict(link)
     settings = VARIANTS[name]
     clustering = raw["clustering"]
+    if name == "mpc":  # two parties: the coordinator's helper is the third share-holder
+        for key in ("init", "tol", "scale_bits"):
+            clustering.pop(key, None)
+        clustering.update(protocol="mpc", helper=len(raw["parties"]) == 2, max_iter=MPC_ROUNDS)
+        return raw
     if settings is not None:
         clustering.pop("protocol", None)
         for p in raw["parties"]:
@@ -120,6 +133,8 @@ def privacy(report: dict) -> str:
     p = report.get("privacy")
     if not p:
         return "-"
+    if "roles" in p:  # an MPC: the coordinator holds sealed frames only
+        return "nothing to attack (sealed frames)"
     if "arbiter" in p:
         ml = p["multilateration"]
         return "multilateration: skipped (k < d + 1)" if "skipped" in ml else f"multilateration min {ml['min']:.3f}"
@@ -133,7 +148,7 @@ def privacy(report: dict) -> str:
 
 def measure(report: dict) -> dict:
     coord = report["timing"]["coordinator"]
-    secure = report.get("secure_aggregation")
+    secure = report.get("secure_aggregation") or report.get("mpc")
     return {
         "payload_up": report["communication"]["totals"]["up"]["payload"],
         "payload_down": report["communication"]["totals"]["down"]["payload"],
@@ -150,6 +165,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--no-literature", action="store_true", help="skip the 100,000-point 2-D workload")
+    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
+                        help="run only these (and none, the reference); keep OUT/comparison.csv's other rows")
     parser.add_argument("--from-csv", action="store_true",
                         help="run nothing: rewrite comparison.md and the figure from OUT/comparison.csv")
     args = parser.parse_args()
@@ -164,11 +181,12 @@ def main() -> None:
     rows_out = []
     with tempfile.TemporaryDirectory(prefix="ppc-compare-") as tmp:
         tmp = Path(tmp)
-        plan = [("comparison", base, m, name, link) for m in args.rows for link in LINKS for name in VARIANTS
-                if not (name == "osbr" and m > OSBR_MAX_ROWS)]
+        chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
+        plan = [("comparison", base, m, name, link) for m in args.rows for link in LINKS for name in chosen
+                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name == "mpc" and m > MPC_MAX_ROWS)]
         if not args.no_literature:
             plan += [("literature", literature, literature["data"]["rows"], name, link)
-                     for link in LINKS for name in ("none", "drbt k=1", "secure aggregation")]
+                     for link in LINKS for name in ("none", "drbt k=1", "secure aggregation") if name in chosen]
         reference: dict = {}
         for i, (workload, raw, m, name, link) in enumerate(plan):
             evaluate = m <= ATTACK_MAX_ROWS or (workload == "literature" and name == "secure aggregation")
@@ -184,6 +202,11 @@ def main() -> None:
             print(f"{row['protocol_seconds']:.2f} s, {row['payload_up']:,} B up, {row['rounds']} rounds, "
                   f"ARI {row['ari_vs_plain']:.3f}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
+    if set(args.variants) != set(VARIANTS) and (args.out / "comparison.csv").exists():  # the rows not rerun stay
+        done = {(r["workload"], r["rows"], r["variant"], r["link"]) for r in rows_out}
+        kept = [r for r in read_rows(args.out / "comparison.csv")
+                if (r["workload"], r["rows"], r["variant"], r["link"]) not in done]
+        rows_out = kept + rows_out
     with open(args.out / "comparison.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows_out[0]))
         writer.writeheader()

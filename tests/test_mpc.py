@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -192,3 +197,54 @@ def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path
     assert mpc["by_party"]["helper"]["up"] > 0
     assert "helper" in report["privacy"]["roles"] and "must not collude" in report["privacy"]["assumption"]
     assert [p["name"] for p in report["parties"]] == ["a", "b"]  # the helper holds no data: not a party
+
+
+def test_roles_by_hand_over_mutual_tls_two_parties_and_the_coordinators_helper(tmp_path):
+    path = write_scenario(tmp_path, TWO + "helper = true\n[security]\nmutual = true\n")
+    creds, out, port_file = tmp_path / "creds", tmp_path / "out", tmp_path / "port"
+    assert run_ppc("credentials", path, "--out", creds).returncode == 0
+    ppc = [sys.executable, "-m", "ppcsim"]
+    opts = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    coordinator = subprocess.Popen(ppc + ["coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
+                                          "--scenario", str(path), "--out", str(out), "--credentials", str(creds)],
+                                   **opts)
+    parties = {}
+    try:
+        end = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().strip().isdigit()):
+            assert time.monotonic() < end and coordinator.poll() is None
+            time.sleep(0.05)
+        address = f"127.0.0.1:{port_file.read_text().strip()}"
+        for name in ("a", "b"):
+            parties[name] = subprocess.Popen(
+                ppc + ["party", "--coordinator", address, "--scenario", str(path), "--party", name, "--credentials",
+                       str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv")], **opts)
+        for p in parties.values():
+            _, err = p.communicate(timeout=240)
+            assert p.returncode == 0, err
+            assert "Lloyd rounds as an MPC over 3 parties" in err
+        coordinator.communicate(timeout=60)
+        assert coordinator.returncode == 0
+    finally:
+        for p in [coordinator, *parties.values()]:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    report = read_report(out)
+    assert report["state"] == "done" and report["mpc"]["helper"] == "helper"
+    assert report["mpc"]["by_party"]["helper"]["up"] > 0
+    assert all(p["transport"] == "mutual TLS" for p in report["security"]["parties"].values())
+    a = (tmp_path / "a.csv").read_text().splitlines()
+    assert a[0] == "id,cluster" and len(a) == 46 and a == (tmp_path / "b.csv").read_text().splitlines()
+    # the coordinator's files hold no share: an MPC session leaves it the report and the labels, nothing sent
+    assert sorted(f.name for f in out.iterdir()) == ["labels.csv", "report.json"]
+    assert not any(key in report for key in ("observer", "utility", "privacy"))
+
+
+def test_bundled_wine_scenario_runs_through_ppc_run(tmp_path):
+    done = run_ppc("run", Path(__file__).resolve().parent.parent / "scenarios" / "wine-mpc.toml", "--out",
+                   tmp_path / "out", "--no-attacks", timeout=400)
+    assert done.returncode == 0, done.stderr
+    report = read_report(tmp_path / "out")
+    assert report["utility"]["labels_equal_same_init"] and report["join"]["rows_joined"] == 178
+    assert report["mpc"]["rounds"] == 5 and [r["round"] for r in report["mpc"]["per_round"]] == list(range(-1, 6))

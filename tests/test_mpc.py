@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import by_hand, read_report, run_ppc, write_scenario
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import LABEL, PairCipher, associated, nonce
@@ -201,35 +198,9 @@ def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path
 
 def test_roles_by_hand_over_mutual_tls_two_parties_and_the_coordinators_helper(tmp_path):
     path = write_scenario(tmp_path, TWO + "helper = true\n[security]\nmutual = true\n")
-    creds, out, port_file = tmp_path / "creds", tmp_path / "out", tmp_path / "port"
-    assert run_ppc("credentials", path, "--out", creds).returncode == 0
-    ppc = [sys.executable, "-m", "ppcsim"]
-    opts = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    coordinator = subprocess.Popen(ppc + ["coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
-                                          "--scenario", str(path), "--out", str(out), "--credentials", str(creds)],
-                                   **opts)
-    parties = {}
-    try:
-        end = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().strip().isdigit()):
-            assert time.monotonic() < end and coordinator.poll() is None
-            time.sleep(0.05)
-        address = f"127.0.0.1:{port_file.read_text().strip()}"
-        for name in ("a", "b"):
-            parties[name] = subprocess.Popen(
-                ppc + ["party", "--coordinator", address, "--scenario", str(path), "--party", name, "--credentials",
-                       str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv")], **opts)
-        for p in parties.values():
-            _, err = p.communicate(timeout=240)
-            assert p.returncode == 0, err
-            assert "Lloyd rounds as an MPC over 3 parties" in err
-        coordinator.communicate(timeout=60)
-        assert coordinator.returncode == 0
-    finally:
-        for p in [coordinator, *parties.values()]:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    errors = by_hand(path, tmp_path, ["a", "b"], timeout=240)
+    assert all("Lloyd rounds as an MPC over 3 parties" in err for err in errors.values())
+    out = tmp_path / "out"
     report = read_report(out)
     assert report["state"] == "done" and report["mpc"]["helper"] == "helper"
     assert report["mpc"]["by_party"]["helper"]["up"] > 0

@@ -271,10 +271,12 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="mpc-receive", daemon=True)
         receiver.start()
         command = [sys.executable, "-m", "parties.mpc_kmeans", "--data", str(data), "--result", str(result),
-                   *[a for addr in tunnel.addresses() for a in ("-P", addr)], "-I", str(mine), "--no-log"]
+                   *[a for addr in tunnel.addresses() for a in ("-P", addr)], "-I", str(mine), "--no-log",
+                   "--watch-stdin"]
         rounds = 0
         with open(errfile, "wb") as err:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
+            # stdin: a pipe this process never writes to, so that the program exits if this process dies
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,
                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
             timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
             timer.start()
@@ -292,6 +294,9 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
                 timer.cancel()
                 if child.poll() is None:
                     child.kill()
+                    child.wait()
+                if child.stdin is not None:
+                    child.stdin.close()
         timing["mpc"] = time.perf_counter() - t0
         for pump in list(tunnel.pumps):
             pump.join(timeout=max(deadline - time.monotonic(), 0.1))

@@ -38,7 +38,10 @@ The computation (reference.md §13; Lloyd's algorithm on secret shares):
    computes in the clear.
 
 The program writes "round r" to its standard output as round r begins (after
-a barrier that ends round r - 1), for the byte ledger's rounds.
+a barrier that ends round r - 1), for the byte ledger's rounds. With
+``--watch-stdin`` it exits as soon as its standard input closes: the party
+process that started it holds the other end, so the program never outlives
+it.
 """
 
 from __future__ import annotations
@@ -103,7 +106,17 @@ def cli(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m parties.mpc_kmeans", description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
     parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
+    parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
     args, _ = parser.parse_known_args(argv)
+    if args.watch_stdin:
+        import os
+        import threading
+
+        def watch() -> None:
+            sys.stdin.buffer.read()  # returns at end of file: the parent closed its end, or died
+            os._exit(3)
+
+        threading.Thread(target=watch, name="watch-parent", daemon=True).start()
     from mpyc.runtime import mpc  # parses (and removes) MPyC's own options in sys.argv: -P, -I, ...
 
     mpc.run(main(mpc, args))

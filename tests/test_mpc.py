@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -219,3 +222,26 @@ def test_bundled_wine_scenario_runs_through_ppc_run(tmp_path):
     report = read_report(tmp_path / "out")
     assert report["utility"]["labels_equal_same_init"] and report["join"]["rows_joined"] == 178
     assert report["mpc"]["rounds"] == 5 and [r["round"] for r in report["mpc"]["per_round"]] == list(range(-1, 6))
+
+
+def test_the_mpc_program_never_outlives_the_party_that_started_it(tmp_path):
+    """Its peer never comes, so it would wait for ever; closing its standard input (the party process gone)
+    ends it."""
+    from parties.mpc import free_port
+
+    data = tmp_path / "in.npz"
+    np.savez(data, X=np.zeros((3, 1)), columns=[1, 1, 1], init=[0, 1], k=2, rounds=1, bits=32, frac=16, m=3,
+             reveal_centres=False)
+    program = subprocess.Popen(
+        [sys.executable, "-m", "parties.mpc_kmeans", "--data", str(data), "--result", str(tmp_path / "out.npz"),
+         "-P", ":1", "-P", f"127.0.0.1:{free_port()}", "-P", f"127.0.0.1:{free_port()}", "-I", "0", "--no-log",
+         "--watch-stdin"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2.0)
+        assert program.poll() is None  # still waiting for its peers
+        program.stdin.close()
+        assert program.wait(timeout=20) == 3
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()

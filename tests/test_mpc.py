@@ -245,3 +245,10 @@ def test_the_mpc_program_never_outlives_the_party_that_started_it(tmp_path):
         if program.poll() is None:
             program.kill()
             program.wait()
+
+
+def test_an_in_process_simulation_of_an_mpc_is_refused_with_what_to_do(tmp_path):
+    import ppcsim
+
+    with pytest.raises(ValueError, match="processes=True"):
+        ppcsim.simulate(write_scenario(tmp_path, BLOBS))

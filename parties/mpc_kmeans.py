@@ -108,18 +108,26 @@ def cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
     parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
     args, _ = parser.parse_known_args(argv)
+    import threading
+
+    finished = threading.Event()
     if args.watch_stdin:
         import os
-        import threading
 
         def watch() -> None:
-            sys.stdin.buffer.read()  # returns at end of file: the parent closed its end, or died
-            os._exit(3)
+            try:  # the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit
+                while os.read(0, 4096):
+                    pass  # returns b"" at end of file: the parent closed its end, or died
+            except OSError:
+                return
+            if not finished.is_set():
+                os._exit(3)
 
         threading.Thread(target=watch, name="watch-parent", daemon=True).start()
     from mpyc.runtime import mpc  # parses (and removes) MPyC's own options in sys.argv: -P, -I, ...
 
     mpc.run(main(mpc, args))
+    finished.set()
 
 
 if __name__ == "__main__":

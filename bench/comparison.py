@@ -95,7 +95,7 @@ def run(raw: dict, tmp: Path, evaluate: bool) -> tuple[float, dict, dict]:
     """One `ppc run`: wall seconds, its report, its labels by id."""
     path = tmp / f"{raw['name']}.toml"
     path.write_text(tomli_w.dumps(raw))
-    out = tmp / raw["name"]
+    out = Path(tempfile.mkdtemp(prefix=f"{raw['name']}-", dir=tmp))  # a new folder per run: links share names
     options = [] if evaluate else ["--no-eval"]
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet",

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from coordinator.errors import SessionError
 from parties.errors import PartyError
-from ppcsim import helper
 from ppcsim.errors import RunError, UsageError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.outdir import OutputError, claim
@@ -277,7 +276,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
             assert folder is not None  # _coordinator_security refused a session with tokens and no credentials
             tokens = load_token_digests(folder, scenario.name)
         sessions.append(registry.create(scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)))
-        helper.start(sessions[-1])  # MPC of two parties: the coordinator's share-holder with no data
+        from ppcsim import helper  # MPC of two parties: the coordinator's share-holder with no data
+
+        helper.start(sessions[-1])
     server, port = start_server(args.listen, registry, security=security)
     several = len(scenarios) > 1
     if several:

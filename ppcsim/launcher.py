@@ -15,7 +15,6 @@ from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
 from parties.run import peak_rss
-from ppcsim import helper
 from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
@@ -185,7 +184,9 @@ def run_scenario(
         registry = Registry()
         tokens = load_token_digests(credentials, scenario.name) if credentials else None
         session = registry.create(scenario.session_spec(tokens, keep_uploads=keep_sent or settings is not None))
-        helper.start(session, log)  # MPC of two parties: the coordinator's share-holder with no data
+        from ppcsim import helper  # MPC of two parties: the coordinator's share-holder with no data
+
+        helper.start(session, log)
         security = load_server_security(credentials, tls=scenario.security.tls, mutual=scenario.security.mutual)
         server, port = start_server(listen, registry, security=security)
         address = f"{listen.rsplit(':', 1)[0]}:{port}"

@@ -380,7 +380,12 @@ def mpc_points(at: dict, ms: list[int], plain: str, shaped: str) -> list[str]:
             f"against {sec['rounds']}; its ARI against the plain clustering is {mpc['ari_vs_plain']:.3f} (one "
             "start from k random records, a fixed number of rounds). In return the coordinator learns the labels "
             "and no distance. Its cost grows linearly in m like secure aggregation's, with a far larger constant "
-            "(secure comparisons, bit by bit), so there is no crossover in m: the MPC costs more at every size.")
+            "(secure comparisons, bit by bit), so there is no crossover in m: the MPC costs more at every size. "
+            f"The shaped link added {mpc_q['protocol_seconds'] - mpc['protocol_seconds']:.1f} s: every message "
+            "between two parties crosses two 20 ms links (party to coordinator to party), so about "
+            f"{(mpc_q['protocol_seconds'] - mpc['protocol_seconds']) / 0.040:,.0f} sequential messages in all, "
+            f"{(mpc_q['protocol_seconds'] - mpc['protocol_seconds']) / 0.040 / (mpc['rounds'] + 1):,.0f} per "
+            "assignment (an estimate from the times of two runs on a shared machine, not a count).")
     return out + [""]
 
 

@@ -266,7 +266,9 @@ def document(rows: list[dict]) -> str:
            f"the two parties and the coordinator's helper as share-holders (threshold 1), k records drawn with the "
            f"seed as initial centres and exactly {MPC_ROUNDS} Lloyd rounds (an MPC does not stop early), every "
            f"byte relayed sealed through the coordinator; it runs up to {MPC_MAX_ROWS:,} records (MPyC is pure "
-           "Python). Its *bytes* are the sealed frames of every share-holder, helper included.", ""]
+           "Python). Its *bytes* are the sealed frames of every share-holder, helper included. Where its rows "
+           "were rerun apart from the others (`--variants mpc`), their times come from another moment of the "
+           "machine: compare them with care.", ""]
           if any(r["variant"] == "mpc" for r in data) else []),
         "| m | method | bytes | rounds | time unshaped | time 100 Mbit/s, 20 ms | ARI vs plain | attack | the coordinator learns |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -362,6 +364,18 @@ def document(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def latency_note(unshaped: float, shaped: float, rounds: int) -> str:
+    """What the shaped link's latency added to the MPC's time, as sequential messages (an estimate)."""
+    added = shaped - unshaped
+    if added < 0.05 * unshaped:
+        return (f"The shaped link added no time beyond the runs' noise ({unshaped:.1f} s unshaped, {shaped:.1f} s "
+                "shaped): at this size the MPC is bound by its computation (pure Python, on a shared machine), "
+                "not by its message latencies.")
+    return (f"The shaped link added {added:.1f} s: every message between two parties crosses two 20 ms links "
+            f"(party to coordinator to party), so about {added / 0.040:,.0f} sequential messages in all, "
+            f"{added / 0.040 / (rounds + 1):,.0f} per assignment (an estimate from two runs' times, not a count).")
+
+
 def mpc_points(at: dict, ms: list[int], plain: str, shaped: str) -> list[str]:
     """What the MPC rows say beside secure aggregation's, at the m where both ran."""
     both = [m for m in ms if (m, "mpc", plain) in at and (m, "mpc", shaped) in at]
@@ -381,11 +395,7 @@ def mpc_points(at: dict, ms: list[int], plain: str, shaped: str) -> list[str]:
             "start from k random records, a fixed number of rounds). In return the coordinator learns the labels "
             "and no distance. Its cost grows linearly in m like secure aggregation's, with a far larger constant "
             "(secure comparisons, bit by bit), so there is no crossover in m: the MPC costs more at every size. "
-            f"The shaped link added {mpc_q['protocol_seconds'] - mpc['protocol_seconds']:.1f} s: every message "
-            "between two parties crosses two 20 ms links (party to coordinator to party), so about "
-            f"{(mpc_q['protocol_seconds'] - mpc['protocol_seconds']) / 0.040:,.0f} sequential messages in all, "
-            f"{(mpc_q['protocol_seconds'] - mpc['protocol_seconds']) / 0.040 / (mpc['rounds'] + 1):,.0f} per "
-            "assignment (an estimate from the times of two runs on a shared machine, not a count).")
+            + latency_note(mpc["protocol_seconds"], mpc_q["protocol_seconds"], mpc["rounds"]))
     return out + [""]
 
 

@@ -13,8 +13,8 @@ ROUNDS Lloyd rounds, from the same initial records. In this one run:
             first start to last exit, bytes = what MPyC reports it sent per party
 
 The relayed run's plaintext bytes (sealed bytes less 16 bytes of tag per frame) are every byte MPyC wrote on
-its sockets, a few hundred more than MPyC's own count, which leaves out its connection handshake and the
-closing barrier. Labels of both must equal scikit-learn's.
+its sockets; they come within a few hundred bytes of the direct run's count (two executions: the size of
+MPyC's serialised shares varies a little from run to run). Labels of both must equal scikit-learn's.
 
     python bench/mpc_relay.py [--rows 300] [--parties 3] [--columns 2] [--rounds 3] [--clusters 3]
 """

@@ -26,7 +26,7 @@ from typing import NoReturn, TypeVar
 
 import grpc
 
-from coordinator import handlers, secagg
+from coordinator import handlers, mpc, secagg
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.limits import Budget, Calls, Limits, physical_memory
@@ -483,7 +483,8 @@ def register(servicer: CoordinatorServicer, server) -> None:
         parse = Received.parse if name == "Upload" else h.request_deserializer
         kind = "UploadMessage" if name == "Upload" else _REQUESTS.get(name, "request")
         made = {"unary_unary": grpc.unary_unary_rpc_method_handler, "unary_stream": grpc.unary_stream_rpc_method_handler,
-                "stream_unary": grpc.stream_unary_rpc_method_handler}
+                "stream_unary": grpc.stream_unary_rpc_method_handler,
+                "stream_stream": grpc.stream_stream_rpc_method_handler}
         shape = next(k for k in made if getattr(h, k) is not None)
         methods[name] = _refuse_undecodable(made[shape](getattr(h, shape), request_deserializer=_safe(parse, kind),
                                                         response_serializer=h.response_serializer))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import SECURE, ClusteringSpec, preload
+from coordinator.clustering import ROUNDS, ClusteringSpec, preload
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.keycheck import check_signature
 from coordinator.ledger import Ledger, predicted_payload
@@ -295,7 +295,7 @@ class Session:
             try:
                 self._check_header(header)
                 upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
-                                ids_only=self.spec.clustering.protocol == SECURE, budget=self.budget,
+                                ids_only=self.spec.clustering.protocol in ROUNDS, budget=self.budget,
                                 chunk_bytes=self.spec.chunk_bytes)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
@@ -392,7 +392,7 @@ class Session:
     # -- clustering ------------------------------------------------------------------------
     def _finish(self) -> None:
         """Run the pipeline on every contribution, then record its outcome, or fail the session with its error."""
-        if self.spec.clustering.protocol == SECURE:
+        if self.spec.clustering.protocol in ROUNDS:
             self._begin_secure()
             return
         # scikit-learn imports while the join copies the uploads together (copies that release the GIL)

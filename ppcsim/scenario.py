@@ -132,7 +132,7 @@ class Scenario:
                       (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
             # a drbt party's k, checked against its upload's columns
             dims={p.name: p.params["k"] for p in self.parties
-                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol != SECURE},
+                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol not in ROUNDS},
         )
 
     def party(self, name: str) -> PartyConfig:

@@ -27,10 +27,11 @@ k joined records, with the scenario seed (public positions).
 
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +40,7 @@ from coordinator.clustering import MPC
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
 from coordinator.text import shown
+from coordinator.waits import asked
 from protos.ppcsim.v1 import session_pb2
 
 RPC = "Relay"
@@ -46,8 +48,11 @@ RPC = "Relay"
 TAG_BYTES = 16
 #: The name of the helper share-holder of a two-party session (``[clustering] helper = true``).
 HELPER = "helper"
-#: Seconds between checks of the session's state while a party's stream waits for frames.
-POLL = 0.5
+#: Bytes a relayed frame held for its receiver costs the session's memory budget beyond its data.
+FRAME_OVERHEAD = 128
+
+#: What the hub hands a party's stream: a frame from a peer, or None for "your stream ends".
+Deliver = Callable[[session_pb2.RelayMessage | None], None]
 
 
 def mpc_parties(spec) -> list[str]:
@@ -72,13 +77,38 @@ class Traffic:
         self.bytes += n
 
 
+def loop_outbox(loop: asyncio.AbstractEventLoop, out: asyncio.Queue) -> Deliver:
+    """A stream served by the asyncio server: put into ``out`` on ``loop``, from the loop or from any thread."""
+    def deliver(message: session_pb2.RelayMessage | None) -> None:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            out.put_nowait(message)
+        else:
+            loop.call_soon_threadsafe(out.put_nowait, message)
+    return deliver
+
+
 @dataclass
 class Hub:
-    """The relay of one MPC session: each party's outgoing queue, and what crossed each link and round."""
+    """The relay of one MPC session: where each party's frames go, and what crossed each link and round.
+
+    It never waits: a frame is handed to its receiver's stream at once (an
+    asyncio queue of the server's loop, or a thread's queue for the
+    coordinator's own helper), or held until the receiver opens its stream.
+    Every frame held, not yet written to its receiver, is taken from the
+    session's memory budget, so a party that floods a peer that does not read
+    is refused (RESOURCE_EXHAUSTED naming it) instead of growing the
+    coordinator. Thread-safe.
+    """
 
     session: object
     parties: list[str]
-    queues: dict[str, queue.Queue] = field(default_factory=dict)
+    outboxes: dict[str, Deliver] = field(default_factory=dict)
+    #: Frames for a party whose stream is not open yet, in order.
+    pending: dict[str, list[session_pb2.RelayMessage]] = field(default_factory=dict)
     opened: set[str] = field(default_factory=set)
     ended: set[str] = field(default_factory=set)
     links: dict[tuple[str, str], Traffic] = field(default_factory=dict)
@@ -89,30 +119,56 @@ class Hub:
     results: dict[str, tuple[np.ndarray, bytes]] = field(default_factory=dict)
     started: float | None = None
     finished: float | None = None
+    #: time.monotonic() of the last message each party sent or was sent, once every stream is open (idle rule).
+    active: dict[str, float] = field(default_factory=dict)
+    #: Bytes of frames held for their receivers, taken from the session's budget.
+    held: int = 0
+    failed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The helper's X25519 public key, set (and ``helper_ready``) once the helper has made its key pair.
+    #: The helper's X25519 public key, once the helper has made its key pair (Session.await_helper).
     helper_key: bytes = b""
-    helper_ready: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
-        self.queues = {p: queue.Queue() for p in self.parties}  # frames for a party not yet connected wait here
-        if HELPER not in self.parties:
-            self.helper_ready.set()
+        self.pending = {p: [] for p in self.parties}
 
-    def open(self, party: str) -> queue.Queue:
+    def all_open(self) -> bool:
+        """Whether every MPC party's stream is open (the computation can run; the idle rule applies)."""
+        with self.lock:
+            return len(self.opened) == len(self.parties)
+
+    def open(self, party: str, deliver: Deliver) -> None:
+        """``party``'s stream opens: frames for it go to ``deliver`` (those held for it first)."""
         with self.lock:
             if party in self.opened:
                 raise InvalidArgument(f"party '{party}': a second Relay stream; one per party per session")
+            if self.failed:
+                raise SessionError(self.session.error)  # type: ignore[attr-defined]
             self.opened.add(party)
             if self.started is None:
                 self.started = time.monotonic()
             self.current[party] = -1
-            return self.queues[party]
+            self.outboxes[party] = deliver
+            waiting, self.pending[party] = self.pending[party], []
+            if len(self.opened) == len(self.parties):  # the computation starts: every party's idle clock too
+                now = time.monotonic()
+                self.active = dict.fromkeys(self.parties, now)
+            for message in waiting:
+                deliver(message)
 
     def _count(self, party: str, direction: str, n: int) -> None:
         by_round = self.rounds.setdefault(party, {}).setdefault(self.current.get(party, -1),
                                                                 {UP: Traffic(), DOWN: Traffic()})
         by_round[direction].add(n)
+
+    def _hold(self, to: str, message: session_pb2.RelayMessage, sender: str) -> None:
+        """With the lock held: hand a frame to ``to``'s stream (held until it opens), its bytes from the budget."""
+        n = len(message.frame.data) + FRAME_OVERHEAD
+        self.session.budget.take(n, f"party '{sender}': frames relayed to '{to}' and not yet delivered")  # type: ignore[attr-defined]
+        self.held += n
+        if to in self.outboxes:
+            self.outboxes[to](message)
+        else:
+            self.pending[to].append(message)
 
     def receive(self, party: str, message: session_pb2.RelayMessage, size: int) -> None:
         """One message of ``party``'s stream (``size``: its serialised bytes)."""
@@ -129,20 +185,23 @@ class Hub:
             ledger.record(party, RPC, UP, message, len(frame.data), size)
             forward = session_pb2.RelayMessage(frame=session_pb2.RelayFrame(peer=party, seq=frame.seq, data=frame.data))
             with self.lock:
+                self.active[party] = time.monotonic()
                 self.links.setdefault((party, to), Traffic()).add(len(frame.data))
                 self._count(party, UP, len(frame.data))
-                if to in self.ended:
+                if to in self.ended or self.failed:
                     self.dropped += 1  # its program has finished (a link's closing frame): nothing reads it
                     return
-            self.queues[to].put(forward)
+                self._hold(to, forward, party)
         elif part == "mark":
             ledger.record(party, RPC, UP, message, 0, size)
             with self.lock:
+                self.active[party] = time.monotonic()
                 self.current[party] = int(message.mark.round)
         elif part == "result":
             labels = np.frombuffer(message.result.labels, dtype="<i4")
             ledger.record(party, RPC, UP, message, len(message.result.labels) + len(message.result.centres), size)
             with self.lock:
+                self.active[party] = time.monotonic()
                 if party in self.results:
                     raise InvalidArgument(f"party '{party}': a second RelayResult")
                 self.results[party] = (labels, message.result.centres)
@@ -150,20 +209,47 @@ class Hub:
             raise InvalidArgument(f"party '{party}': a Relay stream carries frames, marks and one result after its "
                                   f"opening, got {part or 'an empty message'}")
 
-    def delivered(self, party: str, n: int) -> None:
+    def delivered(self, party: str, message: session_pb2.RelayMessage) -> None:
+        """``message`` was taken out to be written to ``party``'s stream: counted, its bytes back to the budget."""
+        n = len(message.frame.data)
         with self.lock:
+            self.active[party] = time.monotonic()
             self._count(party, DOWN, n)
+            if self.failed:  # fail() gave back every held byte already
+                return
+            self.held -= n + FRAME_OVERHEAD
+        self.session.budget.give(n + FRAME_OVERHEAD)  # type: ignore[attr-defined]
+
+    def idle(self, party: str) -> float:
+        """Seconds since ``party`` last sent or was sent a message; 0 until every stream is open."""
+        with self.lock:
+            if len(self.opened) < len(self.parties):
+                return 0.0
+            return time.monotonic() - self.active.get(party, time.monotonic())
 
     def end(self, party: str) -> None:
         """``party`` ended its stream: end the stream to it, and the session once every party is done."""
         with self.lock:
+            if party in self.ended:
+                return
             self.ended.add(party)
-            self.queues[party].put(None)
-            done = len(self.ended) == len(self.parties)
+            if party in self.outboxes:
+                self.outboxes[party](None)
+            done = len(self.ended) == len(self.parties) and not self.failed
             if done:
                 self.finished = time.monotonic()
         if done:
             self._complete()
+
+    def fail(self) -> None:
+        """The session failed: end every open stream (each hears the session's error), drop what is held."""
+        with self.lock:
+            self.failed = True
+            for deliver in self.outboxes.values():
+                deliver(None)
+            self.pending = {p: [] for p in self.parties}
+            held, self.held = self.held, 0
+        self.session.budget.give(held)  # type: ignore[attr-defined]
 
     def _complete(self) -> None:
         session = self.session
@@ -190,27 +276,48 @@ class Hub:
             session.complete_secure(outcome)  # type: ignore[attr-defined]
 
 
-def relay(session, first: session_pb2.RelayMessage, rest: Iterator[session_pb2.RelayMessage],
-          size=lambda m: m.ByteSize(), helper: bool = False) -> Iterator[session_pb2.RelayMessage]:
-    """One party's Relay stream: read its messages in a thread, send it the frames its peers address to it.
-
-    ``first`` is the opening (the servicer authenticated its party); ``size``
-    gives a message's serialised bytes. ``helper``: the coordinator's own
-    helper, in its process (ppcsim.helper); over gRPC only the session's
-    parties may open a stream.
-    """
+def opening(session, first: session_pb2.RelayMessage, size: int, helper: bool = False) -> Hub:
+    """The hub a Relay stream opened by ``first`` joins, once every party's ids are joined (a wait: WouldWait
+    under PROBING); the opening counted once in the ledger. ``helper``: the coordinator's own helper, in its
+    process (ppcsim.helper); over gRPC only the session's parties may open a stream."""
     from coordinator.secagg import arbiter_of
 
     party = first.open.party
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")
-    session.ledger.record(party, RPC, UP, first, 0, size(first))
-    arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
-               else arbiter_of(session, party, MPC))
-    hub = arbiter.hub
-    if hub is None or party not in hub.parties:
-        raise InvalidArgument(f"party '{shown(party)}' is not a party of this MPC")
-    out = hub.open(party)
+
+    def respond() -> Hub:
+        arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
+                   else arbiter_of(session, party, MPC))
+        hub = arbiter.hub
+        if hub is None or party not in hub.parties:
+            raise InvalidArgument(f"party '{shown(party)}' is not a party of this MPC")
+        return hub
+
+    hub = asked(session, party, RPC, first, respond)
+    if helper:  # asked counts the session's parties only
+        session.ledger.record(party, RPC, UP, first, 0, size)
+    return hub
+
+
+def attach(session, hub: Hub, party: str, deliver: Deliver) -> None:
+    """Open ``party``'s stream on ``hub``; the first opening also has every stream ended if the session fails."""
+    with hub.lock:
+        first = not hub.opened
+    if first:
+        session.when_failed(hub.fail)
+    hub.open(party, deliver)
+
+
+def relay(session, first: session_pb2.RelayMessage, rest: Iterator[session_pb2.RelayMessage],
+          size=lambda m: m.ByteSize(), helper: bool = False) -> Iterator[session_pb2.RelayMessage]:
+    """One Relay stream served by threads (the coordinator's own helper, ppcsim.helper): its messages read in a
+    thread of its own, the frames its peers address to it returned as they come. The gRPC server serves the
+    parties' streams as coroutines instead (coordinator.servicer's Relay)."""
+    party = first.open.party
+    hub = opening(session, first, size(first), helper=helper)
+    out: queue.Queue = queue.Queue()
+    attach(session, hub, party, out.put)
     problems: list[str] = []
 
     def read() -> None:
@@ -229,18 +336,15 @@ def relay(session, first: session_pb2.RelayMessage, rest: Iterator[session_pb2.R
 
     def send() -> Iterator[session_pb2.RelayMessage]:
         while True:
-            try:
-                message = out.get(timeout=POLL)
-            except queue.Empty:
-                if session.error:
-                    raise SessionError(session.error) from None
-                continue
+            message = out.get()
             if message is None:
                 if problems:
                     raise InvalidArgument(problems[0])
+                if session.error:
+                    raise SessionError(session.error)
                 return
+            hub.delivered(party, message)
             session.ledger.record(party, RPC, DOWN, message, len(message.frame.data), size(message))
-            hub.delivered(party, len(message.frame.data))
             yield message
 
     return send()

@@ -272,8 +272,13 @@ def _arbiter(session, party: str) -> Arbiter:
 
 def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[session_pb2.AlignmentMessage]:
     """This party's rows in the join's order, once every party's ids are joined."""
-    arbiter = asked(session, request.party, "GetAlignment", request,
-                    lambda: arbiter_of(session, request.party, *ROUNDS))
+    def respond() -> Arbiter:
+        arbiter = arbiter_of(session, request.party, *ROUNDS)
+        if arbiter.hub is not None and session.spec.clustering.helper:  # its header names the helper's key
+            session.await_helper(arbiter.hub, timeout=session.seconds_left() + 1.0)
+        return arbiter
+
+    arbiter = asked(session, request.party, "GetAlignment", request, respond)
     positions = arbiter.join.index[request.party]
     spec = arbiter.spec
     header = session_pb2.AlignmentHeader(
@@ -320,11 +325,10 @@ def mpc_header(session, header: session_pb2.AlignmentHeader) -> None:
     header.mpc_columns.extend([columns(session.contributions[p]) if p in session.contributions else 0
                                for p in session.arbiter.hub.parties])
     header.mpc_bits, header.mpc_frac, header.reveal_centres = spec.mpc_bits, spec.mpc_frac, spec.reveal_centres
-    if spec.helper:
+    if spec.helper:  # the helper's key, once the coordinator's helper made it (a wait: WouldWait under PROBING)
         hub = session.arbiter.hub
-        if not hub.helper_ready.wait(timeout=session.seconds_left() + 1.0):
-            raise SessionError(f"session '{session.spec.name}': the coordinator's helper did not start in time")
-        header.mpc_helper, header.mpc_helper_key = hub.parties[-1], hub.helper_key
+        header.mpc_helper = hub.parties[-1]
+        header.mpc_helper_key = session.await_helper(hub, timeout=session.seconds_left() + 1.0)
 
 
 def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> session_pb2.DistanceReply:

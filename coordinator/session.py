@@ -483,6 +483,21 @@ class Session:
         for stop in watchers:
             stop()
 
+    def when_failed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from the thread that fails the session) once the session fails; at once if it has."""
+        with self._cond:
+            if self.state != FAILED:
+                self._on_fail.append(callback)
+                return
+        callback()
+
+    def await_helper(self, hub, timeout: float | None = None) -> bytes:
+        """The MPC helper's public key once the coordinator's helper made it (coordinator.mpc); SessionError if the
+        session fails first. Under PROBING, WouldWait instead of waiting."""
+        with self._cond:
+            self._await(lambda: bool(hub.helper_key), timeout, lambda: "the coordinator's helper did not start in time")
+            return hub.helper_key
+
     def _expire(self) -> None:
         with self._cond:
             missing = [p for p in self.spec.parties if p not in self.joined]

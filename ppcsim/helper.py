@@ -46,8 +46,9 @@ def run(session, log=sys.stderr) -> None:
         arbiter = session.await_arbiter(timeout=session.seconds_left() + 1.0)
         pair = KeyPair.generate()  # this process's entropy: nothing in any report can regenerate it
         hub = arbiter.hub
-        hub.helper_key = pair.public
-        hub.helper_ready.set()
+        with session.lock:  # GetAlignment of the parties waits for this key (Session.await_helper)
+            hub.helper_key = pair.public
+            session.notify()
         peers = {p: session.keys[p].public_key for p in session.spec.parties} | {HELPER: pair.public}
         spec = session.spec.clustering
         header = session_pb2.AlignmentHeader(n_joined=arbiter.m, n_clusters=arbiter.k, init=arbiter.init.tolist(),

@@ -349,6 +349,9 @@ def test_the_relay_forwards_frames_as_coroutines_holding_no_stream_thread():
         time.sleep(1.0)
         c = _Party(stub, "c")
         c.send(frame=("a", 0, b"\x03" * 16))
+        deadline = time.monotonic() + 20
+        while not (a.got and b.got and c.got) and time.monotonic() < deadline:
+            time.sleep(0.05)  # a party that ends its stream is sent nothing more: let every frame arrive first
         for p in (a, b, c):
             p.send(result=[0, 1, 1, 0])
             p.close()

@@ -28,9 +28,16 @@ from coordinator.linkage import UPDATES, merges_in_place
 from coordinator.types import Combined
 from protos.schema import Param, check_table
 
-#: How a session clusters: one upload of disguised data, or k-means by rounds of secure aggregation.
-PROTOCOLS = ("upload", "secure_aggregation")
+#: How a session clusters: one upload of disguised data, k-means by rounds of secure aggregation, or k-means as a
+#: secure multiparty computation (coordinator.mpc).
+PROTOCOLS = ("upload", "secure_aggregation", "mpc")
 SECURE = "secure_aggregation"
+MPC = "mpc"
+#: Protocols in which parties keep their columns at home, upload their ids only and run rounds (GetAlignment).
+ROUNDS = (SECURE, MPC)
+#: Most Lloyd rounds an MPC session may ask for: it runs exactly max_iter of them (no early stop, which would
+#: open whether labels changed), each costing tens of message latencies and megabytes per party.
+MPC_MAX_ITER = 100
 #: Initial centres of secure-aggregation k-means.
 INITS = ("random", "k-means++")
 LINKAGES = ("single", "average", "complete", "ward")
@@ -86,6 +93,15 @@ SECURE_FIELDS = {
     "init": Param(str, "random", choices=INITS, doc="how the initial centres are drawn"),
     "scale_bits": Param(int, 32, minimum=8, maximum=48, rule="an integer from 8 to 48", doc="fixed point: values * 2^scale_bits"),
 }
+#: The fields of an MPC session (coordinator.mpc) beside max_iter and init.
+MPC_FIELDS = {
+    "mpc_bits": Param(int, 32, minimum=16, maximum=96, rule="an integer from 16 to 96",
+                      doc="mpc: bit length l of the secure fixed-point type SecFxp(l, f)"),
+    "mpc_frac": Param(int, 16, minimum=4, maximum=64, rule="an integer from 4 to 64",
+                      doc="mpc: fractional bits f of SecFxp(l, f)"),
+    "reveal_centres": Param(bool, False, doc="mpc: open the final centres too (the labels are always opened)"),
+    "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
+}
 
 
 @dataclass(frozen=True)
@@ -115,6 +131,12 @@ class ClusteringSpec:
     tol: float = 0.0
     init: str = "random"
     scale_bits: int = 32
+    #: mpc: the secure fixed-point type SecFxp(mpc_bits, mpc_frac), whether the centres are opened too, and
+    #: whether the coordinator runs a third share-holder with no data (for two parties).
+    mpc_bits: int = 32
+    mpc_frac: int = 16
+    reveal_centres: bool = False
+    helper: bool = False
     #: Fields of registered algorithms other than the dataclass's, set as attributes (absent when none).
     options: InitVar[Mapping[str, Any] | None] = None
 
@@ -162,6 +184,29 @@ class ClusteringSpec:
                 errors.append(f"protocol = \"{SECURE}\" runs k-means only; 'algorithm' must be \"kmeans\", "
                               f"got {self.algorithm!r}")
             errors += check_table({k: getattr(self, k) for k in SECURE_FIELDS}, SECURE_FIELDS)
+        if self.protocol == MPC:
+            errors += self._check_mpc()
+        elif self.helper or self.reveal_centres:
+            errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" only")
+        return errors
+
+    def _check_mpc(self) -> list[str]:
+        table = {k: SECURE_FIELDS[k] for k in ("max_iter", "init")} | MPC_FIELDS
+        errors = check_table({k: getattr(self, k) for k in table}, table)
+        if self.algorithm != "kmeans":
+            errors.append(f"protocol = \"{MPC}\" runs k-means only; 'algorithm' must be \"kmeans\", got {self.algorithm!r}")
+        if self.init != "random":
+            errors.append(f"protocol = \"{MPC}\" draws its initial centres as k joined records with the scenario seed; "
+                          f"'init' must be \"random\", got {self.init!r}")
+        if isinstance(self.max_iter, int) and self.max_iter > MPC_MAX_ITER:
+            errors.append(f"protocol = \"{MPC}\" runs exactly 'max_iter' Lloyd rounds (no early stop) and each costs "
+                          f"megabytes per party; 'max_iter' must be at most {MPC_MAX_ITER}, got {self.max_iter}")
+        if self.tol != 0:
+            errors.append(f"protocol = \"{MPC}\" runs exactly 'max_iter' rounds: stopping early would open whether "
+                          f"labels changed; remove 'tol' ({self.tol!r})")
+        if isinstance(self.mpc_bits, int) and isinstance(self.mpc_frac, int) and 2 * self.mpc_frac > self.mpc_bits:
+            errors.append(f"'mpc_frac' ({self.mpc_frac}) must be at most half of 'mpc_bits' ({self.mpc_bits}): "
+                          "products of two fixed-point values need 2 * mpc_frac bits")
         return errors
 
 
@@ -240,7 +285,7 @@ def fields(secure: bool = True) -> dict[str, Param]:
     table["protocol"] = COMMON["protocol"]
     order = [f.name for f in dataclass_fields(ClusteringSpec) if f.name in table]
     table = {**{k: table[k] for k in order}, **{k: p for k, p in table.items() if k not in order}}
-    return {**table, **SECURE_FIELDS} if secure else table
+    return {**table, **SECURE_FIELDS, **MPC_FIELDS} if secure else table
 
 
 def preload() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-from coordinator.clustering import SECURE
+from coordinator.clustering import MPC, SECURE
 from coordinator.ledger import DOWN, UP, Ledger
 from coordinator.session import Session
 from coordinator.upload import Received
@@ -41,8 +41,8 @@ def join(session: Session, request: session_pb2.JoinRequest, certificate: bytes 
             seconds_left=session.seconds_left(),
             ids=session_pb2.IDS_PSEUDONYMOUS if session.spec.ids == "pseudonymous" else session_pb2.IDS_PLAIN,
             parties=session.spec.parties,
-            protocol=(session_pb2.PROTOCOL_SECURE_AGGREGATION if session.spec.clustering.protocol == SECURE
-                      else session_pb2.PROTOCOL_UPLOAD),
+            protocol={SECURE: session_pb2.PROTOCOL_SECURE_AGGREGATION, MPC: session_pb2.PROTOCOL_MPC}.get(
+                session.spec.clustering.protocol, session_pb2.PROTOCOL_UPLOAD),
         )
 
     return _exchange(session, request.party, "Join", request, respond)

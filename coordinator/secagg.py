@@ -25,10 +25,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from coordinator.clustering import SECURE
+from coordinator.clustering import MPC, ROUNDS, SECURE
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
@@ -37,6 +38,9 @@ from coordinator.types import Combined, Outcome
 from coordinator.upload import MESSAGE_BYTES, MESSAGE_SLACK
 from coordinator.waits import asked
 from protos.ppcsim.v1 import array_pb2, session_pb2
+
+if TYPE_CHECKING:
+    from coordinator.mpc import Hub
 
 #: Bytes of one masked fixed-point value (uint64) and of one label (int32).
 VALUE_BYTES, LABEL_BYTES = 8, 4
@@ -104,6 +108,8 @@ class Arbiter:
         #: Each party's post of the current round as received (masked), kept when the session keeps uploads.
         self.posts: dict[str, np.ndarray] = {}
         self._mark = time.monotonic()
+        #: MPC sessions: the relay (coordinator.mpc.Hub).
+        self.hub: Hub | None = None
 
     @property
     def seeding(self) -> bool:
@@ -214,20 +220,21 @@ class Arbiter:
         self.posted.clear()
         if done:
             self.done = True
-            self.session.complete_secure(self._outcome(labels))
+            self.session.complete_secure(self.outcome(labels))
         else:
             self.round += 1
             self.records.append(RoundRecord(self.round))
 
-    def _outcome(self, labels: np.ndarray) -> Outcome:
+    def outcome(self, labels: np.ndarray, description: str | None = None) -> Outcome:
+        """The session's result: ``labels`` (the joined records', in the join's order) in each party's row order."""
         by_party = {}
         for party in self.session.spec.parties:
             own = np.full(len(self.session.contributions[party].ids), -2, dtype=np.int32)
             own[self.join.index[party]] = labels
             by_party[party] = own
         parts = ", ".join(f"{p} ({len(self.session.contributions[p].ids)} rows)" for p in self.session.spec.parties)
-        combined = Combined(description=f"k-means by secure aggregation over {parts}: {len(self.records)} rounds "
-                                        "of masked partial squared distances")
+        combined = Combined(description=description or f"k-means by secure aggregation over {parts}: "
+                                                       f"{len(self.records)} rounds of masked partial squared distances")
         return Outcome(self.join, combined, labels, by_party)
 
     def summary(self) -> dict:
@@ -245,30 +252,51 @@ class Arbiter:
 
 
 def begin(session) -> Arbiter:
-    """Join the parties' ids (their ids-only uploads) and open round 0; called by the session once all are in."""
+    """Join the parties' ids (their ids-only uploads) and open round 0 (secure aggregation) or the relay (MPC);
+    called by the session once all are in."""
+    protocol = session.spec.clustering.protocol
     contributions = {p: session.contributions[p] for p in session.spec.parties}
     for c in contributions.values():
-        if c.method != METHOD or c.names:
-            raise SessionError(f"party '{c.party}': a secure-aggregation session takes an upload of ids only "
-                               f"(method '{METHOD}', no arrays), got method '{shown(c.method)}' with "
+        if c.method != protocol or c.names:
+            raise SessionError(f"party '{c.party}': a {protocol} session takes an upload of ids only "
+                               f"(method '{protocol}', no arrays), got method '{shown(c.method)}' with "
                                f"{len(c.names)} arrays")
     join = join_ids({p: c.ids for p, c in contributions.items()})
-    return Arbiter(session, join)
+    arbiter = Arbiter(session, join)
+    if protocol == MPC:
+        from coordinator.mpc import Hub, mpc_parties
+
+        for c in contributions.values():
+            columns(c)
+        arbiter.hub = Hub(session, mpc_parties(session.spec))
+    return arbiter
 
 
 # -- the RPCs, as plain functions (gRPC servicer and in-process runs alike) ----------------------
 
-def _arbiter(session, party: str) -> Arbiter:
+def arbiter_of(session, party: str, *protocols: str) -> Arbiter:
+    """The session's rounds once every party's ids are joined, if ``party`` may ask and the session runs one of
+    ``protocols``."""
     if not session.expects(party):
         raise PermissionDenied(f"session '{session.spec.name}' expects no party '{shown(party)}'")
-    if session.spec.clustering.protocol != SECURE:
-        raise SessionError(f"session '{session.spec.name}' does not cluster by secure aggregation")
+    if session.spec.clustering.protocol not in protocols:
+        raise SessionError(f"session '{session.spec.name}' does not cluster by {' or '.join(protocols)}")
     return session.await_arbiter(timeout=session.seconds_left() + 1.0)
+
+
+def _arbiter(session, party: str) -> Arbiter:
+    return arbiter_of(session, party, SECURE)
 
 
 def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[session_pb2.AlignmentMessage]:
     """This party's rows in the join's order, once every party's ids are joined."""
-    arbiter = asked(session, request.party, "GetAlignment", request, lambda: _arbiter(session, request.party))
+    def respond() -> Arbiter:
+        arbiter = arbiter_of(session, request.party, *ROUNDS)
+        if arbiter.hub is not None and session.spec.clustering.helper:  # its header names the helper's key
+            session.await_helper(arbiter.hub, timeout=session.seconds_left() + 1.0)
+        return arbiter
+
+    arbiter = asked(session, request.party, "GetAlignment", request, respond)
     positions = arbiter.join.index[request.party]
     spec = arbiter.spec
     header = session_pb2.AlignmentHeader(
@@ -277,6 +305,8 @@ def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[sessio
         max_iter=spec.max_iter, parties=session.spec.parties, seeding_steps=arbiter.seeding_steps,
         revision=REVISION,
     )
+    if arbiter.hub is not None:
+        mpc_header(session, header)
     messages = [(session_pb2.AlignmentMessage(header=header), 0)] + [
         (session_pb2.AlignmentMessage(positions=c), len(c.data))
         for c in int32_chunks(positions, session.spec.chunk_bytes)]
@@ -296,6 +326,28 @@ def ready_to_post(session, party: str) -> Arbiter:
         raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
                                  "ids, then GetAlignment, then post)")
     return _arbiter(session, party)
+
+
+def columns(contribution) -> int:
+    """The columns an MPC party inputs: its ids-only upload header's parameter ``columns``."""
+    value = contribution.params.get("columns", "")
+    if not value.isdigit() or int(value) == 0:
+        raise InvalidArgument(f"party '{contribution.party}': an MPC party's ids-only upload names the number of "
+                              f"columns it inputs as parameter 'columns' (a positive integer), got {shown(value)!r}")
+    return int(value)
+
+
+def mpc_header(session, header: session_pb2.AlignmentHeader) -> None:
+    """The AlignmentHeader's fields of an MPC session: its parties (the helper last), their columns, SecFxp."""
+    spec = session.spec.clustering
+    header.mpc_parties.extend(session.arbiter.hub.parties)
+    header.mpc_columns.extend([columns(session.contributions[p]) if p in session.contributions else 0
+                               for p in session.arbiter.hub.parties])
+    header.mpc_bits, header.mpc_frac, header.reveal_centres = spec.mpc_bits, spec.mpc_frac, spec.reveal_centres
+    if spec.helper:  # the helper's key, once the coordinator's helper made it (a wait: WouldWait under PROBING)
+        hub = session.arbiter.hub
+        header.mpc_helper = hub.parties[-1]
+        header.mpc_helper_key = session.await_helper(hub, timeout=session.seconds_left() + 1.0)
 
 
 def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> session_pb2.DistanceReply:

@@ -26,12 +26,13 @@ from typing import NoReturn, TypeVar
 
 import grpc
 
-from coordinator import confirm, handlers, secagg
+from coordinator import confirm, handlers, mpc, secagg
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
+from coordinator.ledger import DOWN
 from coordinator.limits import Budget, Calls, Limits, physical_memory
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate, presented_name
-from coordinator.session import Session, SessionSpec
+from coordinator.session import DONE, FAILED, Session, SessionSpec
 from coordinator.text import clip, shown
 from coordinator.upload import BrokenStream, Received
 from coordinator.waits import PROBING, WouldWait
@@ -392,6 +393,120 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             except SessionError as exc:
                 await self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
 
+    async def Relay(self, request_iterator, context):
+        """MPC traffic (coordinator.mpc): the party's frames forwarded to its peers, theirs written back to it.
+
+        Authenticated, capped and held to the first-message deadline like the
+        other streams; waits as a coroutine (the opening until every party's
+        ids are joined, each frame for the party in an asyncio queue the hub
+        fills), so a relay holds no thread while its link is quiet. A message
+        is only counted and handed on, so it is taken in on the event loop,
+        not in a stream thread. The idle limit runs once every MPC party's
+        stream is open and restarts with every message the party sends or is
+        sent (docs/protocol.md, "Limits"); past it the party is cut off and
+        the session fails, naming it.
+        """
+        first = await self._first(request_iterator, context, "Relay")
+        if first is None or first.WhichOneof("part") != "open":
+            await self._abort(context, "Relay starts with RelayOpen; the stream "
+                                       + ("ended without any message" if first is None else
+                                          f"began with {first.WhichOneof('part') or 'an empty message'}"),
+                              grpc.StatusCode.INVALID_ARGUMENT)
+        party = first.open.party
+        session = await self._session(first.open.session, context, party)
+        async with self._caller(context, session, party):
+            hub = await self._answer(context, session, lambda: mpc.opening(session, first, first.ByteSize()))
+            loop = asyncio.get_running_loop()
+            out: asyncio.Queue = asyncio.Queue()
+            try:
+                mpc.attach(session, hub, party, mpc.loop_outbox(loop, out))
+            except SessionError as exc:
+                await self._abort(context, exc)
+            problem: list[tuple[grpc.StatusCode, str]] = []
+            reader = asyncio.ensure_future(self._relay_in(request_iterator, session, hub, party, problem))
+            try:
+                while True:
+                    message = await out.get()
+                    if message is None or hub.failed:
+                        break
+                    hub.delivered(party, message)
+                    session.ledger.record(party, mpc.RPC, DOWN, message, len(message.frame.data),
+                                          message.ByteSize())
+                    yield message
+                if problem:
+                    await context.abort(*problem[0])
+                if session.state == FAILED:
+                    await self._abort(context, f"session '{session.spec.name}' failed: {session.error}")
+            finally:
+                if not reader.done():  # the call ended first (cancelled by the party, or the session failed)
+                    reader.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await reader
+                    if party not in hub.ended and session.state not in (DONE, FAILED):
+                        session.fail(f"party '{party}': its Relay stream was cancelled before it ended its own "
+                                     "messages; the MPC cannot go on without it")
+
+    async def _relay_in(self, request_iterator, session: Session, hub, party: str,
+                        problem: list[tuple[grpc.StatusCode, str]]) -> None:
+        """Read ``party``'s Relay messages as coroutines and hand them to the hub; a broken, idle or refused stream
+        fails the session (the MPC cannot go on without the party) with ``problem`` saying why."""
+        idle = self.limits.idle_seconds
+        stopped = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        session.when_failed(lambda: void(loop.call_soon_threadsafe(stopped.set)))
+        stop = asyncio.ensure_future(stopped.wait())
+        read: asyncio.Future | None = None
+        n = 1
+        try:
+            while True:
+                if read is None:
+                    read = asyncio.ensure_future(request_iterator.__anext__())
+                quiet = hub.idle(party)
+                if quiet >= idle:
+                    problem.append((grpc.StatusCode.DEADLINE_EXCEEDED,
+                                    f"party '{party}': no Relay message to or from it for {idle:g} s after message "
+                                    f"{n} (the idle limit)"))
+                    break
+                # before every stream is open the party waits for its peers: re-checked each idle period
+                await asyncio.wait({read, stop}, timeout=idle - quiet, return_when=asyncio.FIRST_COMPLETED)
+                if stop.done():
+                    return
+                if not read.done():
+                    continue
+                try:
+                    item = read.result()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:  # noqa: BLE001 - the stream was cancelled or broke
+                    problem.append((grpc.StatusCode.CANCELLED,
+                                    f"party '{party}': its Relay stream broke after message {n} "
+                                    f"({type(exc).__name__})"))
+                    break
+                read = None
+                n += 1
+                if isinstance(item, Undecodable):
+                    problem.append((grpc.StatusCode.INVALID_ARGUMENT,
+                                    f"party '{party}': Relay message {n} is {item.explain()}"))
+                    break
+                try:
+                    hub.receive(party, item, item.ByteSize())
+                except SessionError as exc:
+                    code = next((c for kind, c in STATUSES if isinstance(exc, kind)), grpc.StatusCode.INVALID_ARGUMENT)
+                    problem.append((code, clip(str(exc))))
+                    break
+        finally:
+            stop.cancel()
+            if read is not None and not read.done():
+                read.cancel()
+        if problem:
+            log.warning("session %s: %s", session.spec.name, problem[0][1])
+            session.fail(problem[0][1])
+        try:
+            hub.end(party)  # the last party's end makes the result
+        except Exception as exc:  # noqa: BLE001 - a bug must still end the session, not leave it waiting
+            session.fail(f"the MPC's result could not be made once party '{party}' ended its stream "
+                         f"({type(exc).__name__}: {exc})")
+
 
 def void(_value: object) -> None:
     """Drop a value (a callback's result no caller reads)."""
@@ -487,7 +602,8 @@ def register(servicer: CoordinatorServicer, server) -> None:
         parse = Received.parse if name == "Upload" else h.request_deserializer
         kind = "UploadMessage" if name == "Upload" else _REQUESTS.get(name, "request")
         made = {"unary_unary": grpc.unary_unary_rpc_method_handler, "unary_stream": grpc.unary_stream_rpc_method_handler,
-                "stream_unary": grpc.stream_unary_rpc_method_handler}
+                "stream_unary": grpc.stream_unary_rpc_method_handler,
+                "stream_stream": grpc.stream_stream_rpc_method_handler}
         shape = next(k for k in made if getattr(h, k) is not None)
         methods[name] = _refuse_undecodable(made[shape](getattr(h, shape), request_deserializer=_safe(parse, kind),
                                                         response_serializer=h.response_serializer))
@@ -498,4 +614,5 @@ def register(servicer: CoordinatorServicer, server) -> None:
 #: The request message of each RPC, as named in an INVALID_ARGUMENT for one that does not decode.
 _REQUESTS = {"Join": "JoinRequest", "GetPeers": "PeersRequest", "PostSealedKeys": "SealedKeys",
              "GetSealedKey": "SealedKeyRequest", "GetResult": "ResultRequest", "GetStatus": "StatusRequest",
-             "GetAlignment": "AlignmentRequest", "PostDistances": "DistanceMessage", "GetLabels": "LabelsRequest"}
+             "GetAlignment": "AlignmentRequest", "PostDistances": "DistanceMessage", "GetLabels": "LabelsRequest",
+             "Relay": "RelayMessage"}

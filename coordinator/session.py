@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import SECURE, ClusteringSpec, preload
+from coordinator.clustering import ROUNDS, ClusteringSpec, preload
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.keycheck import check_signature
 from coordinator.ledger import Ledger, predicted_payload
@@ -296,7 +296,7 @@ class Session:
             try:
                 self._check_header(header)
                 upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
-                                ids_only=self.spec.clustering.protocol == SECURE, budget=self.budget,
+                                ids_only=self.spec.clustering.protocol in ROUNDS, budget=self.budget,
                                 chunk_bytes=self.spec.chunk_bytes)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
@@ -393,7 +393,7 @@ class Session:
     # -- clustering ------------------------------------------------------------------------
     def _finish(self) -> None:
         """Run the pipeline on every contribution, then record its outcome, or fail the session with its error."""
-        if self.spec.clustering.protocol == SECURE:
+        if self.spec.clustering.protocol in ROUNDS:
             self._begin_secure()
             return
         # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
@@ -490,6 +490,21 @@ class Session:
             watchers, self._on_fail = self._on_fail, []
         for stop in watchers:
             stop()
+
+    def when_failed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from the thread that fails the session) once the session fails; at once if it has."""
+        with self._cond:
+            if self.state != FAILED:
+                self._on_fail.append(callback)
+                return
+        callback()
+
+    def await_helper(self, hub, timeout: float | None = None) -> bytes:
+        """The MPC helper's public key once the coordinator's helper made it (coordinator.mpc); SessionError if the
+        session fails first. Under PROBING, WouldWait instead of waiting."""
+        with self._cond:
+            self._await(lambda: bool(hub.helper_key), timeout, lambda: "the coordinator's helper did not start in time")
+            return hub.helper_key
 
     def _expire(self) -> None:
         with self._cond:

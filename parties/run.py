@@ -156,7 +156,8 @@ def run_party(
         watch.start()
         t = time.perf_counter()
         reply = retried("Join", lambda: client.join(left(), pair.public, signature))
-        rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION
+        mpc = reply.protocol == session_pb2.PROTOCOL_MPC
+        rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION or mpc
         if ids_mode == "pseudonymous" and reply.ids != session_pb2.IDS_PSEUDONYMOUS:
             raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
                              f"session '{session}' asks for plain ids: refusing to send a raw id")
@@ -177,7 +178,11 @@ def run_party(
             key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
                                                                          mutual, peers))
             ids = pseudonyms(key, data.ids)
-        if rounds:
+        if mpc:
+            step = "running the MPC k-means"
+            secure = mpc_rounds(cfg, client, reply, done, pair, ids, peers, left, deadline, log)
+            timing.update(secure.timing)
+        elif rounds:
             step = "running the secure-aggregation rounds"
             secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log, watch)
             timing.update(secure.timing)
@@ -235,7 +240,7 @@ def run_party(
         "peak_rss": peak_rss(),
     }
     if secure is not None:
-        summary.update(method="secure_aggregation", arrays={}, rounds=secure.rounds)
+        summary.update(method="mpc" if mpc else "secure_aggregation", arrays={}, rounds=secure.rounds)
     if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
         write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary
@@ -263,6 +268,40 @@ def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disg
                           client.session, cfg.name, len(done.data.columns),
                           min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), parties=list(reply.parties), log=log)
     print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)
+    return result
+
+
+def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
+               ids: np.ndarray | None, peers: list, left, deadline: float, log):
+    """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
+    its MPyC program with every link relayed over ``client``'s Relay stream."""
+    from parties.mpc import METHOD, run_mpc
+    from parties.secagg import GrpcLink
+
+    if cfg.method != "none" or cfg.params:
+        raise PartyError(f"party '{cfg.name}': the coordinator runs this session as an MPC, where a party keeps "
+                         f"its columns at home; this party is configured to disguise them with '{cfg.method}'")
+    keys = {p.party: p.public_key for p in peers}
+    if keys.get(cfg.name) != pair.public:
+        raise PartyError("the coordinator relayed a public key for this party that is not its own")
+    chunk = min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES)
+    t = time.perf_counter()
+    client.upload(upload_messages(client.session, cfg.name, METHOD, {"columns": str(len(done.data.columns))},
+                                  done.data.ids if ids is None else ids, [], len(done.data.columns), chunk),
+                  timeout=left())
+    t_upload = time.perf_counter() - t
+    header, positions = GrpcLink(client, left).alignment()
+    if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
+        if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
+            raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the session "
+                             "or gives it no 32-byte key")
+        keys[header.mpc_helper] = header.mpc_helper_key
+    X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
+    relay = lambda requests: client.stub.Relay(requests, timeout=left(), metadata=client.metadata)  # noqa: E731
+    result = run_mpc(relay, header, X, pair, keys, client.session, cfg.name, deadline, log=log)
+    result.timing["upload_ids"] = t_upload
+    print(f"party {cfg.name}: {result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties",
+          file=log, flush=True)
     return result
 
 

@@ -293,6 +293,9 @@ def _serve(args: argparse.Namespace) -> int:
         spec = scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)
         spec.memory = args.session_memory << 20
         sessions.append(registry.create(spec))
+        from ppcsim import helper  # MPC of two parties: the coordinator's share-holder with no data
+
+        helper.start(sessions[-1])
     limits = Limits(first_message_seconds=args.first_message_seconds, idle_seconds=args.idle_seconds,
                     party_calls=args.party_calls)
     server, port = start_server(args.listen, registry, security=security, limits=limits)

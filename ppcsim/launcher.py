@@ -125,7 +125,12 @@ class Progress:
             self.say(f"all uploads in; joining them and clustering ({c.algorithm}, {what})")
         now = time.monotonic()
         arbiter = self.session.arbiter  # secure aggregation: say how the rounds go
-        if arbiter is not None and now - self.last >= self.every and not arbiter.done:
+        if arbiter is not None and arbiter.hub is not None:  # MPC: the rounds each party marked
+            if now - self.last >= self.every and self.session.state == CLUSTERING:
+                marks = dict(arbiter.hub.current)
+                self.say("mpc: " + (", ".join(f"{p} round {r}" if r >= 0 else f"{p} sharing its input"
+                                              for p, r in marks.items()) or "connecting the parties"))
+        elif arbiter is not None and now - self.last >= self.every and not arbiter.done:
             last = arbiter.records[arbiter.round - 1].changed if arbiter.round else None
             self.say(f"secure aggregation: seeding step {arbiter.step} of {arbiter.seeding_steps}" if arbiter.seeding
                      else f"secure aggregation: round {arbiter.round}"
@@ -184,6 +189,9 @@ def run_scenario(
         registry = Registry()
         tokens = load_token_digests(credentials, scenario.name) if credentials else None
         session = registry.create(scenario.session_spec(tokens, keep_uploads=keep_sent or settings is not None))
+        from ppcsim import helper  # MPC of two parties: the coordinator's share-holder with no data
+
+        helper.start(session, log)
         security = load_server_security(credentials, tls=scenario.security.tls, mutual=scenario.security.mutual)
         server, port = start_server(listen, registry, security=security)
         address = f"{listen.rsplit(':', 1)[0]}:{port}"
@@ -227,7 +235,11 @@ def run_scenario(
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        if session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
+        if session.arbiter is not None and session.arbiter.hub is not None:  # MPC: what each role learned
+            from ppcsim.evaluate.mpc import evaluate_mpc
+
+            evaluation = evaluate_mpc(scenario, session, settings)
+        elif session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
             from ppcsim.evaluate.secure import evaluate_secure
 
             evaluation = evaluate_secure(scenario, session, settings)

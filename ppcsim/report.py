@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
-from coordinator.clustering import SECURE
+from coordinator.clustering import MPC, SECURE
 from coordinator.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
@@ -32,6 +32,8 @@ from ppcsim.report_model import (
     Join,
     LedgerEntry,
     Memory,
+    Mpc,
+    MpcPrivacy,
     Network,
     Observer,
     Party,
@@ -143,7 +145,12 @@ def build(
     outcome = session.outcome
     bytes_by_party = session.byte_summary()
     secure = session.spec.clustering.protocol == SECURE
+    mpc = session.spec.clustering.protocol == MPC
     accounts = accounting(session) if secure else None
+    if mpc:
+        from coordinator.mpc import accounting as mpc_accounting
+
+        mpc_accounts = mpc_accounting(session)
     parties = []
     for cfg in scenario.parties:
         contribution = session.contributions.get(cfg.name)
@@ -172,6 +179,10 @@ def build(
             party.output_dims = session.spec.clustering.n_clusters
             if accounts and "by_party" in accounts:
                 party.bytes.predicted = accounts["by_party"][cfg.name]["predicted"]["up"]
+            party.rounds = summary.get("rounds")
+        if mpc:
+            party.method, party.sends = MPC, "its MPC traffic, sealed per peer and relayed"
+            party.bytes.predicted = None  # measured only: MPyC's traffic has no closed form here
             party.rounds = summary.get("rounds")
         if relays is not None:
             relay = relays[cfg.name]
@@ -226,6 +237,8 @@ def build(
     )
     if accounts is not None:
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
+    if mpc:
+        report.mpc = Mpc.from_json(mpc_accounts, "mpc")
     if observer:
         report.observer = observer_section(scenario)
     if evaluation is not None:
@@ -258,15 +271,16 @@ NOT_MEASURED = {
 
 def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
     """In plain words, what the coordinator of this session learned (README, "Security model")."""
-    ids = ("16-byte keyed-hash pseudonyms of each party's record ids (never a raw id; without the parties' key it "
-           "can neither compute nor test one), so how many records each party holds and which of them are in "
-           "every party's set (the join)" if scenario.security.ids == "pseudonymous" else
-           "every party's raw record ids, and so which records each party holds")
+    ids = _ids_learned(scenario)
     secure = scenario.clustering.protocol == SECURE
     active = ("as an active coordinator (one that does not follow the protocol), " + WITHOUT_MUTUAL_TLS
               if not scenario.security.mutual else
               "as an active coordinator, it could not substitute the parties' keys without the CA's private key "
               "(mutual TLS: every party checks every other's signed key)")
+    if session.spec.clustering.protocol == MPC:
+        return [ids, *MPC_COORDINATOR_LEARNS, active
+                + ("; in an MPC session the pair keys seal every share it relays, so relaying keys of its own would "
+                   "let it open every share and so every party's columns" if not scenario.security.mutual else "")]
     return [
         ids,
         ("every joined record's squared distance to every centre, every round (sums of masked partial distances), "
@@ -281,6 +295,23 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
           "records would give it every joined record's distance to every other in about m / (k - 1) rounds "
           "(docs/secure-aggregation.md, 'Against an active coordinator'); the parties' checks stop lies about the "
           "alignment and labels told differently to different parties"] if secure else [])
+
+
+#: What the coordinator of an MPC session learns beside the ids (coordinator.mpc).
+MPC_COORDINATOR_LEARNS = [
+    "the size, timing and direction of every frame of the parties' MPC traffic, which it relays sealed under "
+    "pair keys it cannot compute: no share, no value, no distance, no centre",
+    "the labels every party opened at the end (the session's result), and so the cluster sizes",
+    "which joined records start the centres (positions it drew with the scenario seed), not their values",
+    "each party's X25519 public key, which it relays; not the secrets agreed from them",
+]
+
+
+def _ids_learned(scenario: Scenario) -> str:
+    return ("16-byte keyed-hash pseudonyms of each party's record ids (never a raw id; without the parties' key it "
+           "can neither compute nor test one), so how many records each party holds and which of them are in "
+           "every party's set (the join)" if scenario.security.ids == "pseudonymous" else
+           "every party's raw record ids, and so which records each party holds")
 
 
 def id_bytes(session: Session, summaries: dict[str, dict]) -> dict[str, IdBytes]:
@@ -387,6 +418,12 @@ def summary_table(report: Report | dict) -> str:
                      + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round"
                      + (f"; (k - 1)*m*8 up for {secure.seeding_steps} k-means++ seeding steps"
                         if given(secure.seeding_steps, 0) else "") + ")")
+    m = report.mpc
+    if m is not ABSENT and m.by_party is not ABSENT:
+        most = max((v.up for v in m.by_party.values()), default=0)
+        lines.append(f"mpc: {len(m.parties)} share-holders ({', '.join(m.parties)}), threshold t = {m.threshold}, "
+                     f"{m.rounds} rounds; up to {most:,} B sent per party, all relayed sealed"
+                     + (f", {m.seconds:.1f} s" if isinstance(m.seconds, float) else ""))
     u = report.utility if report.utility is not ABSENT else None
     if u and u.labels_equal_same_init is not ABSENT:
         lines.append(f"utility: labels {'equal' if u.labels_equal_same_init else 'NOT equal'} to scikit-learn's "
@@ -400,6 +437,8 @@ def summary_table(report: Report | dict) -> str:
                          f"(original data: {u.original_vs_truth['ari']:.3f})")
         u = None
     priv = report.privacy
+    if isinstance(priv, MpcPrivacy):
+        lines.append(f"privacy: {priv.assumption}")
     if isinstance(priv, SecurePrivacy):
         for party, entry in (priv.posts.by_party if priv.posts is not ABSENT else {}).items():
             lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "

@@ -865,6 +865,140 @@ class SecureAggregation(Section):
 
 
 @dataclass(kw_only=True)
+class MpcParty(Section):
+    """One MPC party's relayed traffic, as the coordinator counted it (ciphertext with tags).
+
+    Attributes
+    ----------
+    up : int
+        Bytes of the frames it sent (to every peer).
+    down : int
+        Bytes of the frames delivered to it.
+    frames_up : int
+        Frames it sent.
+    frames_down : int
+        Frames delivered to it.
+    plaintext_up : int
+        What its MPC runtime wrote: ``up`` less 16 bytes of AES-GCM tag per frame.
+    """
+
+    up: int
+    down: int
+    frames_up: int
+    frames_down: int
+    plaintext_up: int
+
+
+@dataclass(kw_only=True)
+class MpcLink(Section):
+    """One directed link of the MPC, relayed.
+
+    Attributes
+    ----------
+    sender : str
+        The party that sealed the frames.
+    receiver : str
+        The party they were for.
+    frames : int
+        Frames.
+    bytes : int
+        Their bytes (ciphertext with tags).
+    """
+
+    sender: str
+    receiver: str
+    frames: int
+    bytes: int
+
+
+@dataclass(kw_only=True)
+class MpcRound(Section):
+    """The frames sent in one round of the MPC (each party's marks: round -1 is the input sharing, before round 0).
+
+    Attributes
+    ----------
+    round : int
+        The Lloyd round (-1: before round 0).
+    up : object
+        Per party, the bytes it sent in the round.
+    frames : int
+        Frames sent in the round, by every party.
+    """
+
+    round: int
+    up: dict[str, int]
+    frames: int
+
+
+@dataclass(kw_only=True)
+class FixedPointType(Section):
+    """A secure fixed-point type, MPyC's SecFxp(l, f).
+
+    Attributes
+    ----------
+    bits : int
+        Bit length l.
+    frac : int
+        Fractional bits f.
+    """
+
+    bits: int
+    frac: int
+
+
+@dataclass(kw_only=True)
+class Mpc(Section):
+    """The traffic of an MPC session (written only by one): k-means on MPyC, relayed by the coordinator.
+
+    Attributes
+    ----------
+    protocol : str
+        ``mpc``.
+    parties : array of str
+        The MPC's parties in order (MPyC ids 0, 1, ...): the session's, then the helper.
+    threshold : int
+        Shamir threshold t = (n - 1) // 2: any t share-holders together learn nothing.
+    helper : str or null
+        The helper share-holder with no data (two parties), null if none.
+    rounds : int
+        Lloyd rounds (centre updates); the MPC assigns rounds + 1 times.
+    fixed_point : FixedPointType
+        The secure fixed-point type.
+    reveal_centres : bool
+        Whether the centres were opened besides the labels.
+    n_joined : int
+        Joined records.
+    init : array of int
+        The records whose values start the centres (positions in the join, drawn with the scenario seed).
+    by_party : object
+        Per MPC party, its MpcParty traffic.
+    links : array
+        Every directed link's MpcLink traffic.
+    per_round : array
+        Each round's MpcRound traffic.
+    dropped_frames : int
+        Frames for a party whose stream had ended (a link's closing frame), counted up but not delivered.
+    seconds : number or null
+        From the first party's Relay stream to the last one's end.
+    """
+
+    protocol: str
+    parties: list[str]
+    threshold: int
+    helper: str | None
+    rounds: int
+    fixed_point: FixedPointType
+    reveal_centres: bool
+    n_joined: int | Absent = ABSENT
+    init: list[int] | Absent = ABSENT
+    by_party: dict[str, MpcParty] | Absent = ABSENT
+    links: list[MpcLink] | Absent = ABSENT
+    per_round: list[MpcRound] | Absent = ABSENT
+    dropped_frames: int | Absent = ABSENT
+    seconds: float | None | Absent = ABSENT
+
+
+@dataclass(kw_only=True)
 class Observer(Section):
     """What repeats the simulation, known to the observer (``ppc run``) alone.
 
@@ -1204,6 +1338,22 @@ class SecurePrivacy(Section):
 
 
 @dataclass(kw_only=True)
+class MpcPrivacy(Section):
+    """Privacy of an MPC run: what each role learned, in words, and the assumption it rests on.
+
+    Attributes
+    ----------
+    assumption : str
+        The trust assumption (honest majority: no t + 1 share-holders collude).
+    roles : object
+        Per role (``coordinator``, ``each party``, ``helper``), an Arbiter of what it sees and never sees.
+    """
+
+    assumption: str
+    roles: dict[str, Arbiter]
+
+
+@dataclass(kw_only=True)
 class Evaluation(Section):
     """What the observer measured of a run: its utility and its privacy (the two sections of the report).
 
@@ -1236,7 +1386,7 @@ class Cluster(Section):
 
 
 #: The privacy section: per party (upload sessions), the arbiter's view (secure aggregation), or skipped.
-Privacy = Skipped | SecurePrivacy | dict[str, PartyPrivacy]
+Privacy = Skipped | SecurePrivacy | MpcPrivacy | dict[str, PartyPrivacy]
 
 
 @dataclass(kw_only=True)
@@ -1273,6 +1423,8 @@ class Report(Section):
         The coordinator's memory.
     secure_aggregation : SecureAggregation
         The rounds (secure-aggregation sessions only).
+    mpc : Mpc
+        The relayed MPC traffic (MPC sessions only).
     observer : Observer
         The seeds (``ppc run`` and the Python API only).
     utility : Utility
@@ -1300,6 +1452,7 @@ class Report(Section):
     timing: Timing
     memory: Memory
     secure_aggregation: SecureAggregation | Absent = ABSENT
+    mpc: Mpc | Absent = ABSENT
     observer: Observer | Absent = ABSENT
     utility: Utility | Absent = ABSENT
     privacy: Privacy | Absent = ABSENT

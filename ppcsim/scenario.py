@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from coordinator.clustering import SECURE, ClusteringSpec, input_problem
+from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, input_problem
 from coordinator.clustering import fields as clustering_fields
 from coordinator.embed import requested_embedding
 from coordinator.errors import SessionError
@@ -132,11 +132,11 @@ class Scenario:
             ids=self.security.ids,
             # what each party's upload header must say: its method and public parameters, or, in a
             # secure-aggregation session, the protocol's name (an upload of ids alone)
-            expected={p.name: (SECURE, {}) if self.clustering.protocol == SECURE else
+            expected={p.name: (self.clustering.protocol, {}) if self.clustering.protocol in ROUNDS else
                       (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
             # a drbt party's k, checked against its upload's columns
             dims={p.name: p.params["k"] for p in self.parties
-                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol != SECURE},
+                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol not in ROUNDS},
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -228,7 +228,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     name, seed, deadline = valid.get("name", path.stem), valid.get("seed", 0), valid.get("deadline", 600)
 
     table = raw.get("clustering")
-    secure = isinstance(table, dict) and table.get("protocol") == SECURE
+    secure = isinstance(table, dict) and table.get("protocol") in ROUNDS
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
@@ -273,7 +273,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                                   "sets are disjoint)")
 
     clustering = _clustering(raw.get("clustering", {}), seed, errors) if role != "party" else ClusteringSpec()
-    if role != "party" and not errors and clustering.protocol != SECURE:
+    if role != "party" and not errors and clustering.protocol not in ROUNDS:
         errors += _composition(parties, clustering)
 
     hosts = {}
@@ -286,6 +286,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                 hosts[str(entry.get("name"))] = entry["host"]
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
+    if clustering.protocol == MPC:
+        errors += mpc_parties(len(parties), clustering.helper)
 
     if errors:
         raise ScenarioError(path, errors)
@@ -504,6 +506,21 @@ def _security(table, errors: list[str]) -> Security:
     if security.mutual and not security.tls:
         errors.append("[security]: 'mutual' needs 'tls = true'")
     return security
+
+
+def mpc_parties(n: int, helper: bool) -> list[str]:
+    """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc": Shamir secret sharing keeps
+    a secret from t = (n - 1) // 2 colluding share-holders only, so two need a third share-holder."""
+    if helper and n != 2:
+        return [f"[clustering]: 'helper = true' adds a third share-holder to two parties; this scenario has {n} "
+                "(remove 'helper')"]
+    if n == 2 and not helper:
+        return ["[clustering]: protocol = \"mpc\" with two parties has threshold t = 0: each party could open every "
+                "share, so nothing would be secret; add 'helper = true' (the coordinator holds shares of no data, "
+                "assumed not to collude with either party) or a third party"]
+    if n < 2:
+        return [f"[clustering]: protocol = \"mpc\" needs at least two parties, this scenario has {n}"]
+    return []
 
 
 def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:

@@ -306,6 +306,9 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     scenario = load_scenario(point.path)
     if not in_process:
         return run_scenario(scenario, out / "runs" / scenario.name, log=io.StringIO(), settings=settings)
+    if scenario.clustering.protocol == "mpc":
+        raise RunError(f"{point.path}: protocol = \"mpc\" runs each MPC party as its own OS process; sweep it "
+                       "without --in-process")
     t0 = time.perf_counter()
     if scenario.clustering.protocol == SECURE:  # rounds, each party a thread (ppcsim.simulate.simulate_secure)
         from ppcsim.evaluate.secure import evaluate_secure

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,41 @@ def run_ppc(*args: str, timeout: float = 180.0, cwd: Path | None = None) -> subp
         [sys.executable, "-m", "ppcsim", *map(str, args)],
         capture_output=True, text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL,
     )
+
+
+def by_hand(path: Path, tmp_path: Path, parties: list[str], timeout: float = 120.0) -> dict[str, str]:
+    """The by-hand roles of scenario ``path``: ``ppc credentials``, then ``ppc coordinator`` and one ``ppc party``
+    per name, each in its own process over loopback; every party writes ``tmp_path/<name>.csv`` and the
+    coordinator ``tmp_path/out``. Returns each party's stderr; asserts every process exited 0."""
+    creds, out, port_file = tmp_path / "creds", tmp_path / "out", tmp_path / "port"
+    assert run_ppc("credentials", path, "--out", creds).returncode == 0
+    ppc = [sys.executable, "-m", "ppcsim"]
+    opts = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    coordinator = subprocess.Popen(ppc + ["coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
+                                          "--scenario", str(path), "--out", str(out), "--credentials", str(creds)],
+                                   **opts)
+    procs, errors = {}, {}
+    try:
+        end = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().strip().isdigit()):
+            assert time.monotonic() < end and coordinator.poll() is None
+            time.sleep(0.05)
+        address = f"127.0.0.1:{port_file.read_text().strip()}"
+        for name in parties:
+            procs[name] = subprocess.Popen(
+                ppc + ["party", "--coordinator", address, "--scenario", str(path), "--party", name, "--credentials",
+                       str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv")], **opts)
+        for name, p in procs.items():
+            _, errors[name] = p.communicate(timeout=timeout)
+            assert p.returncode == 0, errors[name]
+        coordinator.communicate(timeout=60)
+        assert coordinator.returncode == 0
+    finally:
+        for p in [coordinator, *procs.values()]:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return errors
 
 
 def write_scenario(directory: Path, text: str, name: str = "scenario.toml") -> Path:

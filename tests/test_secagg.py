@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
-
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from sklearn.cluster import KMeans
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import by_hand, read_report, run_ppc, write_scenario
 from coordinator import secagg
 from parties.errors import PartyError
 from parties.keys import KeyPair
@@ -250,35 +246,9 @@ def test_ppc_run_over_mutual_tls_gives_scikit_learns_labels(tmp_path):
 
 def test_roles_by_hand_over_tls(tmp_path):
     path = write_scenario(tmp_path, WINE + "[security]\nmutual = true\n")
-    creds, out, port_file = tmp_path / "creds", tmp_path / "out", tmp_path / "port"
-    assert run_ppc("credentials", path, "--out", creds).returncode == 0
-    ppc = [sys.executable, "-m", "ppcsim"]
-    opts = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    coordinator = subprocess.Popen(ppc + ["coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file),
-                                          "--scenario", str(path), "--out", str(out), "--credentials", str(creds)],
-                                   **opts)
-    parties = {}
-    try:
-        end = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().strip().isdigit()):
-            assert time.monotonic() < end and coordinator.poll() is None
-            time.sleep(0.05)
-        address = f"127.0.0.1:{port_file.read_text().strip()}"
-        for name in ("lab", "winery", "shop"):
-            parties[name] = subprocess.Popen(
-                ppc + ["party", "--coordinator", address, "--scenario", str(path), "--party", name, "--credentials",
-                       str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv")], **opts)
-        for p in parties.values():
-            _, err = p.communicate(timeout=120)
-            assert p.returncode == 0, err
-            assert "rounds of secure aggregation" in err
-        coordinator.communicate(timeout=60)
-        assert coordinator.returncode == 0
-    finally:
-        for p in [coordinator, *parties.values()]:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    errors = by_hand(path, tmp_path, ["lab", "winery", "shop"])
+    assert all("rounds of secure aggregation" in err for err in errors.values())
+    out = tmp_path / "out"
     report = read_report(out)
     assert report["state"] == "done" and report["secure_aggregation"]["rounds"] > 2
     assert all(p["exact"] for p in report["secure_aggregation"]["by_party"].values())

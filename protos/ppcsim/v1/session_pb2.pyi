@@ -12,6 +12,7 @@ class Protocol(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     PROTOCOL_UPLOAD: _ClassVar[Protocol]
     PROTOCOL_SECURE_AGGREGATION: _ClassVar[Protocol]
+    PROTOCOL_MPC: _ClassVar[Protocol]
 
 class IdMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -34,6 +35,7 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAILED: _ClassVar[SessionState]
 PROTOCOL_UPLOAD: Protocol
 PROTOCOL_SECURE_AGGREGATION: Protocol
+PROTOCOL_MPC: Protocol
 IDS_PLAIN: IdMode
 IDS_PSEUDONYMOUS: IdMode
 ID_TEXT: IdEncoding
@@ -274,7 +276,7 @@ class AlignmentRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
 class AlignmentHeader(_message.Message):
-    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps", "revision")
+    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps", "mpc_parties", "mpc_columns", "mpc_bits", "mpc_frac", "reveal_centres", "mpc_helper", "mpc_helper_key", "revision")
     N_JOINED_FIELD_NUMBER: _ClassVar[int]
     N_ROWS_FIELD_NUMBER: _ClassVar[int]
     N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -283,6 +285,13 @@ class AlignmentHeader(_message.Message):
     MAX_ITER_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
     SEEDING_STEPS_FIELD_NUMBER: _ClassVar[int]
+    MPC_PARTIES_FIELD_NUMBER: _ClassVar[int]
+    MPC_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    MPC_BITS_FIELD_NUMBER: _ClassVar[int]
+    MPC_FRAC_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_CENTRES_FIELD_NUMBER: _ClassVar[int]
+    MPC_HELPER_FIELD_NUMBER: _ClassVar[int]
+    MPC_HELPER_KEY_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     n_joined: int
     n_rows: int
@@ -292,8 +301,15 @@ class AlignmentHeader(_message.Message):
     max_iter: int
     parties: _containers.RepeatedScalarFieldContainer[str]
     seeding_steps: int
+    mpc_parties: _containers.RepeatedScalarFieldContainer[str]
+    mpc_columns: _containers.RepeatedScalarFieldContainer[int]
+    mpc_bits: int
+    mpc_frac: int
+    reveal_centres: bool
+    mpc_helper: str
+    mpc_helper_key: bytes
     revision: int
-    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ..., revision: _Optional[int] = ...) -> None: ...
+    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ..., mpc_parties: _Optional[_Iterable[str]] = ..., mpc_columns: _Optional[_Iterable[int]] = ..., mpc_bits: _Optional[int] = ..., mpc_frac: _Optional[int] = ..., reveal_centres: _Optional[bool] = ..., mpc_helper: _Optional[str] = ..., mpc_helper_key: _Optional[bytes] = ..., revision: _Optional[int] = ...) -> None: ...
 
 class AlignmentMessage(_message.Message):
     __slots__ = ("header", "positions")
@@ -402,3 +418,47 @@ class ConfirmReply(_message.Message):
     TAGS_FIELD_NUMBER: _ClassVar[int]
     tags: _containers.RepeatedCompositeFieldContainer[ConfirmTag]
     def __init__(self, tags: _Optional[_Iterable[_Union[ConfirmTag, _Mapping]]] = ...) -> None: ...
+
+class RelayOpen(_message.Message):
+    __slots__ = ("session", "party")
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    PARTY_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    party: str
+    def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
+
+class RelayFrame(_message.Message):
+    __slots__ = ("peer", "seq", "data")
+    PEER_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    peer: str
+    seq: int
+    data: bytes
+    def __init__(self, peer: _Optional[str] = ..., seq: _Optional[int] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class RelayMark(_message.Message):
+    __slots__ = ("round",)
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    def __init__(self, round: _Optional[int] = ...) -> None: ...
+
+class RelayResult(_message.Message):
+    __slots__ = ("labels", "centres")
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    CENTRES_FIELD_NUMBER: _ClassVar[int]
+    labels: bytes
+    centres: bytes
+    def __init__(self, labels: _Optional[bytes] = ..., centres: _Optional[bytes] = ...) -> None: ...
+
+class RelayMessage(_message.Message):
+    __slots__ = ("open", "frame", "mark", "result")
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    FRAME_FIELD_NUMBER: _ClassVar[int]
+    MARK_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    open: RelayOpen
+    frame: RelayFrame
+    mark: RelayMark
+    result: RelayResult
+    def __init__(self, open: _Optional[_Union[RelayOpen, _Mapping]] = ..., frame: _Optional[_Union[RelayFrame, _Mapping]] = ..., mark: _Optional[_Union[RelayMark, _Mapping]] = ..., result: _Optional[_Union[RelayResult, _Mapping]] = ...) -> None: ...

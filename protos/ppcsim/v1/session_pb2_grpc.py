@@ -89,6 +89,11 @@ class CoordinatorStub:
                 request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmRequest.SerializeToString,
                 response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmReply.FromString,
                 _registered_method=True)
+        self.Relay = channel.stream_stream(
+                '/ppcsim.v1.Coordinator/Relay',
+                request_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.RelayMessage.SerializeToString,
+                response_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.RelayMessage.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServicer:
@@ -216,6 +221,28 @@ class CoordinatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Relay(self, request_iterator, context):
+        """MPC k-means (JoinReply.protocol = PROTOCOL_MPC): the parties compute
+        Lloyd's k-means on secret shares (MPyC, Shamir, threshold t = (n - 1) // 2
+        for n MPC parties) and the coordinator relays their traffic. The order,
+        for every party: Join -> GetPeers -> [pseudonym key] -> Upload with no
+        arrays (header method "mpc", the ids only) -> GetAlignment (its header's
+        mpc_* fields set) -> Relay, open for the whole computation -> GetResult.
+
+        Bidirectional streaming: the party's end of the MPC's party-to-party
+        links, relayed. The party's first message is a RelayOpen; then
+        RelayFrames for its peers (each the AES-256-GCM ciphertext of the bytes
+        its MPC runtime wrote to that peer, see docs/protocol.md), RelayMarks as
+        its Lloyd rounds begin, and last a RelayResult (the labels it opened);
+        then it ends its stream. The coordinator sends the frames its peers
+        addressed to it, with `peer` set to the sender it authenticated, in the
+        order they arrived, and ends the stream once the party has ended its own.
+        It cannot read a frame (it holds no pair secret), only count it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -273,6 +300,11 @@ def add_CoordinatorServicer_to_server(servicer, server):
                     servicer.Confirm,
                     request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmRequest.FromString,
                     response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmReply.SerializeToString,
+            ),
+            'Relay': grpc.stream_stream_rpc_method_handler(
+                    servicer.Relay,
+                    request_deserializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.RelayMessage.FromString,
+                    response_serializer=protos_dot_ppcsim_dot_v1_dot_session__pb2.RelayMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -572,6 +604,33 @@ class Coordinator:
             '/ppcsim.v1.Coordinator/Confirm',
             protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmRequest.SerializeToString,
             protos_dot_ppcsim_dot_v1_dot_session__pb2.ConfirmReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Relay(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/ppcsim.v1.Coordinator/Relay',
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.RelayMessage.SerializeToString,
+            protos_dot_ppcsim_dot_v1_dot_session__pb2.RelayMessage.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,317 @@
+"""A party's side of MPC k-means: the MPyC program in a child process, its links tunnelled through the coordinator.
+
+MPyC's parties connect to each other over TCP (party i connects to every
+party after it and listens for those before it). Parties across
+organisations can usually reach only the coordinator, so each party process
+gives its MPyC program local loopback ports instead of its peers' addresses:
+
+- for a peer j after it, a listening port T_j on 127.0.0.1 that its program
+  connects to as if it were party j;
+- for a peer j before it, the port its program listens on, which the tunnel
+  connects to when j's first frame arrives.
+
+Every chunk the program writes to a link is sealed with AES-256-GCM
+(``cryptography``) under the pair's key, ``KeyPair.pair_secret`` with label
+"mpc tunnel" (HKDF-SHA256 of the X25519 secret the two parties agree; the
+coordinator only relayed the public keys), and sent on the party's ``Relay``
+stream to the coordinator, which forwards it to j. The nonce is the
+direction (4 bytes big-endian: 0 from the pair's first party to its second,
+1 back) then the frame's number on that directed link (8 bytes big-endian),
+so no nonce repeats under a key, and the receiver takes frames in order
+only: a frame dropped, repeated, reordered or altered fails to open and ends
+the computation. The associated data binds the frame to the session and its
+sender and receiver. A frame with an empty plaintext (its ciphertext is the
+16-byte tag alone) says the sender's program closed the link. The wire format
+is in docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from parties.errors import PartyError
+from parties.keys import KeyPair
+from protos.ppcsim.v1 import session_pb2
+
+#: HKDF label of a pair's tunnel key.
+LABEL = "mpc tunnel"
+#: Most plaintext bytes read from a link into one frame.
+READ_BYTES = 1 << 16
+#: Bytes of AES-GCM's tag, added to every frame.
+TAG_BYTES = 16
+#: What a party of an MPC session names as its method in its (ids only) upload header.
+METHOD = "mpc"
+
+
+def associated(session: str, sender: str, receiver: str) -> bytes:
+    """A frame's associated data: ``"ppcsim.v1 mpc tunnel" 0x00 session 0x00 sender 0x00 receiver`` (UTF-8)."""
+    return b"\x00".join([b"ppcsim.v1 " + LABEL.encode(), session.encode(), sender.encode(), receiver.encode()])
+
+
+def nonce(direction: int, seq: int) -> bytes:
+    """The 12-byte AES-GCM nonce of frame ``seq`` of a directed link: direction (4 bytes) || seq (8 bytes)."""
+    return direction.to_bytes(4, "big") + seq.to_bytes(8, "big")
+
+
+class PairCipher:
+    """Both directions of one pair's link as one party sees them: seal what it sends, open what it receives."""
+
+    def __init__(self, pair: KeyPair, peer_public: bytes, session: str, me: str, peer: str, me_first: bool):
+        a, b = (me, peer) if me_first else (peer, me)
+        self.aead = AESGCM(pair.pair_secret(peer_public, LABEL, session, a, b))
+        self.peer = peer
+        self.out_direction, self.in_direction = (0, 1) if me_first else (1, 0)
+        self.out_ad, self.in_ad = associated(session, me, peer), associated(session, peer, me)
+        self.sent = self.received = 0
+        self.lock = threading.Lock()
+
+    def seal(self, data: bytes) -> session_pb2.RelayMessage:
+        with self.lock:  # the counter is the nonce: one sealer at a time
+            seq = self.sent
+            self.sent += 1
+            sealed = self.aead.encrypt(nonce(self.out_direction, seq), data, self.out_ad)
+        return session_pb2.RelayMessage(frame=session_pb2.RelayFrame(peer=self.peer, seq=seq, data=sealed))
+
+    def open(self, frame: session_pb2.RelayFrame) -> bytes:
+        if frame.seq != self.received:
+            raise PartyError(f"the coordinator relayed frame {frame.seq} from '{self.peer}' where frame "
+                             f"{self.received} was due: a frame was dropped, repeated or reordered")
+        try:
+            data = self.aead.decrypt(nonce(self.in_direction, frame.seq), frame.data, self.in_ad)
+        except InvalidTag:
+            raise PartyError(f"frame {frame.seq} relayed from '{self.peer}' does not open under the pair's key: it "
+                             "was altered or not sealed by that party") from None
+        self.received += 1
+        return data
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for the MPyC program to listen on)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Tunnel:
+    """One party's end of every MPC link: local sockets <-> sealed frames on the Relay stream."""
+
+    session: str
+    me: str
+    order: list[str]
+    ciphers: dict[str, PairCipher]
+    deadline: float  # time.monotonic() by which everything must be over
+    outgoing: queue.Queue = field(default_factory=queue.Queue)
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        mine = self.order.index(self.me)
+        self.listeners: dict[str, socket.socket] = {}
+        for peer in self.order[mine + 1:]:  # our program connects to these as if they were the peers
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(1)
+            self.listeners[peer] = server
+        self.own_port = free_port() if mine else 0  # party 0 listens for nobody
+        self.inbound: dict[str, queue.Queue] = {p: queue.Queue() for p in self.order if p != self.me}
+        self.threads: list[threading.Thread] = []
+        self.pumps: list[threading.Thread] = []
+
+    def addresses(self) -> list[str]:
+        """MPyC's ``-P`` list: ours with an empty host, every peer at its local tunnel port."""
+        out = []
+        for p in self.order:
+            if p == self.me:
+                out.append(f":{self.own_port}")
+            elif p in self.listeners:
+                out.append(f"127.0.0.1:{self.listeners[p].getsockname()[1]}")
+            else:
+                out.append("127.0.0.1:1")  # a peer before us connects to us: its address is never dialled
+        return out
+
+    def start(self) -> None:
+        for peer in self.inbound:
+            self._thread(self._link, peer, name=f"mpc-link-{peer}")
+
+    def _thread(self, target, *args, name: str) -> threading.Thread:
+        t = threading.Thread(target=target, args=args, name=name, daemon=True)
+        t.start()
+        self.threads.append(t)
+        return t
+
+    def _connect(self, peer: str) -> socket.socket:
+        if peer in self.listeners:  # our program dials the peer: it arrives at our listener
+            server = self.listeners[peer]
+            server.settimeout(max(self.deadline - time.monotonic(), 0.1))
+            conn, _ = server.accept()
+            server.close()
+            return conn
+        while True:  # the peer dialled us: reach our program's listening port (it may not listen yet)
+            try:
+                return socket.create_connection(("127.0.0.1", self.own_port), timeout=5)
+            except OSError:
+                if time.monotonic() > self.deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _link(self, peer: str) -> None:
+        """Connect the link to ``peer`` (when our program dials, or when the peer first speaks), then write what
+        arrives for it into the socket; a pump seals what the socket gives."""
+        inbound = self.inbound[peer]
+        pending: list[bytes | None] = []
+        try:
+            if peer not in self.listeners:
+                pending.append(inbound.get(timeout=max(self.deadline - time.monotonic(), 0.1)))
+                if pending[0] is None:
+                    return
+            conn = self._connect(peer)
+            conn.settimeout(None)
+            self.pumps.append(self._thread(self._pump, peer, conn, name=f"mpc-pump-{peer}"))
+            while True:
+                data = pending.pop() if pending else inbound.get()
+                if data is None:  # the relay stream ended
+                    return
+                if not data:  # the peer's program closed the link: so does ours
+                    try:
+                        conn.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    return
+                conn.sendall(data)
+        except (OSError, queue.Empty) as exc:
+            self.errors.append(f"the link to '{peer}': {exc or type(exc).__name__}")
+
+    def _pump(self, peer: str, conn: socket.socket) -> None:
+        cipher = self.ciphers[peer]
+        try:
+            while True:
+                data = conn.recv(READ_BYTES)
+                self.outgoing.put(cipher.seal(data))
+                if not data:  # our program closed the link: tell the peer (an empty sealed frame)
+                    break
+        except OSError as exc:
+            self.errors.append(f"the link to '{peer}': {exc}")
+            self.outgoing.put(cipher.seal(b""))
+
+    def receive(self, responses) -> None:
+        """Open every frame the coordinator relays and hand it to its link (run in its own thread)."""
+        try:
+            for message in responses:
+                frame = message.frame
+                if message.WhichOneof("part") != "frame" or frame.peer not in self.inbound:
+                    raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
+                self.inbound[frame.peer].put(self.ciphers[frame.peer].open(frame))
+        except PartyError as exc:
+            self.errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            self.errors.append(f"the relay stream ended: {details or type(exc).__name__}")
+        for q in self.inbound.values():
+            q.put(None)
+
+    def requests(self, opening: session_pb2.RelayMessage):
+        """The Relay stream's requests: the opening, then whatever the links and the program put out."""
+        yield opening
+        while True:
+            message = self.outgoing.get()
+            if message is None:
+                return
+            yield message
+
+
+@dataclass
+class MpcResult:
+    """What this party's MPC opened (its own view)."""
+
+    rounds: int
+    labels: np.ndarray  # of the joined records, in the join's order
+    centres: np.ndarray | None
+    timing: dict[str, float] = field(default_factory=dict)
+
+
+def program_input(path: Path, X: np.ndarray, header: session_pb2.AlignmentHeader) -> None:
+    """The MPyC program's input file (see parties.mpc_kmeans)."""
+    np.savez(path, X=X, columns=np.asarray(header.mpc_columns, dtype=np.int64), init=np.asarray(header.init),
+             k=header.n_clusters, rounds=header.max_iter, bits=header.mpc_bits, frac=header.mpc_frac,
+             m=header.n_joined, reveal_centres=header.reveal_centres)
+
+
+def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
+            session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
+    """Run this party's MPyC program on ``X`` (its joined rows, in the join's order; no columns for the helper)
+    with its links tunnelled over ``relay`` (a function taking the request iterator and returning the
+    responses: the Relay call)."""
+    order = list(header.mpc_parties)
+    if me not in order or not set(order) <= set(peers):
+        raise PartyError("the coordinator's list of MPC parties does not match the relayed keys")
+    mine = order.index(me)
+    ciphers = {p: PairCipher(pair, peers[p], session, me, p, mine < i) for i, p in enumerate(order) if p != me}
+    tunnel = Tunnel(session, me, order, ciphers, deadline)
+    timing: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ppc-mpc-") as tmp:
+        data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
+        program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
+        tunnel.start()
+        responses = relay(tunnel.requests(session_pb2.RelayMessage(
+            open=session_pb2.RelayOpen(session=session, party=me))))
+        receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="mpc-receive", daemon=True)
+        receiver.start()
+        command = [sys.executable, "-m", "parties.mpc_kmeans", "--data", str(data), "--result", str(result),
+                   *[a for addr in tunnel.addresses() for a in ("-P", addr)], "-I", str(mine), "--no-log",
+                   "--watch-stdin"]
+        rounds = 0
+        with open(errfile, "wb") as err:
+            # stdin: a pipe this process never writes to, so that the program exits if this process dies
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
+            timer.start()
+            try:
+                assert child.stdout is not None
+                for line in child.stdout:  # "round r" as each round begins
+                    words = line.decode("utf-8", "replace").split()
+                    if len(words) == 2 and words[0] == "round" and words[1].isdigit():
+                        rounds = int(words[1])
+                        tunnel.outgoing.put(session_pb2.RelayMessage(mark=session_pb2.RelayMark(round=rounds)))
+                        if rounds and rounds % 5 == 0:
+                            print(f"party {me}: MPC round {rounds}", file=log, flush=True)
+                code = child.wait()
+            finally:
+                timer.cancel()
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+                if child.stdin is not None:
+                    child.stdin.close()
+        timing["mpc"] = time.perf_counter() - t0
+        for pump in list(tunnel.pumps):
+            pump.join(timeout=max(deadline - time.monotonic(), 0.1))
+        if code != 0 or not result.exists():
+            tunnel.outgoing.put(None)
+            problems = "; ".join(tunnel.errors) or errfile.read_text(errors="replace").strip().splitlines()[-1:]
+            out_of_time = time.monotonic() >= deadline
+            raise PartyError(f"the MPC program {'ran out of time' if out_of_time else f'failed (exit {code})'}: "
+                             f"{problems or 'no message'}")
+        opened = np.load(result)
+        labels, centres = opened["labels"].astype(np.int32), opened["centres"]
+        tunnel.outgoing.put(session_pb2.RelayMessage(result=session_pb2.RelayResult(
+            labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes())))
+        tunnel.outgoing.put(None)
+        receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
+    if len(labels) != header.n_joined:
+        raise PartyError(f"the MPC opened {len(labels)} labels for {header.n_joined} joined records")
+    return MpcResult(rounds + 1, labels, centres if header.reveal_centres else None, timing)

@@ -1,0 +1,134 @@
+"""Lloyd's k-means as a secure multiparty computation on MPyC: the program each MPC party runs.
+
+Run as its own process, one per MPC party (MPyC keeps one runtime per
+process, configured from the command line at import)::
+
+    python -m parties.mpc_kmeans --data IN.npz --result OUT.npz -P host:port ... -I i
+
+MPyC's own options (``-P`` once per party, in the MPC's order, this party's
+own entry with an empty host; ``-I`` its index) set up the runtime: Shamir
+secret sharing over a prime field with threshold t = (n - 1) // 2 for n
+parties (honest majority: any t parties together learn nothing beyond the
+opened output). ``parties.mpc`` starts this program with ``-P`` pointing at
+its local tunnel ports, so that every byte between the parties passes through
+the coordinator encrypted; ``bench/mpc_relay.py`` runs the same program with
+direct sockets.
+
+The computation (reference.md §13; Lloyd's algorithm on secret shares):
+
+1. every party inputs its own normalised columns of the m joined records
+   (``mpc.input(x, senders=i)``, a secure fixed-point array
+   ``SecFxp(l, f)``), a party with no columns (the helper) none; the blocks
+   are stacked into the secret m x D matrix X;
+2. the k initial centres are rows ``init`` of X (public positions, drawn by
+   the coordinator with the scenario seed: which records start the centres is
+   public, their values are not);
+3. for round r = 0 .. max_iter: the squared distances up to the per-record
+   constant ``||x_i||^2``, ``D[i, j] = ||c_j||^2 - 2 x_i . c_j`` (one secure
+   matrix product), and each record's nearest centre as a secret unit vector
+   (``mpc.np_argmin(D, axis=1, arg_unary=True)``: secure comparisons, the
+   first centre on a tie); unless r = max_iter, every centre moves to the
+   mean of its records, ``c_j = sum_i U[i, j] x_i / sum_i U[i, j]`` (a secure
+   division), an empty cluster keeping its centre (an obliviously selected
+   update: whether a cluster was empty is not opened);
+4. the labels ``U @ (0 .. k-1)`` are opened to every party (``mpc.output``),
+   and the centres if asked; nothing else is ever opened. There is no early
+   stop: exactly max_iter + 1 assignments and max_iter updates, as
+   scikit-learn's ``KMeans(init=centres, n_init=1, max_iter=max_iter)``
+   computes in the clear.
+
+The program writes "round r" to its standard output as round r begins (after
+a barrier that ends round r - 1), for the byte ledger's rounds. With
+``--watch-stdin`` it exits as soon as its standard input closes: the party
+process that started it holds the other end, so the program never outlives
+it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def lloyd(mpc, secfxp, X, init, k: int, rounds: int):
+    """The secret centres after ``rounds`` updates and the secret unit vectors of the last assignment, as
+    coroutine steps: yields after each round's computation is scheduled (the caller awaits a barrier)."""
+    C = X[list(init), :]
+    for r in range(rounds + 1):
+        XC = X @ C.T  # m x k
+        norms = mpc.np_sum(C * C, axis=1)  # k
+        D = norms - 2 * XC  # the squared distances less ||x_i||^2, which does not change any row's argmin
+        U = mpc.np_argmin(D, axis=1, arg_unary=True)  # m x k secret unit vectors
+        if r < rounds:
+            counts = mpc.np_sum(U, axis=0)  # k
+            sums = U.T @ X  # k x D
+            empty = counts < 0.5
+            means = sums / mpc.np_reshape(counts + empty, (k, 1))  # an empty cluster divides 0 by 1
+            C = means + mpc.np_reshape(empty, (k, 1)) * (C - means)  # ... and keeps its centre
+        yield r, C, U
+
+
+async def main(mpc, args) -> None:
+    """Input, Lloyd's rounds, output (see the module's docstring)."""
+    data = np.load(args.data)
+    X_own, columns, init = data["X"], [int(c) for c in data["columns"]], data["init"].tolist()
+    k, rounds, bits, frac = (int(data[key]) for key in ("k", "rounds", "bits", "frac"))
+    reveal_centres = bool(data["reveal_centres"])
+    m = int(data["m"])
+    secfxp = mpc.SecFxp(bits, frac)
+    await mpc.start()
+    blocks = []
+    for p, d in enumerate(columns):
+        if d == 0:
+            continue
+        own = X_own if p == mpc.pid else np.zeros((m, d))
+        # integral=False at every party: MPyC would otherwise infer the flag from the value at the sender (and
+        # from the zeros elsewhere), so the parties would run different protocols, and the flag would tell
+        # whether a party's columns are whole numbers
+        blocks.append(mpc.input(secfxp.array(np.asarray(own, dtype=float), integral=False), senders=p))
+    X = mpc.np_hstack(blocks) if len(blocks) > 1 else blocks[0]
+    state = None
+    for state in lloyd(mpc, secfxp, X, init, k, rounds):
+        print(f"round {state[0]}", flush=True)
+        await mpc.barrier(f"round {state[0]}")
+    assert state is not None
+    _, C, U = state
+    labels = U @ np.arange(k)
+    opened = np.rint(np.asarray(await mpc.output(labels), dtype=float)).astype(np.int32)
+    centres = np.asarray(await mpc.output(C), dtype=float) if reveal_centres else np.zeros((0, sum(columns)))
+    await mpc.shutdown()
+    np.savez(args.result, labels=opened, centres=centres)
+
+
+def cli(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m parties.mpc_kmeans", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
+    parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
+    parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
+    args, _ = parser.parse_known_args(argv)
+    import threading
+
+    finished = threading.Event()
+    if args.watch_stdin:
+        import os
+
+        def watch() -> None:
+            try:  # the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit
+                while os.read(0, 4096):
+                    pass  # returns b"" at end of file: the parent closed its end, or died
+            except OSError:
+                return
+            if not finished.is_set():
+                os._exit(3)
+
+        threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+    from mpyc.runtime import mpc  # parses (and removes) MPyC's own options in sys.argv: -P, -I, ...
+
+    mpc.run(main(mpc, args))
+    finished.set()
+
+
+if __name__ == "__main__":
+    cli(sys.argv[1:])

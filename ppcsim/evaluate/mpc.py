@@ -1,0 +1,101 @@
+"""Utility and privacy of an MPC k-means run, measured by the observer (see observer.py).
+
+Utility: the labels the MPC opened against scikit-learn's KMeans on the
+joined normalised data from the same initial records (``n_init = 1``,
+``max_iter`` = the session's rounds): equal unless a fixed-point rounding of
+SecFxp(l, f) flips a near tie; the opened centres (when the session opens
+them) against scikit-learn's, their largest difference; and the agreement
+with the usual clustering of the original data and with the true labels.
+
+Privacy: nothing is measured on the coordinator's view because it holds
+nothing to attack: sealed frames whose sizes and timing follow from the
+public settings. The report says what each role learned and under which
+assumption (reference.md §13).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from coordinator.clustering import cluster
+from coordinator.combine import Combined
+from coordinator.mpc import HELPER, threshold
+from parties.run import disguise
+from ppcsim.evaluate.agreement import agreement
+from ppcsim.evaluate.observer import true_labels
+from ppcsim.evaluate.secure import joined_data
+from ppcsim.evaluate.settings import Settings
+from ppcsim.report_model import Arbiter, Evaluation, MpcPrivacy, Skipped, Utility
+from ppcsim.scenario import Scenario
+
+
+def reference(X: np.ndarray, init: np.ndarray, k: int, rounds: int):
+    """scikit-learn's Lloyd's k-means from the records ``init``, at most ``rounds`` centre updates."""
+    from sklearn.cluster import KMeans
+
+    return KMeans(n_clusters=k, init=X[init], n_init=1, max_iter=rounds, tol=0.0, algorithm="lloyd").fit(X)
+
+
+def roles(n_parties: int, helper: bool, reveal_centres: bool) -> MpcPrivacy:
+    """What each role of an MPC session learns, in words."""
+    t = threshold(n_parties + helper)
+    opened = "the labels of every joined record" + (" and the final centres" if reveal_centres else "")
+    out = {
+        "coordinator": Arbiter(
+            sees=["the size, timing and direction of every relayed frame (they follow from the public settings: "
+                  "records, columns, k, rounds, fixed-point type)",
+                  "the labels the parties opened (the session's result), and so the cluster sizes",
+                  "which joined records start the centres (positions drawn with the scenario seed)"],
+            never_sees=["a share (each frame is sealed under a key of the two parties of its link)",
+                        "any value, distance, centre or comparison of the computation"]),
+        "each party": Arbiter(
+            sees=[f"its own columns and {opened}", "which records start the centres, and how many columns each "
+                  "party inputs", "shares of every secret: random-looking to any t = "
+                  f"{t} share-holder{'s' if t != 1 else ''} together"],
+            never_sees=["another party's values, the distances, the centres during the rounds"
+                        + ("" if reveal_centres else " or at the end"),
+                        "whether labels changed between rounds (the MPC runs every round; no early stop)"]),
+    }
+    if helper:
+        out[HELPER] = Arbiter(
+            sees=[f"shares of the parties' columns and of every intermediate value, and {opened}"],
+            never_sees=["any value, so long as it does not collude with a party (with two parties t = 1: a party "
+                        "and the helper together could open every share)"])
+    assumption = (f"honest majority: Shamir secret sharing with threshold t = {t} over {n_parties + helper} "
+                  "share-holders hides every value from any t of them, if all follow the protocol (honest but "
+                  "curious); " + ("the helper is run beside the coordinator and must not collude with either party"
+                                  if helper else f"no {t + 1} parties collude"))
+    return MpcPrivacy(assumption=assumption, roles=out)
+
+
+def evaluate_mpc(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
+    """The ``utility`` and ``privacy`` of a finished MPC session."""
+    own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
+    outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
+    X = joined_data(scenario, outcome, own)
+    labels = outcome.labels
+    same = reference(X, arbiter.init, spec.n_clusters, spec.max_iter)
+    plain = cluster(scenario.clustering, Combined(features=X))
+    utility = Utility(
+        reference=f"scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, max_iter = "
+                  f"{spec.max_iter})",
+        labels_equal_same_init=bool(np.array_equal(same.labels_, labels)),
+        vs_same_init=agreement(same.labels_, labels),
+        vs_original=agreement(plain, labels),
+        reference_original="the scenario's k-means on the joined normalised data (its restarts)",
+    )
+    opened = {p: r[1] for p, r in arbiter.hub.results.items()}
+    first = opened.get(scenario.parties[0].name, b"")
+    if spec.reveal_centres and first:
+        centres = np.frombuffer(first, dtype="<f8").reshape(spec.n_clusters, -1)
+        if centres.shape == same.cluster_centers_.shape:
+            utility.extra["centres_max_abs_error"] = float(np.abs(centres - same.cluster_centers_).max())
+    name = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
+    truth = true_labels(scenario, own[name].data.ids[outcome.join.index[name]])
+    if truth is not None:
+        utility.vs_truth = agreement(truth, labels)
+        utility.original_vs_truth = agreement(truth, plain)
+    privacy = roles(len(scenario.parties), spec.helper, spec.reveal_centres)
+    return Evaluation(utility=utility, privacy=privacy if settings is None or settings.attacks
+                      else Skipped(skipped="--no-attacks"))
+

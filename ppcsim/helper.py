@@ -1,0 +1,65 @@
+"""The coordinator's helper: a third MPC share-holder with no data, for MPC sessions of two parties.
+
+With two parties Shamir secret sharing has threshold t = 0: either party
+alone could open every share. ``[clustering] helper = true`` adds a third
+share-holder that inputs nothing, run by the coordinator's process
+(``ppc run`` and ``ppc coordinator`` start it beside the session): threshold
+t = 1, so no single share-holder learns anything, on the assumption that the
+helper does not collude with either party (honest majority). It runs the same
+MPyC program as the parties (parties.mpc_kmeans) with no columns, under a key
+pair made from this process's entropy for the session, and its links go
+through the same relay (coordinator.mpc) as in-process streams, sealed and
+counted like every other link. The report names it as ``helper``; the shares
+it holds stay in its MPC process and are in no file the coordinator writes.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import numpy as np
+
+from coordinator.errors import SessionError
+from coordinator.mpc import HELPER, relay
+from coordinator.secagg import mpc_header
+from parties.errors import PartyError
+from parties.keys import KeyPair
+from parties.mpc import run_mpc
+from protos.ppcsim.v1 import session_pb2
+
+
+def start(session, log=sys.stderr) -> threading.Thread | None:
+    """Start the helper of ``session`` in a thread if its ``[clustering]`` asks for one; else None."""
+    spec = session.spec.clustering
+    if spec.protocol != "mpc" or not spec.helper:
+        return None
+    thread = threading.Thread(target=run, args=(session, log), name=f"helper-{session.spec.name}", daemon=True)
+    thread.start()
+    return thread
+
+
+def run(session, log=sys.stderr) -> None:
+    """Wait for the alignment, then take part in the MPC with no data; a failure fails the session."""
+    try:
+        arbiter = session.await_arbiter(timeout=session.seconds_left() + 1.0)
+        pair = KeyPair.generate()  # this process's entropy: nothing in any report can regenerate it
+        hub = arbiter.hub
+        with session.lock:  # GetAlignment of the parties waits for this key (Session.await_helper)
+            hub.helper_key = pair.public
+            session.notify()
+        peers = {p: session.keys[p].public_key for p in session.spec.parties} | {HELPER: pair.public}
+        spec = session.spec.clustering
+        header = session_pb2.AlignmentHeader(n_joined=arbiter.m, n_clusters=arbiter.k, init=arbiter.init.tolist(),
+                                             max_iter=spec.max_iter, parties=session.spec.parties)
+        mpc_header(session, header)
+
+        def stream(requests):
+            requests = iter(requests)
+            return relay(session, next(requests), requests, helper=True)
+
+        run_mpc(stream, header, np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
+                time.monotonic() + session.seconds_left(), log=log)
+    except (SessionError, PartyError) as exc:
+        session.fail(f"the coordinator's helper: {exc}")

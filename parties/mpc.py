@@ -240,6 +240,9 @@ class MpcResult:
     labels: np.ndarray  # of the joined records, in the join's order
     centres: np.ndarray | None
     timing: dict[str, float] = field(default_factory=dict)
+    #: This party's rows in the join's order (its alignment), so that GetResult's labels are checked against
+    #: what the MPC opened (parties.secagg.check_result).
+    positions: np.ndarray | None = None
 
 
 def program_input(path: Path, X: np.ndarray, header: session_pb2.AlignmentHeader) -> None:

@@ -28,7 +28,7 @@ from parties.keys import KeyPair, pseudonyms
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
 from parties.progress import Progress
-from parties.secagg import check_result
+from parties.secagg import check_alignment, check_result
 from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
@@ -291,6 +291,7 @@ def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguis
                   timeout=left())
     t_upload = time.perf_counter() - t
     header, positions = GrpcLink(client, left).alignment()
+    check_alignment(header, positions, len(done.X), cfg.name)
     if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
         if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
             raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the session "
@@ -300,6 +301,7 @@ def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguis
     relay = lambda requests: client.stub.Relay(requests, timeout=left(), metadata=client.metadata)  # noqa: E731
     result = run_mpc(relay, header, X, pair, keys, client.session, cfg.name, deadline, log=log)
     result.timing["upload_ids"] = t_upload
+    result.positions = positions
     print(f"party {cfg.name}: {result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties",
           file=log, flush=True)
     return result

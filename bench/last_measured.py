@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 #: Every benchmark with the arguments of its measured run and of its smoke run (the test suite's).
 RUNS: dict[str, tuple[list[str], list[str]]] = {
     "e2e_drbt.py": (["--rows", "1000000"], ["--rows", "3000", "--n-init", "1"]),
+    "pseudonyms.py": (["--rows", "1000000"], ["--rows", "20000", "--repeat", "1"]),
     "throughput.py": (["--rows", "500000"], ["--rows", "5000", "--cols", "10"]),
     "wire_bytes.py": (["--rows", "100000", "200000"], ["--rows", "3000"]),
     "osbr_memory.py": (["--rows", "20000"], ["--rows", "300", "--linkage", "single", "--stress-rows", "100"]),

@@ -30,8 +30,9 @@ import numpy as np
 
 import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, upload_messages
-from parties.keys import KeyPair, pseudonyms
+from parties.keys import KeyPair
 from parties.methods import Sent
+from parties.pseudonyms import pseudonyms
 from protos.serde import CHUNK_BYTES, Layout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -25,6 +25,7 @@ from coordinator.sums import PairSums
 from coordinator.text import clip, shown
 from coordinator.types import Contribution, Outcome
 from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
+from protos.ids import RETIRED as RETIRED_IDS
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
@@ -66,7 +67,7 @@ class SessionSpec:
     #: one condensed matrix per summed quantity of dissimilarities, whatever the parties, and clusters it
     #: in place (coordinator.linkage), and lets go of feature uploads once they are joined.
     keep_uploads: bool = True
-    #: How record ids travel: "pseudonymous" (keyed-hash pseudonyms; the coordinator never sees a raw id) or "plain".
+    #: How record ids travel: "pseudonymous" (keyed pseudonyms; the coordinator never sees a raw id) or "plain".
     #: A scenario's [security] ids sets it, pseudonymous unless it says otherwise.
     ids: str = "plain"
     #: Per party, the disguise method and the public parameters the session expects in its upload header
@@ -344,9 +345,11 @@ class Session:
                     raise InvalidArgument(f"party '{party}': the upload's parameter '{key}' is "
                                           f"{'missing' if got is None else repr(shown(got))}, but session '{name}' "
                                           f"expects {value!r}")
-        pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS
+        if header.id_encoding in RETIRED_IDS:
+            raise InvalidArgument(f"party '{party}': {RETIRED_IDS[header.id_encoding]}")
+        pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS_AES
         if self.spec.ids == "pseudonymous" and not pseudonymous:
-            raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS), "
+            raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS_AES), "
                                   "never raw ids")
         if self.spec.ids == "plain" and pseudonymous:
             raise InvalidArgument(f"party '{party}': session '{name}' takes plain ids, not pseudonyms")

@@ -23,9 +23,10 @@ from parties.client import (
 from parties.config import PartyConfig
 from parties.data import PartyData
 from parties.errors import PartyError
-from parties.keys import KeyPair, pseudonyms
+from parties.keys import KeyPair
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
+from parties.pseudonyms import pseudonyms
 from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import SECURE, ClusteringSpec, preload
+from coordinator.clustering import SECURE, ClusteringSpec, preload_in_background
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.pipeline import pipeline
@@ -137,6 +137,8 @@ class Session:
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
         self._timer = self.clock.call_later(spec.deadline, self._expire)
+        if spec.clustering.protocol != SECURE:
+            preload_in_background()  # scikit-learn imports while the parties start, not inside the clustering
 
     # -- parties ---------------------------------------------------------------------------
     def expects(self, party: str) -> bool:
@@ -364,8 +366,6 @@ class Session:
         if self.spec.clustering.protocol == SECURE:
             self._begin_secure()
             return
-        # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
-        threading.Thread(target=preload, name="preload", daemon=True).start()
         contributions = [self.contributions[p] for p in self.spec.parties]
         try:  # without keep_uploads, the pipeline uses the uploads and the running sums up (see there)
             outcome = pipeline(contributions, self.spec.clustering, self.sums, keep=self.spec.keep_uploads,

@@ -20,6 +20,7 @@ from coordinator.clock import REAL, Clock, Scheduled
 from coordinator.clustering import SECURE, ClusteringSpec, preload_in_background
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.ledger import Ledger, predicted_payload
+from coordinator.matrix import FeatureMatrix
 from coordinator.pipeline import pipeline
 from coordinator.sums import PairSums
 from coordinator.text import clip, shown
@@ -126,6 +127,8 @@ class Session:
         # dissimilarity uploads summed as they arrive, when uploads are not kept (else summed once joined, so
         # that a refused upload leaves nothing behind)
         self.sums = PairSums() if not spec.keep_uploads else None
+        # feature uploads written straight into the matrix to cluster, when uploads are not kept
+        self.matrix = FeatureMatrix(spec.parties) if not spec.keep_uploads else None
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
@@ -276,7 +279,7 @@ class Session:
             try:
                 self._check_header(header)
                 upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
-                                ids_only=self.spec.clustering.protocol == SECURE)
+                                ids_only=self.spec.clustering.protocol == SECURE, matrix=self.matrix)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
                 raise InvalidArgument(str(exc)) from None
@@ -369,7 +372,7 @@ class Session:
         contributions = [self.contributions[p] for p in self.spec.parties]
         try:  # without keep_uploads, the pipeline uses the uploads and the running sums up (see there)
             outcome = pipeline(contributions, self.spec.clustering, self.sums, keep=self.spec.keep_uploads,
-                               clock=self.clock.now)
+                               clock=self.clock.now, matrix=self.matrix)
         except SessionError as exc:
             self.fail(str(exc))
             return

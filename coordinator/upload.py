@@ -9,6 +9,7 @@ import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.forms import check_upload
+from coordinator.matrix import FeatureMatrix, place
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
@@ -80,8 +81,11 @@ class Upload:
     """
 
     def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
-                 sums: PairSums | None = None, keep: bool = True, ids_only: bool = False):
-        """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation)."""
+                 sums: PairSums | None = None, keep: bool = True, ids_only: bool = False,
+                 matrix: FeatureMatrix | None = None):
+        """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation).
+        ``matrix``: the session's matrix of features, which feature chunks are written into as soon as it
+        exists (``coordinator.matrix``), when uploads are not kept."""
         self.party, self.header, self.max_bytes = party, header, max_bytes
         self.n = int(header.n_ids)
         if not header.arrays and not ids_only:
@@ -115,6 +119,8 @@ class Upload:
             )
         # dissimilarities go into the session's running sums as they arrive; kept as well only when asked
         self.sums = sums if self.dissimilarity else None
+        self.matrix = matrix if not self.dissimilarity and header.arrays else None
+        self.blocks: dict[int, np.ndarray] = {}  # array index -> its columns in the matrix, once written there
         self.adder: PartySums | None = None
         store = keep or self.sums is None
         try:
@@ -134,6 +140,8 @@ class Upload:
         self.id_chars = 0
         self.messages = 0
         self.max_messages = MESSAGE_SLACK + len(header.arrays) + (self.expected + self.n) // MESSAGE_BYTES
+        if self.matrix is not None:  # a header that passed every check
+            self.matrix.announce(party, header)
 
     def _check_shape(self, spec) -> None:
         shape = tuple(spec.shape)
@@ -190,6 +198,8 @@ class Upload:
                 )
             if self.sums is not None and self.adder is None:
                 self._attach(self.sums)
+            if self.matrix is not None and chunk.array not in self.blocks:
+                self._into_matrix(chunk.array)
             try:
                 self.assemblers[chunk.array].add(chunk, data)
             except WireError as exc:
@@ -218,6 +228,15 @@ class Upload:
         adder = self.adder = sums.attach(self._distinct_ids())
         for a in self.assemblers:
             a.sink = lambda first, values, name=a.spec.name: self._add_values(adder, name, first, values)
+
+    def _into_matrix(self, index: int) -> None:
+        """Write array ``index`` into its columns of the session's matrix from now on, when the matrix exists:
+        what came so far moves there, and the upload's own buffer is given back."""
+        assert self.matrix is not None
+        block = self.matrix.block(self.party, self.header, index)
+        if block is not None:
+            self.blocks[index] = block
+            self.assemblers[index].redirect(lambda first, values: place(block, first, values))
 
     def _add_values(self, adder: PartySums, name: str, first: int, values: np.ndarray) -> None:
         bad = nonfinite(values)
@@ -274,7 +293,8 @@ class Upload:
             )
         if self.sums is not None and self.adder is None:
             self._attach(self.sums)  # an upload with no chunk (one record) still fixes or joins the reference
-        arrays = {a.spec.name: a.array() for a in self.assemblers if a.kept}
+        arrays = {a.spec.name: self.blocks[i] if i in self.blocks else a.array()
+                  for i, a in enumerate(self.assemblers) if a.kept or i in self.blocks}
         checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
         for name, arr in checked.items():
             bad = nonfinite(arr)

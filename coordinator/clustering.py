@@ -187,13 +187,40 @@ def _kmeans(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
 
 
 def _kmeans_in_place(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
-    """``_kmeans`` on X itself (``copy_x=False``): scikit-learn centres X in place and adds the mean back after,
-    instead of centring a copy, so the coordinator holds one matrix, not two. The labels are the same (the
-    same centred values); X may differ from before in its last bits, so only for a matrix nothing reads after."""
+    """``_kmeans`` on X itself, for a matrix nothing reads after: scikit-learn centres X in place and adds the mean
+    back after (``copy_x=False``) instead of centring a copy, and the tolerance's column variances are summed a
+    block of rows at a time (``column_variances``) instead of over a temporary copy of X, so the coordinator holds
+    one matrix, not three. The labels are the same (the same centred values, the same tolerance to the bit); X
+    may differ from before in its last bits."""
     from sklearn.cluster import KMeans
 
-    return KMeans(n_clusters=spec.n_clusters, n_init=spec.n_init, random_state=spec.seed,
-                  copy_x=False).fit_predict(X)
+    class InPlace(KMeans):
+        def _check_params_vs_input(self, X, *args, **kwargs):
+            tol: float = self.tol  # type: ignore[has-type]
+            self.tol = 0.0  # scikit-learn's own tolerance takes np.var(X), a temporary copy of X
+            try:
+                super()._check_params_vs_input(X, *args, **kwargs)
+            finally:
+                self.tol = tol
+            self._tol = np.mean(column_variances(X)) * tol if tol else 0  # what scikit-learn computes, in blocks
+
+    return InPlace(n_clusters=spec.n_clusters, n_init=spec.n_init, random_state=spec.seed,
+                   copy_x=False).fit_predict(X)
+
+
+def column_variances(X: np.ndarray, rows: int = 1 << 16) -> np.ndarray:
+    """``np.var(X, axis=0)`` to the bit, a block of ``rows`` rows at a time: the same mean, the same squares,
+    summed in the same order (each block's sums start from the previous block's), so it needs a block's
+    memory, not a copy of X."""
+    mean = X.mean(axis=0, keepdims=True)
+    total: np.ndarray | None = None
+    for start in range(0, len(X), rows):
+        x = X[start : start + rows] - mean
+        np.multiply(x, x, out=x)
+        total = np.add.reduce(x if total is None else np.vstack([total, x]), axis=0, keepdims=True)
+    if total is None:
+        return np.full(X.shape[1], np.nan)
+    return total[0] / len(X)
 
 
 def _agglomerative(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:

@@ -173,6 +173,8 @@ class Upload:
                 "to the chunk_bytes Join returned)"
             )
         part = message.WhichOneof("part")
+        if part == "ids" and self._all_ids is not None:
+            raise SessionError(f"party '{self.party}': ids after the first array chunk (ids come first)")
         if part == "ids" and self.packed_ids is not None:
             self._add_packed(message.ids, self.packed_ids)
         elif part == "ids":
@@ -272,9 +274,11 @@ class Upload:
             raise SessionError(f"party '{self.party}': upload ended after {len(self.packed_ids)} of "
                                f"{self.header.packed_id_bytes} packed id bytes")
         try:
-            return unpack_ids(self.header.id_encoding, bytes(self.packed_ids), self.n)
+            ids = unpack_ids(self.header.id_encoding, bytes(self.packed_ids), self.n)
         except IdError as exc:
             raise SessionError(f"party '{self.party}': {exc}") from None
+        self.packed_ids = bytearray()  # unpacked: the block is not needed again (read once: _distinct_ids keeps ids)
+        return ids
 
     def _check_total(self) -> None:
         if self.id_chars + self.expected > self.max_bytes:

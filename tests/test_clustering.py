@@ -179,3 +179,12 @@ def test_kmeans_on_a_matrix_it_may_use_up_clusters_it_in_place_with_the_labels_o
     used = X.copy()
     assert np.array_equal(cluster(spec, Combined(features=used), overwrite=True), want)
     assert used.dtype == np.float32 and np.allclose(used, X, atol=1e-5)  # centred in place, then put back
+
+
+def test_column_variances_in_blocks_equal_numpys_to_the_bit():
+    from coordinator.clustering import column_variances
+
+    rng = np.random.default_rng(8)
+    for n, d, dtype in ((70_001, 9, np.float64), (20_000, 5, np.float32), (3, 2, np.float64)):
+        X = (rng.normal(size=(n, d)) * rng.uniform(0.1, 100, size=d) + rng.normal(size=d) * 50).astype(dtype)
+        assert np.array_equal(column_variances(X, rows=4096), np.var(X, axis=0)), (n, d, dtype)

@@ -8,6 +8,7 @@ uses (seconds each, figures meaningless) and writes the table elsewhere.
     python bench/last_measured.py                     # all of them, about 40 minutes; rewrites bench/README.md
     python bench/last_measured.py --only e2e_drbt.py throughput.py
     python bench/last_measured.py --smoke --readme /tmp/README.md
+    python bench/last_measured.py --from-json e2e.json     # rows from a script's earlier --json figures
 """
 
 from __future__ import annotations
@@ -78,10 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", choices=list(RUNS), default=list(RUNS))
     parser.add_argument("--smoke", action="store_true", help="the test suite's small sizes")
     parser.add_argument("--readme", type=Path, default=HERE / "README.md")
+    parser.add_argument("--from-json", type=Path, nargs="+", metavar="PATH",
+                        help="run nothing: rewrite the rows of the figures a script wrote earlier with --json")
     args = parser.parse_args(argv)
+    results = []
+    for path in args.from_json or []:
+        figures = json.loads(path.read_text())
+        argv_ = figures["argv"]
+        kept = [a for i, a in enumerate(argv_) if a != "--json" and (i == 0 or argv_[i - 1] != "--json")]
+        figures["command"] = " ".join([figures["script"], *kept])
+        results.append(figures)
     with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
-        results = []
-        for script in args.only:
+        for script in [] if args.from_json else args.only:
             print(f"{script} ...", file=sys.stderr, flush=True)
             results.append(run(script, args.smoke, Path(tmp)))
     text = args.readme.read_text() if args.readme.exists() else f"{BEGIN}\n{END}\n"

@@ -74,6 +74,12 @@ def _integer_blocks(ids: np.ndarray) -> np.ndarray:
         idx = order[bounds[g] : bounds[g + 1]]
         if len(idx):
             d, sign = divmod(g, 2)
+            if idx[-1] - idx[0] + 1 == len(idx):  # a run of rows (sequential ids): slices, no gather
+                rows_ = slice(int(idx[0]), int(idx[-1]) + 1)
+                blocks[rows_, 1 + sign : 1 + sign + d] = text[rows_, width - d :]
+                if sign:
+                    blocks[rows_, 1] = ord("-")
+                continue
             if sign:
                 blocks[idx, 1] = ord("-")
             _items(blocks, 1 + sign, d)[idx] = _items(text, width - d, d)[idx]
@@ -81,24 +87,29 @@ def _integer_blocks(ids: np.ndarray) -> np.ndarray:
     return blocks
 
 
+#: The two ASCII digits of 0..99 as one little-endian uint16 each ("07" is 0x3730).
+_PAIRS = np.array([(ord(str(i // 10)) | ord(str(i % 10)) << 8) for i in range(100)], dtype="<u2")
+
+
 def _digits(mag: np.ndarray, width: int) -> np.ndarray:
     """The ``width`` last decimal digits of each of ``mag`` (uint64) as ASCII, right-aligned: an (n, width) array.
 
-    Digits come from 32-bit divisions (several times faster than 64-bit ones in numpy): the low 8 digits from
-    ``mag mod 10**8``, the others from ``mag // 10**8``, which is below 10**7 for the 15-digit ids it is used for.
+    Two digits per step (a table of the hundred pairs), from 32-bit divisions (several times faster than 64-bit
+    ones in numpy): the low 8 digits from ``mag mod 10**8``, the others from ``mag // 10**8``, which is below
+    10**7 for the 15-digit ids it is used for.
     """
-    text = np.empty((len(mag), width), dtype=np.uint8)
-    parts = [(mag, width)] if width <= 9 else [(mag % np.uint64(10**8), 8), (mag // np.uint64(10**8), width - 8)]
-    column = width
+    even = width + width % 2
+    pairs = np.empty((len(mag), even // 2), dtype="<u2")
+    parts = [(mag, even)] if even <= 8 else [(mag % np.uint64(10**8), 8), (mag // np.uint64(10**8), even - 8)]
+    column = even // 2
     for part, count in parts:
         rest = part.astype(np.uint32)  # exact: below 10**9 in every row whose digits are used
-        for _ in range(count):
-            quotient = rest // np.uint32(10)
+        for _ in range(count // 2):
+            quotient = rest // np.uint32(100)
             column -= 1
-            text[:, column] = rest - quotient * np.uint32(10)
+            pairs[:, column] = _PAIRS[rest - quotient * np.uint32(100)]
             rest = quotient
-    text += ord("0")
-    return text
+    return np.ascontiguousarray(pairs.view(np.uint8)[:, even - width :])
 
 
 def _items(rows: np.ndarray, start: int, size: int) -> np.ndarray:

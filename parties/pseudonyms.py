@@ -146,13 +146,18 @@ def id_blocks(ids: np.ndarray) -> np.ndarray:
     return _integer_blocks(ids) if ids.dtype.kind in "iu" else _text_blocks(ids)
 
 
-def pseudonyms(key: bytes, ids: np.ndarray) -> np.ndarray:
+def pseudonyms(key: bytes, ids: np.ndarray, block: int = 1 << 20) -> np.ndarray:
     """The pseudonym of each id under the 32-byte ``key``, as ``PSEUDONYM_BYTES``-byte strings in the same order.
 
-    AES-256 of each id's block (``id_blocks``), all blocks in one call of
-    the ``cryptography`` library.
+    AES-256 of each id's block (``id_blocks``), ``block`` ids at a time (so
+    the working arrays stay near ``block`` ids' worth, whatever the number
+    of ids), each batch in one call of the ``cryptography`` library.
     """
-    blocks = np.ascontiguousarray(id_blocks(ids))
+    out = np.empty((len(ids), PSEUDONYM_BYTES), dtype=np.uint8)  # raw bytes: no string semantics on the way
     encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()  # one block per id: ECB is the bare cipher
-    out = encryptor.update(blocks.tobytes()) + encryptor.finalize()
-    return np.frombuffer(out, dtype=f"S{PSEUDONYM_BYTES}")
+    for start in range(0, len(ids), block):
+        blocks = np.ascontiguousarray(id_blocks(ids[start : start + block]))
+        out[start : start + len(blocks)] = np.frombuffer(encryptor.update(blocks.tobytes()),
+                                                         dtype=np.uint8).reshape(blocks.shape)
+    encryptor.finalize()
+    return out.view(f"S{PSEUDONYM_BYTES}").reshape(len(ids))

@@ -274,7 +274,7 @@ class Upload:
             raise SessionError(f"party '{self.party}': upload ended after {len(self.packed_ids)} of "
                                f"{self.header.packed_id_bytes} packed id bytes")
         try:
-            ids = unpack_ids(self.header.id_encoding, bytes(self.packed_ids), self.n)
+            ids = unpack_ids(self.header.id_encoding, self.packed_ids, self.n)  # no bytes() copy of the block
         except IdError as exc:
             raise SessionError(f"party '{self.party}': {exc}") from None
         self.packed_ids = bytearray()  # unpacked: the block is not needed again (read once: _distinct_ids keeps ids)

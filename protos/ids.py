@@ -96,7 +96,7 @@ def packed_size(ids: np.ndarray) -> int:
     return _smallest(ids)[2]
 
 
-def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:
+def unpack(encoding: int, packed: bytes | bytearray, n: int) -> np.ndarray:
     """The ``n`` ids a packed block holds: int64 for int deltas, 16-byte strings for pseudonyms, else text;
     IdError if it holds anything else."""
     if encoding == PSEUDONYMS:

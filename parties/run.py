@@ -166,7 +166,7 @@ def run_party(
             timing.update(secure.timing)
         step = "uploading"
         if secure is None:  # nothing reads the party's own columns again: give them back before the upload
-            done.X = done.data.X = done.data.X[:0]
+            done.X = done.data.X = np.empty((0, done.data.X.shape[1]))  # not a view: that would keep X
 
         tries: list[int] = []
 

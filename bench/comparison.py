@@ -32,6 +32,9 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import Figures  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 LINKS = {"unshaped": None, "100 Mbit/s, 20 ms": {"bandwidth_mbit": 100, "latency_ms": 20}}
 #: Largest rows osbr is run at: m(m-1)/2 float64 per party (0.4 GB at 1e4, 40 GB at 1e5).
@@ -68,7 +71,8 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
     """The scenario table of one run."""
     raw = copy.deepcopy(raw)
     raw["data"]["rows"] = rows
-    raw["name"] = f"{raw['name']}-{name.replace(' ', '-').replace('=', '')}-{rows}"
+    # one output folder per run: the shaped and unshaped runs of a variant must not share one
+    raw["name"] = f"{raw['name']}-{name.replace(' ', '-').replace('=', '')}-{rows}" + ("-shaped" if link else "")
     raw["security"] = {"mutual": True}
     raw.pop("network", None)
     if link:
@@ -167,6 +171,8 @@ def main() -> None:
     parser.add_argument("--no-literature", action="store_true", help="skip the 100,000-point 2-D workload")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
                         help="run only these (and none, the reference); keep OUT/comparison.csv's other rows")
+    parser.add_argument("--no-eval", action="store_true", help="run no attacks (the privacy column stays empty)")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     parser.add_argument("--from-csv", action="store_true",
                         help="run nothing: rewrite comparison.md and the figure from OUT/comparison.csv")
     args = parser.parse_args()
@@ -189,7 +195,7 @@ def main() -> None:
                      for link in LINKS for name in ("none", "drbt k=1", "secure aggregation") if name in chosen]
         reference: dict = {}
         for i, (workload, raw, m, name, link) in enumerate(plan):
-            evaluate = m <= ATTACK_MAX_ROWS or (workload == "literature" and name == "secure aggregation")
+            evaluate = not args.no_eval and m <= ATTACK_MAX_ROWS or (workload == "literature" and name == "secure aggregation")
             table = variant(raw, name, m, LINKS[link])
             print(f"[{i + 1}/{len(plan)}] {workload} m={m:,} {name}, {link} ...", end=" ", flush=True)
             seconds, report, labels = run(table, tmp, evaluate)
@@ -214,6 +220,13 @@ def main() -> None:
     figure(rows_out, args.out / "figures")
     (args.out / "comparison.md").write_text(document(rows_out))
     print(f"wrote {args.out / 'comparison.md'}, comparison.csv and figures/comparison.png")
+    figures = Figures("comparison.py")
+    for r in rows_out:
+        key = f"{r['workload']} {r['rows']} {r['variant']} {r['link']}"
+        figures.add(f"{key} seconds", r["protocol_seconds"])
+        figures.add(f"{key} payload bytes", r["payload_up"] + r["payload_down"])
+        figures.add(f"{key} ARI", r["ari_vs_plain"])
+    figures.write(args.json, f"{len(rows_out)} runs ({', '.join(map(str, args.rows))} records); see docs/comparison.md")
 
 
 def _b(n: float) -> str:

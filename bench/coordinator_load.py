@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grpc  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.harness import blobs_scenario, ppc_run  # noqa: E402
+from bench.harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 from coordinator.limits import Limits  # noqa: E402
 from coordinator.server import start_server  # noqa: E402
 from coordinator.servicer import Registry  # noqa: E402
@@ -33,13 +33,18 @@ from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc  # noqa: E
 from protos.serde import Layout  # noqa: E402
 
 
-def many(parties: int, rows: int) -> None:
+def many(parties: int, rows: int, out: Figures) -> str:
+    said = []
     for n in (4, parties):
         text = blobs_scenario(f"load{n}", rows, n, 2, 'method = "drbt"\nk = 1', 'algorithm = "kmeans"\nn_clusters = 4',
                               clusters=4)
         seconds, report = ppc_run(text, "--no-eval")
-        print(f"{n} parties x 2 columns, {rows} records: ppc run {seconds:.1f} s, "
-              f"{report['join']['rows_joined']} records joined")
+        joined = report["join"]["rows_joined"]
+        print(f"{n} parties x 2 columns, {rows} records: ppc run {seconds:.1f} s, {joined} records joined")
+        out.add(f"{n} parties: ppc run s", seconds)
+        said.append(f"{n} parties {seconds:.1f} s")
+    out.check(f"{parties} parties: every record joined", float(joined == rows), "==", 1)
+    return f"{rows:,} records: " + ", ".join(said)
 
 
 def upload(name: str, party: str, data: np.ndarray):
@@ -84,9 +89,9 @@ def honest(stub, registry: Registry, name: str, rows: int) -> tuple[float, float
     return took, slowest[0]
 
 
-def besieged(idle: int, parked: int, rows: int) -> None:
+def besieged(idle: int, parked: int, rows: int, out: Figures) -> str:
     registry = Registry()
-    limits = Limits(party_calls=parked + 1, anonymous_streams=idle + 1, first_message_seconds=60)
+    limits = Limits(party_calls=parked + 1, anonymous_streams=idle + 8, first_message_seconds=60)
     server, port = start_server("127.0.0.1:0", registry, limits=limits)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = session_pb2_grpc.CoordinatorStub(channel)
@@ -115,6 +120,13 @@ def besieged(idle: int, parked: int, rows: int) -> None:
           f"(slowest GetStatus {status:.3f} s); difference {took - alone:+.2f} s")
     channel.close()
     server.stop(None).wait(10)
+    out.add("alone s", alone)
+    out.add("beside s", took)
+    out.add("slowest GetStatus s", max(alone_status, status))
+    out.check("beside - alone, s", max(took - alone, 0.0), "<=", 2)
+    out.check("slowest GetStatus, s", max(alone_status, status), "<", 1)
+    return (f"honest session alone {alone:.2f} s, beside {idle} silent streams and {parked} parked GetPeers "
+            f"{took:.2f} s ({took - alone:+.2f} s); slowest GetStatus {max(alone_status, status):.3f} s")
 
 
 def main() -> None:
@@ -123,11 +135,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--idle", type=int, default=0)
     parser.add_argument("--parked", type=int, default=0)
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
+    out, said = Figures("coordinator_load.py"), []
     if args.parties:
-        many(args.parties, args.rows)
+        said.append(many(args.parties, args.rows, out))
     if args.idle or args.parked:
-        besieged(args.idle, args.parked, args.rows)
+        said.append(besieged(args.idle, args.parked, args.rows, out))
+    out.write(args.json, "; ".join(said))
 
 
 if __name__ == "__main__":

@@ -36,3 +36,32 @@ def ppc_run(text: str, *options: str) -> tuple[float, dict]:
         if proc.returncode:
             raise SystemExit(f"ppc run failed:\n{proc.stderr}")
         return seconds, json.loads((Path(tmp) / "out" / "report.json").read_text())
+
+
+class Figures:
+    """What one benchmark measured, written as JSON with ``--json PATH`` (``bench/last_measured.py`` and the
+    test suite read it): named figures, each target checked against its figure, and a one-line summary."""
+
+    def __init__(self, script: str) -> None:
+        self.script = script
+        self.figures: dict[str, float] = {}
+        self.checks: list[dict] = []
+
+    def add(self, name: str, value: float) -> float:
+        """Record figure ``name`` and return it."""
+        self.figures[name] = float(value)
+        return float(value)
+
+    def check(self, what: str, value: float, op: str, bound: float) -> bool:
+        """Record the target ``what op bound`` (``op`` one of <, <=, >=, ==) against ``value``; whether it is met."""
+        met = {"<": value < bound, "<=": value <= bound, ">=": value >= bound, "==": value == bound}[op]
+        self.checks.append({"what": what, "value": float(value), "target": f"{op} {bound:g}", "met": bool(met)})
+        return bool(met)
+
+    def write(self, path: str | None, summary: str, argv: list[str] | None = None) -> None:
+        """Write the figures to ``path`` (nothing when None)."""
+        if path is None:
+            return
+        Path(path).write_text(json.dumps({"script": self.script, "argv": sys.argv[1:] if argv is None else argv,
+                                          "summary": summary, "figures": self.figures, "checks": self.checks},
+                                         indent=1) + "\n")

@@ -11,7 +11,7 @@ Then the effect of float32 transfer (``dtype = "float32"``) on bytes and on
 stress (004 eq. 6), at --stress-rows records, where the observer can afford
 to replay every party's disguise.
 
-    python bench/osbr_memory.py [--rows 20000] [--linkage single average] [--stress-rows 2000]
+    python bench/osbr_memory.py [--rows 20000] [--linkage single average] [--stress-rows 2000] [--json PATH]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import blobs_scenario, ppc_run  # noqa: E402
+from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 MB = 1 << 20
 
@@ -36,6 +36,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--linkage", nargs="+", default=["single", "average"])
     parser.add_argument("--stress-rows", type=int, default=2_000)
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     m = args.rows
     matrix = m * (m - 1) // 2 * 8
@@ -43,10 +44,14 @@ def main() -> int:
     print(f"rows {m:,}, 3 parties x 10 columns, osbr/euclidean; one condensed float64 matrix: {matrix / MB:,.0f} MiB")
     print(f"{'linkage':8}  {'seconds':>7}  {'coordinator MiB':>15}  {'/ matrix':>8}  {'largest party MiB':>17}  "
           f"{'/ (matrix + own data)':>21}")
+    out = Figures("osbr_memory.py")
     for linkage in args.linkage:
         seconds, report = ppc_run(osbr(m, linkage), "--no-eval", "--no-sent")
         coordinator = report["memory"]["coordinator_peak_rss"]
         party = max(p["peak_rss"] for p in report["parties"])
+        out.add(f"{linkage} coordinator MiB", coordinator / MB)
+        out.add(f"{linkage} largest party MiB", party / MB)
+        out.check(f"{linkage}: coordinator / matrix", coordinator / matrix, "<=", 1.5)
         print(f"{linkage:8}  {seconds:7.1f}  {coordinator / MB:15,.0f}  {coordinator / matrix:8.2f}  "
               f"{party / MB:17,.0f}  {party / (matrix + own):21.2f}")
     print("target: coordinator / matrix <= 1.5")
@@ -59,6 +64,11 @@ def main() -> int:
         u = report["utility"]
         print(f"{dtype:8}  {report['parties'][0]['bytes']['payload']:19,}  {u['stress']:14.3g}  "
               f"{u['vs_original']['ari']:15.4f}")
+        out.add(f"{dtype} stress", u["stress"])
+        out.add(f"{dtype} payload bytes per party", report["parties"][0]["bytes"]["payload"])
+    out.write(args.json, f"{m:,} records, one {matrix / MB:,.0f} MiB matrix: " + ", ".join(
+        f"{c['what'].split(':')[0]} linkage {c['value']:.2f}x" for c in out.checks)
+        + f"; float32 halves the bytes, stress {out.figures['float64 stress']:.2g} -> {out.figures['float32 stress']:.2g}")
     return 0
 
 

@@ -18,7 +18,7 @@ log-log panels (time, bytes, peak memory against records) to a PNG.
 
     python bench/scaling.py [--drbt-rows 10000 30000 100000 300000 1000000]
                             [--osbr-rows 1000 2000 5000 10000 20000]
-                            [--csv docs/scaling.csv] [--figure docs/figures/scaling.png]
+                            [--csv docs/scaling.csv] [--figure docs/figures/scaling.png] [--json PATH]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import blobs_scenario, ppc_run  # noqa: E402
+from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 MB = 1 << 20
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +50,13 @@ def measure(method: str, rows: int) -> dict:
     """One `ppc run` of ``method`` over ``rows`` records, as a CSV row."""
     seconds, report = ppc_run(METHODS[method](rows), "--no-eval", "--no-sent")
     parties = report["parties"]
+    c = report["timing"]["coordinator"]
+    print(f"  {method} {rows:,}: parties ready {c['first_join']:.1f} s (slowest load + disguise "
+          f"{max(p['timing']['load'] + p['timing']['disguise'] for p in parties):.1f} s), uploads "
+          f"{c['uploaded'] - c['first_join']:.1f} s, join {c['join_seconds']:.1f} s, clustering "
+          f"{c['cluster_seconds']:.1f} s, results and exit {report['timing']['total'] - c['done']:.1f} s; peak RSS "
+          f"MiB: coordinator {report['memory']['coordinator_peak_rss'] / MB:,.0f}, "
+          + ", ".join(f"{p['name']} {p['peak_rss'] / MB:,.0f}" for p in parties), file=sys.stderr, flush=True)
     return {
         "method": method,
         "rows": rows,
@@ -114,10 +121,12 @@ def draw(points: list[dict], path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--drbt-rows", type=int, nargs="+", default=[10_000, 30_000, 100_000, 300_000, 1_000_000])
-    parser.add_argument("--osbr-rows", type=int, nargs="+", default=[1_000, 2_000, 5_000, 10_000, 20_000])
+    parser.add_argument("--drbt-rows", type=int, nargs="*", default=[10_000, 30_000, 100_000, 300_000, 1_000_000])
+    parser.add_argument("--osbr-rows", type=int, nargs="*", default=[1_000, 2_000, 5_000, 10_000, 20_000],
+                        help="record counts for osbr (none: --osbr-rows alone)")
     parser.add_argument("--csv", type=Path, default=ROOT / "docs" / "scaling.csv")
     parser.add_argument("--figure", type=Path, default=ROOT / "docs" / "figures" / "scaling.png")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
 
     points: list[dict] = []
@@ -140,6 +149,14 @@ def main() -> int:
         writer.writerows(points)
     draw(points, args.figure)
     print(f"\nwrote {args.csv} and {args.figure}")
+    out = Figures("scaling.py")
+    for r in points:
+        out.add(f"{r['method']} {r['rows']} seconds", r["seconds"])
+        out.add(f"{r['method']} {r['rows']} coordinator MiB", r["coordinator_peak_rss"] / MB)
+        out.check(f"{r['method']} {r['rows']}: payload equals the prediction",
+                  float(r["payload_bytes"] == r["predicted_bytes"]), "==", 1)
+    out.write(args.json, "; ".join(f"{r['method']} {r['rows']:,} records {r['seconds']:.1f} s, coordinator "
+                                   f"{r['coordinator_peak_rss'] / MB:,.0f} MiB" for r in points))
     return 0
 
 

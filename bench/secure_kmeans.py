@@ -14,7 +14,7 @@ k-means with 8 clusters from the same k initial records. In this one run:
 and the seconds the parties spent on masks and on fixed-point encoding. The
 masked run's labels must equal the unmasked run's and scikit-learn's.
 
-    python bench/secure_kmeans.py [--rows 100000] [--parties 3] [--columns 10]
+    python bench/secure_kmeans.py [--rows 100000] [--parties 3] [--columns 10] [--json PATH]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from ppcsim.scenario import load_scenario
 from ppcsim.simulate import simulate_secure
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import blobs_scenario, ppc_run  # noqa: E402
+from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 from ppcsim.launcher import PARTY_ENV  # noqa: E402
 
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--parties", type=int, default=3)
     parser.add_argument("--columns", type=int, default=10, help="columns per party")
     parser.add_argument("--no-processes", action="store_true", help="skip the two `ppc run` rows")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     text = blobs_scenario("bench-secure", args.rows, args.parties, args.columns, "", SECURE, clusters=CLUSTERS) + MUTUAL
     with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
@@ -145,6 +146,18 @@ def main() -> None:
     ratio = t_masked / t_unmasked
     print(f"masked / unmasked: {ratio:.2f}x (target <= 1.3x: {'met' if ratio <= 1.3 else 'NOT met'}); "
           f"masked / sklearn: {t_masked / t_sklearn:.1f}x")
+    out = Figures("secure_kmeans.py")
+    out.add("masked s", t_masked)
+    out.add("unmasked s", t_unmasked)
+    out.add("sklearn s", t_sklearn)
+    out.add("rounds", n_rounds)
+    out.check("masked / unmasked", ratio, "<=", 1.3)
+    out.check("labels equal scikit-learn's", float(same), "==", 1)
+    out.write(args.json, f"{args.rows:,} records, {n_rounds} rounds: masked {t_masked:.2f} s, unmasked "
+              f"{t_unmasked:.2f} s (slowest party's masks {masks:.2f} s, encoding {encode:.2f} s); scikit-learn "
+              f"{t_sklearn:.2f} s, labels " + ("equal" if same else "DIFFER"))
+    if not same:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

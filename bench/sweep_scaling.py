@@ -33,7 +33,7 @@ from pathlib import Path
 
 import distributed
 import psutil
-from harness import blobs_scenario
+from harness import Figures, blobs_scenario
 
 from ppcsim.cluster import local_cluster, sweep_on_cluster
 from ppcsim.sweep import sweep
@@ -76,6 +76,7 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=3000, help="records per point (default 3000)")
     ap.add_argument("--seeds", type=int, default=4, help="seeds per (k, projection) (default 4: 16 points)")
     ap.add_argument("--repeat", type=int, default=3, help="timed rounds, alternating the three; best of each (default 3)")
+    ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     ap.add_argument("--local-only", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.local_only is not None:
@@ -145,6 +146,15 @@ def main() -> int:
     print(f"load average while it ran: {os.getloadavg()[1]:.1f} (5 min) on {os.cpu_count()} CPUs: other work "
           "shares the cores when it is above 2")
     print(f"sweep.csv equal in every column but seconds: {'yes' if same else 'NO'}")
+    out = Figures("sweep_scaling.py")
+    for name, value in rate.items():
+        out.add(f"{name} points/min", value)
+        out.add(f"{name} CPU-s per point", cpu[name])
+    out.check("two workers / one worker", ratio, ">=", 1.6)
+    out.check("sweep.csv equal but for seconds", float(same), "==", 1)
+    out.write(args.json, f"{points} points of {args.rows:,} records: one worker {rate['Dask, 1 worker']:.1f}, two "
+              f"workers {rate['Dask, 2 workers']:.1f}, local without Dask {rate['local, no Dask (1 process)']:.1f} "
+              f"points/min (load average {os.getloadavg()[1]:.1f})")
     return 0 if same else 1
 
 

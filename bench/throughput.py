@@ -11,12 +11,13 @@ Python binding carries on its own), and to one that also keeps their bytes in
 one buffer (what any receiver that keeps the data pays on top: the socket's
 reader reuses one 1 MiB buffer). The Upload adds parsing and checking.
 
-    python bench/throughput.py [--rows 500000] [--cols 100]
+    python bench/throughput.py [--rows 500000] [--cols 100] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import subprocess
 import sys
@@ -28,9 +29,14 @@ import grpc
 import numpy as np
 
 import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
-from parties.client import ClientSecurity, CoordinatorClient, upload_messages
+from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, upload_messages
+from parties.keys import KeyPair
 from parties.methods import Sent
+from parties.pseudonyms import pseudonyms
 from protos.serde import CHUNK_BYTES, Layout
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import Figures  # noqa: E402
 
 GRPC_SINK = """
 import mmap, sys
@@ -70,7 +76,7 @@ conn.sendall(b"k"); conn.close()
 
 
 def coordinator(tmp: Path, rows: int, tls: bool) -> tuple[subprocess.Popen, int, Path | None]:
-    security = '[security]\nids = "plain"\n' if tls else '[security]\ntls = false\ntokens = false\nids = "plain"\n'
+    security = "" if tls else "[security]\ntls = false\ntokens = false\n"
     scenario = tmp / f"tp-{tls}.toml"
     scenario.write_text(f'name = "tp"\ndeadline = 3600\n{security}[data]\nsource = "synthetic:blobs"\nrows = {rows}\n'
                         'columns = 2\nclusters = 2\n[[parties]]\nname = "a"\ncolumns = ["x0"]\nmethod = "none"\n'
@@ -95,9 +101,11 @@ def grpc_upload(rows: int, cols: int, tls: bool) -> tuple[float, int]:
         try:
             security = ClientSecurity.load(creds, "a") if creds else None
             client = CoordinatorClient(f"127.0.0.1:{port}", "tp", "a", security, tls=tls)
-            client.join(timeout=60)
+            pair = KeyPair.generate()  # pseudonymous ids, the default: Join carries the party's public key
+            reply = client.join(60, pair.public)
+            key = agree_pseudonym_key(client, reply, pair, None, security, 60)
             block = np.random.default_rng(0).standard_normal((rows, cols))
-            ids = np.arange(rows).astype(str)
+            ids = pseudonyms(key, np.arange(rows))
             messages = list(upload_messages("tp", "a", "none", {}, ids, [Sent("data", block, Layout.ROWS)], cols,
                                             CHUNK_BYTES))  # built before the clock starts, as the socket's bytes are
             t = time.perf_counter()
@@ -143,12 +151,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=500_000)
     parser.add_argument("--cols", type=int, default=100)
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     plain, nbytes = grpc_upload(args.rows, args.cols, tls=False)
     tls, _ = grpc_upload(args.rows, args.cols, tls=True)
     block = np.random.default_rng(0).standard_normal((args.rows, args.cols))
+    ids = pseudonyms(os.urandom(32), np.arange(args.rows))
     serialised = [m.SerializeToString() for m in upload_messages(
-        "tp", "a", "none", {}, np.arange(args.rows), [Sent("data", block, Layout.ROWS)], args.cols, CHUNK_BYTES)]
+        "tp", "a", "none", {}, ids, [Sent("data", block, Layout.ROWS)], args.cols, CHUNK_BYTES)]
     alone, kept = grpc_alone(serialised, keep=False), grpc_alone(serialised, keep=True)
     raw = socket_send(nbytes)
     mb = nbytes / 1e6
@@ -160,6 +170,16 @@ def main() -> int:
           "(the same messages, counted and dropped)")
     print(f"gRPC, bytes kept      {kept:7.2f} s  {mb / kept:8.0f} MB/s   ratio {raw / kept:.2f}  "
           "(the same messages, copied into one buffer)")
+    out = Figures("throughput.py")
+    for name, seconds in (("socket", raw), ("Upload", plain), ("Upload over TLS", tls), ("gRPC alone", alone),
+                          ("gRPC bytes kept", kept)):
+        out.add(f"{name} MB/s", mb / seconds)
+    out.check("Upload / socket", raw / plain, ">=", 0.5)
+    out.check("Upload / gRPC bytes kept", kept / plain, ">=", 0.9)
+    f = out.figures
+    out.write(args.json, f"socket {f['socket MB/s']:,.0f} MB/s; Upload {f['Upload MB/s']:,.0f} MB/s, over TLS "
+              f"{f['Upload over TLS MB/s']:,.0f} MB/s; gRPC alone {f['gRPC alone MB/s']:,.0f} MB/s, keeping the bytes "
+              f"{f['gRPC bytes kept MB/s']:,.0f} MB/s ({mb:,.0f} MB from one party)")
     return 0
 
 

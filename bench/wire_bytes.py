@@ -7,7 +7,7 @@ and the bytes the connection really carried (measured by the launcher's
 relay). Prints wire / payload (target <= 1.03 at 100,000 rows and more) and
 whether payload equals the prediction exactly (target 5).
 
-    python bench/wire_bytes.py [--rows 100000 200000]
+    python bench/wire_bytes.py [--rows 100000 200000] [--json PATH]
 """
 
 from __future__ import annotations
@@ -21,14 +21,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from e2e_drbt import scenario  # noqa: E402
+from harness import Figures  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 200_000])
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     print(f"{'rows':>9}  {'party':5}  {'predicted':>11}  {'payload':>11}  {'serialized':>11}  {'wire':>11}  wire/payload")
     worst = 0.0
+    out = Figures("wire_bytes.py")
+    exact_all = True
     for rows in args.rows:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "bench.toml"
@@ -44,10 +48,16 @@ def main() -> int:
             ratio = b["wire"] / b["payload"]
             worst = max(worst, ratio)
             exact = "exact" if b["payload"] == b["predicted"] else "DIFFERS"
+            exact_all &= b["payload"] == b["predicted"]
+            out.add(f"{rows} {p['name']} wire / payload", ratio)
             print(f"{rows:>9,}  {p['name']:5}  {b['predicted']:>11,}  {b['payload']:>11,}  {b['serialized']:>11,}  "
                   f"{b['wire']:>11,}  {ratio:.4f}  payload {exact}")
     print(f"worst wire / payload {worst:.4f}   (target <= 1.03)")
-    return 0
+    out.check("worst wire / payload", worst, "<=", 1.03)
+    out.check("every payload equals the prediction", float(exact_all), "==", 1)
+    out.write(args.json, f"worst wire / payload {worst:.4f} at {', '.join(f'{r:,}' for r in args.rows)} records; "
+              + ("every party's payload equals the prediction" if exact_all else "a payload DIFFERS from the prediction"))
+    return 0 if exact_all else 1
 
 
 if __name__ == "__main__":

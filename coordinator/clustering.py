@@ -16,6 +16,7 @@ reads its scenario, and with it ClusteringSpec, and needs neither.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import InitVar, dataclass, replace
 from dataclasses import fields as dataclass_fields
@@ -61,6 +62,8 @@ class Algorithm:
     name: str
     params: dict[str, Param]
     features: Callable[[ClusteringSpec, np.ndarray], np.ndarray] | None = None
+    #: ``features`` allowed to use its input up (``cluster(..., overwrite=True)``), when the algorithm has one.
+    features_in_place: Callable[[ClusteringSpec, np.ndarray], np.ndarray] | None = None
     dissimilarities: Callable[[ClusteringSpec, np.ndarray, int, bool], np.ndarray] | None = None
     n_clusters: bool = True
     #: Least joined records it needs.
@@ -228,6 +231,43 @@ def _kmeans(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
     return KMeans(n_clusters=spec.n_clusters, n_init=spec.n_init, random_state=spec.seed).fit_predict(X)
 
 
+def _kmeans_in_place(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
+    """``_kmeans`` on X itself, for a matrix nothing reads after: scikit-learn centres X in place and adds the mean
+    back after (``copy_x=False``) instead of centring a copy, and the tolerance's column variances are summed a
+    block of rows at a time (``column_variances``) instead of over a temporary copy of X, so the coordinator holds
+    one matrix, not three. The labels are the same (the same centred values, the same tolerance to the bit); X
+    may differ from before in its last bits."""
+    from sklearn.cluster import KMeans
+
+    class InPlace(KMeans):
+        def _check_params_vs_input(self, X, *args, **kwargs):
+            tol: float = self.tol  # type: ignore[has-type]
+            self.tol = 0.0  # scikit-learn's own tolerance takes np.var(X), a temporary copy of X
+            try:
+                super()._check_params_vs_input(X, *args, **kwargs)
+            finally:
+                self.tol = tol
+            self._tol = np.mean(column_variances(X)) * tol if tol else 0  # what scikit-learn computes, in blocks
+
+    return InPlace(n_clusters=spec.n_clusters, n_init=spec.n_init, random_state=spec.seed,
+                   copy_x=False).fit_predict(X)
+
+
+def column_variances(X: np.ndarray, rows: int = 1 << 16) -> np.ndarray:
+    """``np.var(X, axis=0)`` to the bit, a block of ``rows`` rows at a time: the same mean, the same squares,
+    summed in the same order (each block's sums start from the previous block's), so it needs a block's
+    memory, not a copy of X."""
+    mean = X.mean(axis=0, keepdims=True)
+    total: np.ndarray | None = None
+    for start in range(0, len(X), rows):
+        x = X[start : start + rows] - mean
+        np.multiply(x, x, out=x)
+        total = np.add.reduce(x if total is None else np.vstack([total, x]), axis=0, keepdims=True)
+    if total is None:
+        return np.full(X.shape[1], np.nan)
+    return total[0] / len(X)
+
+
 def _agglomerative(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
     from sklearn.cluster import AgglomerativeClustering
 
@@ -261,7 +301,7 @@ def _dbscan_condensed(spec: ClusteringSpec, condensed: np.ndarray, n: int, overw
 ALGORITHMS: dict[str, Algorithm] = {
     "kmeans": Algorithm(
         "kmeans", {"n_init": Param(int, 10, minimum=1, rule="a positive integer", doc="kmeans restarts")},
-        features=_kmeans, doc="Lloyd's k-means (scikit-learn), best of n_init seeded starts"),
+        features=_kmeans, features_in_place=_kmeans_in_place, doc="Lloyd's k-means (scikit-learn), best of n_init seeded starts"),
     "agglomerative": Algorithm(
         "agglomerative", {"linkage": Param(str, "average", choices=LINKAGES, doc="agglomerative")},
         features=_agglomerative, dissimilarities=_agglomerative_condensed, least=2, check=_no_ward,
@@ -289,8 +329,7 @@ def fields(secure: bool = True) -> dict[str, Param]:
 
 
 def preload() -> None:
-    """Import what clustering needs (scikit-learn takes most of a second, mostly on one core), so that a
-    session can do it beside the join rather than after it."""
+    """Import what clustering needs (scikit-learn takes most of a second, mostly on one core)."""
     import scipy.cluster.hierarchy  # noqa: F401
     import sklearn.cluster  # noqa: F401
 
@@ -306,13 +345,25 @@ def input_problem(spec: ClusteringSpec, precomputed: bool) -> str | None:
     return algorithm.check(spec, precomputed) if algorithm.check is not None else None
 
 
+_preloading: list[threading.Thread] = []
+
+
+def preload_in_background() -> None:
+    """Start ``preload`` in a thread, once per process: a session does so when it is created, so that the import
+    overlaps the parties' own start and work rather than the clustering it would otherwise delay (the in-run
+    k-means phase then times k-means alone)."""
+    if not _preloading:
+        _preloading.append(threading.Thread(target=preload, name="preload", daemon=True))
+        _preloading[0].start()
+
+
 def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -> np.ndarray:
     """Labels (int) of the joined records; -1 marks DBSCAN noise.
 
     The registered algorithm ``spec.algorithm`` (``ALGORITHMS``) clusters the
     features, or the condensed dissimilarities if that is what the parties
-    sent. ``overwrite`` lets it use up ``combined.dissimilarity`` rather than
-    copy it (agglomerative clustering does)."""
+    sent. ``overwrite`` lets it use up ``combined.dissimilarity`` (agglomerative
+    clustering does) or ``combined.features`` (k-means) rather than copy it."""
     from scipy.spatial.distance import num_obs_y
 
     problem = input_problem(spec, combined.features is None)
@@ -331,7 +382,8 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
     if n < algorithm.least:
         raise SessionError(f"{algorithm.name} clustering needs at least {algorithm.least} joined records")
     if features is not None and algorithm.features is not None:
-        labels = algorithm.features(spec, features)
+        use = algorithm.features_in_place if overwrite and algorithm.features_in_place else algorithm.features
+        labels = use(spec, features)
     elif algorithm.dissimilarities is not None:
         labels = algorithm.dissimilarities(spec, dissimilarity, n, overwrite)
     return np.asarray(labels, dtype=np.int32)

@@ -17,20 +17,24 @@ from coordinator.condensed import condensed_index, reorder_condensed
 from coordinator.errors import SessionError
 from coordinator.forms import Parts, check_upload, form_of
 from coordinator.join import Join
+from coordinator.matrix import FeatureMatrix, whole
 from coordinator.types import Combined, Contribution
 
 __all__ = ["Combined", "Contribution", "check_upload", "combine", "condensed_index", "reorder_condensed"]
 
+def _identity(c: Contribution, join: Join) -> bool:
+    """Whether the join keeps every row of the party, in its own order."""
+    index = join.index[c.party]
+    return len(index) == len(c.ids) and bool(np.array_equal(index, np.arange(len(index))))
+
+
 def _block(c: Contribution, join: Join) -> np.ndarray:
     """A feature party's rows, in the joined order."""
     rows = np.concatenate(list(c.arrays.values()), axis=1) if len(c.arrays) > 1 else next(iter(c.arrays.values()))
-    index = join.index[c.party]
-    if len(index) == len(rows) and np.array_equal(index, np.arange(len(rows))):
-        return rows
-    return rows[index]
+    return rows if _identity(c, join) else rows[join.index[c.party]]
 
 
-def combine(contributions: list[Contribution], join: Join, sums=None) -> Combined:
+def combine(contributions: list[Contribution], join: Join, sums=None, matrix: FeatureMatrix | None = None) -> Combined:
     """Join every party's contribution on id and combine them (see the module docstring).
 
     A mixed consortium (feature parties beside Euclidean dissimilarity
@@ -38,9 +42,22 @@ def combine(contributions: list[Contribution], join: Join, sums=None) -> Combine
     distances per block, which add across blocks (reference §4).
     ``sums`` (coordinator.sums.PairSums), when given, already holds the
     dissimilarity arrays summed on arrival; it is used up (worked on in place).
+    ``matrix`` (coordinator.matrix.FeatureMatrix), when given, holds the
+    feature uploads written in place as they arrived: when the join keeps
+    every party's rows in its own order, it is the combined matrix (the
+    uploads that ended before it existed are moved into it first).
     """
     features = [c for c in contributions if not c.is_dissimilarity]
     if len(features) == len(contributions):
+        if all(_identity(c, join) for c in contributions):
+            if matrix is not None:
+                matrix.adopt(contributions)
+            # written in place into one matrix as they arrived (coordinator.matrix): that matrix, not a copy
+            clustered = whole([a for c in contributions for a in c.arrays.values()])
+            if clustered is not None:
+                parts = ", ".join(f"{c.party} ({c.method}, {sum(a.shape[1] for a in c.arrays.values())} dims)"
+                                  for c in contributions)
+                return Combined(features=clustered, description=f"columns concatenated: {parts}")
         blocks = [_block(c, join) for c in contributions]
         parts = ", ".join(f"{c.party} ({c.method}, {b.shape[1]} dims)" for c, b in zip(contributions, blocks))
         return Combined(features=np.hstack(blocks), description=f"columns concatenated: {parts}")

@@ -26,6 +26,7 @@ from coordinator.clustering import ClusteringSpec, cluster
 from coordinator.combine import combine
 from coordinator.embed import embed, requested_embedding
 from coordinator.join import Join, join_ids
+from coordinator.matrix import FeatureMatrix
 from coordinator.sums import PairSums
 from coordinator.types import Contribution, Outcome
 
@@ -63,6 +64,7 @@ def pipeline(
     *,
     keep: bool = True,
     clock: Callable[[], float] = time.monotonic,
+    matrix: FeatureMatrix | None = None,
 ) -> Outcome:
     """Join ``contributions`` on id, combine them, embed if asked, cluster; the parties' shared outcome.
 
@@ -80,6 +82,10 @@ def pipeline(
         False to use the inputs up as they are read (see the module docstring).
     clock
         Seconds, for the stage timings in ``Outcome.seconds``.
+    matrix
+        The feature uploads written in place as they arrived (``coordinator.matrix``),
+        when the coordinator keeps no uploads; clustered as it is when the join
+        keeps every party's rows in order.
 
     Raises
     ------
@@ -89,7 +95,7 @@ def pipeline(
     """
     t = clock()
     joined = join_ids({c.party: c.ids for c in contributions})
-    combined = combine(list(contributions), joined, sums)
+    combined = combine(list(contributions), joined, sums, matrix)
     if not keep:
         let_go(contributions, sums)
     ask = requested_embedding([c for c in contributions if c.is_dissimilarity])

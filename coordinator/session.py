@@ -18,17 +18,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import ROUNDS, ClusteringSpec, preload
+from coordinator.clustering import ROUNDS, ClusteringSpec, preload_in_background
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.keycheck import check_signature
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget
+from coordinator.matrix import FeatureMatrix
 from coordinator.pipeline import pipeline
 from coordinator.sums import PairSums
 from coordinator.text import clip, shown
 from coordinator.types import Contribution, Outcome
 from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
 from coordinator.waits import PROBING, WouldWait
+from protos.ids import RETIRED as RETIRED_IDS
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES, Layout
 
@@ -70,7 +72,7 @@ class SessionSpec:
     #: one condensed matrix per summed quantity of dissimilarities, whatever the parties, and clusters it
     #: in place (coordinator.linkage), and lets go of feature uploads once they are joined.
     keep_uploads: bool = True
-    #: How record ids travel: "pseudonymous" (keyed-hash pseudonyms; the coordinator never sees a raw id) or "plain".
+    #: How record ids travel: "pseudonymous" (keyed pseudonyms; the coordinator never sees a raw id) or "plain".
     #: A scenario's [security] ids sets it, pseudonymous unless it says otherwise.
     ids: str = "plain"
     #: Per party, the disguise method and the public parameters the session expects in its upload header
@@ -139,6 +141,8 @@ class Session:
         # dissimilarity uploads summed as they arrive, when uploads are not kept (else summed once joined, so
         # that a refused upload leaves nothing behind)
         self.sums = PairSums() if not spec.keep_uploads else None
+        # feature uploads written straight into the matrix to cluster, when uploads are not kept
+        self.matrix = FeatureMatrix(spec.parties) if not spec.keep_uploads else None
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
@@ -152,6 +156,8 @@ class Session:
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
         self._watchers: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []  # coroutines in ``until``
         self._timer = self.clock.call_later(spec.deadline, self._expire)
+        if spec.clustering.protocol not in ROUNDS:
+            preload_in_background()  # scikit-learn imports while the parties start, not inside the clustering
 
     # -- parties ---------------------------------------------------------------------------
     def expects(self, party: str) -> bool:
@@ -297,7 +303,7 @@ class Session:
                 self._check_header(header)
                 upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
                                 ids_only=self.spec.clustering.protocol in ROUNDS, budget=self.budget,
-                                chunk_bytes=self.spec.chunk_bytes)
+                                chunk_bytes=self.spec.chunk_bytes, matrix=self.matrix)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
                 raise (ResourceExhausted if isinstance(exc, ResourceExhausted) else InvalidArgument)(str(exc)) \
@@ -379,9 +385,11 @@ class Session:
             if dims is not None and spec.layout == Layout.ROWS and len(spec.shape) == 2 and spec.shape[1] != dims:
                 raise InvalidArgument(f"party '{party}': array '{shown(spec.name)}' has {spec.shape[1]} columns, but "
                                       f"session '{name}' expects k = {dims} from it")
-        pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS
+        if header.id_encoding in RETIRED_IDS:
+            raise InvalidArgument(f"party '{party}': {RETIRED_IDS[header.id_encoding]}")
+        pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS_AES
         if self.spec.ids == "pseudonymous" and not pseudonymous:
-            raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS), "
+            raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS_AES), "
                                   "never raw ids")
         if self.spec.ids == "plain" and pseudonymous:
             raise InvalidArgument(f"party '{party}': session '{name}' takes plain ids, not pseudonyms")
@@ -396,12 +404,10 @@ class Session:
         if self.spec.clustering.protocol in ROUNDS:
             self._begin_secure()
             return
-        # scikit-learn imports while the join copies the uploads together (copies that release the GIL)
-        threading.Thread(target=preload, name="preload", daemon=True).start()
         contributions = [self.contributions[p] for p in self.spec.parties]
         try:  # without keep_uploads, the pipeline uses the uploads and the running sums up (see there)
             outcome = pipeline(contributions, self.spec.clustering, self.sums, keep=self.spec.keep_uploads,
-                               clock=self.clock.now)
+                               clock=self.clock.now, matrix=self.matrix)
         except SessionError as exc:
             self.fail(str(exc))
             return

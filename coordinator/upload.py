@@ -11,6 +11,7 @@ import numpy as np
 from coordinator.errors import SessionError
 from coordinator.forms import check_upload
 from coordinator.limits import Budget
+from coordinator.matrix import FeatureMatrix, place
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
@@ -89,10 +90,14 @@ class Upload:
 
     def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
                  sums: PairSums | None = None, keep: bool = True, ids_only: bool = False,
-                 budget: Budget | None = None, chunk_bytes: int = CHUNK_BYTES):
+                 budget: Budget | None = None, chunk_bytes: int = CHUNK_BYTES,
+                 matrix: FeatureMatrix | None = None):
         """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation).
         ``budget``: the session's memory budget, from which every byte the upload stores is taken before it
-        is allocated (and given back if the upload is refused)."""
+        is allocated (and given back if the upload is refused).
+        ``matrix``: the session's matrix of features, which feature chunks are written into as soon as it
+        exists (``coordinator.matrix``), when uploads are not kept; the upload's arrays are taken from the budget
+        at its header all the same, wherever they are stored."""
         self.party, self.header, self.max_bytes = party, header, max_bytes
         self.budget = budget if budget is not None else Budget("this upload", 0)
         self.chunk_bytes = chunk_bytes
@@ -132,6 +137,8 @@ class Upload:
             )
         # dissimilarities go into the session's running sums as they arrive; kept as well only when asked
         self.sums = sums if self.dissimilarity else None
+        self.matrix = matrix if not self.dissimilarity and header.arrays else None
+        self.blocks: dict[int, np.ndarray] = {}  # array index -> its columns in the matrix, once written there
         self.adder: PartySums | None = None
         self.added = 0  # values added into the running sums (checked first, chunk by chunk)
         store = keep or self.sums is None
@@ -156,6 +163,8 @@ class Upload:
         # one per KiB of arrays and of packed ids past the slack; ID_TEXT may send one id per message
         self.max_messages = (MESSAGE_SLACK + len(header.arrays) + self.expected // MESSAGE_BYTES
                              + (self.n if self.packed_ids is None else header.packed_id_bytes // MESSAGE_BYTES))
+        if self.matrix is not None:  # a header that passed every check
+            self.matrix.announce(party, header)
 
     def _take(self, n: int, what: str) -> None:
         """Take ``n`` bytes for ``what`` from the session's budget before allocating them."""
@@ -204,6 +213,8 @@ class Upload:
             raise SessionError(f"party '{self.party}': message {self.messages + 1} is an IdChunk with no ids")
         if part == "chunk" and not (message.chunk.data if data is None else data):
             raise SessionError(f"party '{self.party}': message {self.messages + 1} is an ArrayChunk with no bytes")
+        if part == "ids" and self._all_ids is not None:
+            raise SessionError(f"party '{self.party}': ids after the first array chunk (ids come first)")
         if part == "ids" and self.packed_ids is not None:
             self._add_packed(message.ids, self.packed_ids)
         elif part == "ids":
@@ -235,6 +246,8 @@ class Upload:
                                    f"is at most chunk_bytes ({self.chunk_bytes}, as Join returned)")
             if self.sums is not None and self.adder is None:
                 self._attach(self.sums)
+            if self.matrix is not None and chunk.array not in self.blocks:
+                self._into_matrix(chunk.array)
             try:
                 self.assemblers[chunk.array].add(chunk, data)
             except WireError as exc:
@@ -267,6 +280,22 @@ class Upload:
         adder = self.adder = sums.attach(self._distinct_ids())
         for a in self.assemblers:
             a.sink = lambda first, values, name=a.spec.name: self._add_values(adder, name, first, values)
+
+    def _into_matrix(self, index: int) -> None:
+        """Write array ``index`` into its columns of the session's matrix from now on, when the matrix exists:
+        what came so far moves there, and the upload's own buffer is given back."""
+        assert self.matrix is not None
+        block = self.matrix.block(self.party, self.header, index)
+        if block is not None:
+            # the upload's arrays were taken from the budget at its header, wherever they are stored; what came
+            # so far is, for the move, in its buffer and in the matrix at once
+            moving = self.assemblers[index].received
+            self._take(moving, "its columns moved into the session's matrix")
+            try:
+                self.blocks[index] = block
+                self.assemblers[index].redirect(lambda first, values: place(block, first, values))
+            finally:
+                self._give(moving)
 
     def _add_values(self, adder: PartySums, name: str, first: int, values: np.ndarray) -> None:
         bad = nonfinite(values)
@@ -307,7 +336,7 @@ class Upload:
         if len(self.packed_ids) != self.header.packed_id_bytes:
             raise SessionError(f"party '{self.party}': upload ended after {len(self.packed_ids)} of "
                                f"{self.header.packed_id_bytes} packed id bytes")
-        block = bytes(self.packed_ids)
+        block = self.packed_ids  # read where it was received: no bytes() copy of the block
         stored, transient = self._decoded_size(block)
         self._take(stored + transient, "ids as decoded and stored")
         try:
@@ -316,7 +345,7 @@ class Upload:
             raise SessionError(f"party '{self.party}': {exc}") from None
         finally:
             self._give(transient)
-        self.packed_ids = bytearray()
+        self.packed_ids = bytearray()  # unpacked: the block is not needed again (read once: _distinct_ids keeps ids)
         self._give(len(block))
         return ids
 
@@ -324,7 +353,7 @@ class Upload:
         """Bytes taken for the ids received as text, held as Python strings until decoded."""
         return PY_STR_BYTES * len(self.ids) + self.id_chars
 
-    def _decoded_size(self, block: bytes) -> tuple[int, int]:
+    def _decoded_size(self, block: bytearray) -> tuple[int, int]:
         """Bytes the packed ids will take once decoded, and the bytes decoding takes on the way; the block is
         inflated a piece at a time (zlib's ``decompress(data, max_length)``), never held whole."""
         n, encoding = self.n, self.header.id_encoding
@@ -333,21 +362,26 @@ class Upload:
         if encoding != ID_LINES:
             return n * PSEUDONYM_BYTES, 0
         total, longest, run = 0, 0, 0
-        inflater, data = zlib.decompressobj(), block
+        inflater, view = zlib.decompressobj(), memoryview(block)
         limit = n * (MAX_ID_BYTES + 1)
         try:
-            while data and total <= limit:
-                piece = inflater.decompress(data, 1 << 20)
-                data = inflater.unconsumed_tail
-                if not piece:
+            # fed 64 KiB at a time, so that what zlib leaves unconsumed (a copy) stays small
+            for start in range(0, len(view), 1 << 16):
+                data: bytes | memoryview = view[start : start + (1 << 16)]
+                while data and total <= limit:
+                    piece = inflater.decompress(data, 1 << 20)
+                    data = inflater.unconsumed_tail
+                    if not piece:
+                        break
+                    total += len(piece)
+                    breaks = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == 10)
+                    if len(breaks):
+                        longest = max(longest, run + int(breaks[0]), int(np.diff(breaks).max(initial=1)) - 1)
+                        run = len(piece) - int(breaks[-1]) - 1
+                    else:
+                        run += len(piece)
+                if total > limit:
                     break
-                total += len(piece)
-                breaks = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == 10)
-                if len(breaks):
-                    longest = max(longest, run + int(breaks[0]), int(np.diff(breaks).max(initial=1)) - 1)
-                    run = len(piece) - int(breaks[-1]) - 1
-                else:
-                    run += len(piece)
         except zlib.error as exc:
             raise SessionError(f"party '{self.party}': packed ids do not decompress: {exc}") from None
         longest = max(longest, run)
@@ -374,7 +408,8 @@ class Upload:
             )
         if self.sums is not None and self.adder is None:
             self._attach(self.sums)  # an upload with no chunk (one record) still fixes or joins the reference
-        arrays = {a.spec.name: a.array() for a in self.assemblers if a.kept}
+        arrays = {a.spec.name: self.blocks[i] if i in self.blocks else a.array()
+                  for i, a in enumerate(self.assemblers) if a.kept or i in self.blocks}
         checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
         for name, arr in checked.items():
             bad = nonfinite(arr)

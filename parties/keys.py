@@ -1,4 +1,4 @@
-"""A party's keys: X25519 agreement with its peers, the sealed pseudonym key, keyed-hash pseudonyms.
+"""A party's keys: X25519 agreement with its peers, the sealed pseudonym key.
 
 Everything here is from the ``cryptography`` library; nothing is hand-rolled.
 
@@ -12,9 +12,9 @@ Everything here is from the ``cryptography`` library; nothing is hand-rolled.
   key leader, draws a 32-byte pseudonym key and seals it to every other party
   with AES-256-GCM under their pair secret (``seal`` / ``unseal``). The
   coordinator relays the sealed keys and learns nothing of the key.
-- A pseudonym is the first 16 bytes of HMAC-SHA256(key, id as UTF-8 text)
-  (``pseudonyms``): the same id gives the same pseudonym at every party, and
-  without the key nobody can compute or test one.
+- Pseudonyms under that key are parties.pseudonyms': the same id gives the
+  same pseudonym at every party, and without the key nobody can compute or
+  test one.
 - Under mutual TLS a party signs its public key with its certificate's key
   (``sign_key`` / ``verify_peer``) so that a peer can tell its key from one
   an active coordinator substituted (a man in the middle).
@@ -22,12 +22,9 @@ Everything here is from the ``cryptography`` library; nothing is hand-rolled.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 from dataclasses import dataclass
 
-import numpy as np
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
@@ -38,7 +35,6 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from parties.errors import PartyError
 from protos.identity import party_certificate_problem
-from protos.ids import PSEUDONYM_BYTES
 
 #: Bytes of the shared pseudonym key.
 KEY_BYTES = 32
@@ -115,23 +111,6 @@ def pseudonym_key(seed: int | None) -> bytes:
     """A new pseudonym key: from this process's entropy, or derived from the party's own ``seed`` (reproducible
     runs)."""
     return os.urandom(KEY_BYTES) if seed is None else _from_seed(seed, "pseudonym key")
-
-
-def pseudonyms(key: bytes, ids: np.ndarray) -> np.ndarray:
-    """The pseudonym of each id, as an array of ``PSEUDONYM_BYTES``-byte strings in the same order.
-
-    An id is hashed as its text (integer ids in canonical decimal form), so
-    text id "7" and integer id 7 get the same pseudonym, and "007" another.
-    """
-    text = ids.tolist() if ids.dtype.kind not in "iu" else map(str, ids.tolist())
-    base = hmac.new(key, digestmod=hashlib.sha256)
-
-    def one(record: str) -> bytes:
-        h = base.copy()  # the keyed state, copied: the key is not processed again for every id
-        h.update(record.encode())
-        return h.digest()[:PSEUDONYM_BYTES]
-
-    return np.frombuffer(b"".join(map(one, text)), dtype=f"S{PSEUDONYM_BYTES}")
 
 
 # -- binding a key to a certificate (mutual TLS) -------------------------------------------------

@@ -24,10 +24,11 @@ from parties.config import PartyConfig
 from parties.data import PartyData
 from parties.errors import PartyError
 from parties.files import write_private
-from parties.keys import KeyPair, pseudonyms
+from parties.keys import KeyPair
 from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
 from parties.progress import Progress
+from parties.pseudonyms import pseudonyms
 from parties.secagg import check_alignment, check_result
 from parties.sources import load_party_data
 from protos.ids import packed_size
@@ -187,6 +188,8 @@ def run_party(
             secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log, watch)
             timing.update(secure.timing)
         step = "uploading"
+        if secure is None:  # nothing reads the party's own columns again: give them back before the upload
+            done.X = done.data.X = np.empty((0, done.data.X.shape[1]))  # not a view: that would keep X
 
         tries: list[int] = []
 

@@ -15,6 +15,30 @@ _os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 _os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
+def _return_freed_memory() -> None:
+    """Have glibc's malloc give blocks of 128 KiB and more straight back to the system when freed.
+
+    By default glibc raises that threshold to the largest block freed so far,
+    after which the 1 MiB message buffers of every upload come from per-thread
+    arenas that keep what is freed: the coordinator then grew by tens of MiB
+    for every party uploading at once, beyond the data it holds
+    (bench/osbr_memory.py, bench/scaling.py). Set MALLOC_MMAP_THRESHOLD_ to
+    choose another threshold; nothing happens off glibc.
+    """
+    if "MALLOC_MMAP_THRESHOLD_" in _os.environ:
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD (malloc.h), which also stops its adjustment
+
+
+_return_freed_memory()
+
+
 def simulate(scenario, processes: bool = False, **options):
     """Run a scenario and return a ``ppcsim.api.Run`` (see ppcsim.api.simulate and docs/api.md)."""
     from ppcsim.api import simulate as run

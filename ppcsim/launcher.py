@@ -24,8 +24,10 @@ from ppcsim.report import build, summary_table, write_outputs
 from ppcsim.report_model import Evaluation, Report
 from ppcsim.scenario import Scenario
 
-#: Seconds the parties get, after the session ends, to fetch their results and exit.
+#: Seconds the parties get, after the session ends, to fetch their results and exit...
 EXIT_GRACE = 30.0
+#: ... and more for every record joined: each writes its labels, one line a record (10 s a million).
+EXIT_GRACE_PER_RECORD = 1e-5
 #: Party processes share this machine's cores: one BLAS/OpenMP thread each keeps them from oversubscribing it.
 PARTY_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -211,7 +213,8 @@ def run_scenario(
             if session.state == DONE:
                 timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]
                 progress.say(f"clustered {len(session.wait(0).join.ids):,} records; parties fetching results")
-            failure = failure or _await_exit(procs, logs, EXIT_GRACE)
+            joined = len(session.outcome.join.ids) if session.outcome is not None else 0
+            failure = failure or _await_exit(procs, logs, EXIT_GRACE + EXIT_GRACE_PER_RECORD * joined)
         finally:
             for p in procs.values():
                 if p.poll() is None:

@@ -308,7 +308,7 @@ MPC_COORDINATOR_LEARNS = [
 
 
 def _ids_learned(scenario: Scenario) -> str:
-    return ("16-byte keyed-hash pseudonyms of each party's record ids (never a raw id; without the parties' key it "
+    return ("16-byte keyed pseudonyms of each party's record ids (never a raw id; without the parties' key it "
            "can neither compute nor test one), so how many records each party holds and which of them are in "
            "every party's set (the join)" if scenario.security.ids == "pseudonymous" else
            "every party's raw record ids, and so which records each party holds")

@@ -547,7 +547,7 @@ class Security(Section):
     tokens : bool
         Whether parties presented tokens.
     ids : str
-        ``pseudonymous`` (keyed-hash pseudonyms) or ``plain`` record ids.
+        ``pseudonymous`` (keyed pseudonyms) or ``plain`` record ids.
     parties : object
         Per party, its Protection.
     coordinator_learns : array of str
@@ -629,7 +629,7 @@ class IdBytes(Section):
     Attributes
     ----------
     encoding : str
-        The encoding of its upload's ids, as the protocol names it (``ID_PSEUDONYMS``, ``ID_INT_DELTAS_ZLIB``,
+        The encoding of its upload's ids, as the protocol names it (``ID_PSEUDONYMS_AES``, ``ID_INT_DELTAS_ZLIB``,
         ``ID_LINES_ZLIB``, ``ID_TEXT``).
     bytes : int
         Bytes of ids sent (packed block, or characters of text ids).

@@ -66,7 +66,7 @@ LINK = {
 }
 #: What a party of a secure-aggregation session runs before its rounds: normalisation only.
 SECURE_METHOD = "none"
-#: How record ids travel: keyed-hash pseudonyms (default; the coordinator never sees a raw id) or as they are.
+#: How record ids travel: keyed pseudonyms (default; the coordinator never sees a raw id) or as they are.
 ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
 #: session (party names, methods and public parameters, [clustering], [security]); a party reads [data] and its own

@@ -20,7 +20,8 @@ from coordinator.errors import SessionError
 from coordinator.session import Session
 from coordinator.upload import Received
 from parties.client import agree_pseudonym_key
-from parties.keys import KeyPair, pseudonyms
+from parties.keys import KeyPair
+from parties.pseudonyms import pseudonyms
 from parties.run import Disguised, disguise
 from ppcsim.scenario import Scenario
 from protos.ppcsim.v1 import session_pb2

@@ -2,15 +2,16 @@
 
 Ids are not the disguised data the paper's cost model counts, but they cross
 the wire all the same, and a million ids as strings cost several bytes each.
-A party packs them in one of three encodings (``UploadHeader.id_encoding``):
+A party packs them in one of four encodings (``UploadHeader.id_encoding``):
 
 - ``ID_TEXT``: ``IdChunk.ids``, one string each;
 - ``ID_LINES_ZLIB``: the ids joined by newlines, UTF-8, zlib-compressed;
 - ``ID_INT_DELTAS_ZLIB``: ids that are all canonical decimal integers, as the
   int64 differences between consecutive ids, little-endian, zlib-compressed
   (a run of consecutive ids compresses to almost nothing);
-- ``ID_PSEUDONYMS``: 16 bytes per id, keyed-hash pseudonyms (parties.keys),
-  in a session with pseudonymous ids (uncompressed: they look random).
+- ``ID_PSEUDONYMS_AES``: 16 bytes per id, keyed pseudonyms (parties.pseudonyms),
+  in a session with pseudonymous ids (uncompressed: they look random). The
+  first version's ``ID_PSEUDONYMS`` (HMAC-SHA256) is refused (``RETIRED``).
 
 Integer ids (an int64 array, as a party builds for generated data) always go
 as int deltas, and int deltas decode to int64: a million ids then never become
@@ -31,9 +32,12 @@ import numpy as np
 from protos.ppcsim.v1 import session_pb2
 
 TEXT, LINES, INT_DELTAS = session_pb2.ID_TEXT, session_pb2.ID_LINES_ZLIB, session_pb2.ID_INT_DELTAS_ZLIB
-PSEUDONYMS = session_pb2.ID_PSEUDONYMS
+PSEUDONYMS = session_pb2.ID_PSEUDONYMS_AES
 ENCODINGS = (TEXT, LINES, INT_DELTAS, PSEUDONYMS)
-#: Bytes of one pseudonym in an ID_PSEUDONYMS block.
+#: Encodings no longer taken, and why (the coordinator's refusal says it).
+RETIRED = {session_pb2.ID_PSEUDONYMS: "ID_PSEUDONYMS (HMAC-SHA256 pseudonyms) is retired: pseudonyms are "
+                                      "ID_PSEUDONYMS_AES now (docs/protocol.md, 'Pseudonyms')"}
+#: Bytes of one pseudonym in an ID_PSEUDONYMS_AES block.
 PSEUDONYM_BYTES = 16
 #: Longest id accepted in a packed block, in bytes (bounds what a block may inflate to).
 MAX_ID_BYTES = 1024
@@ -82,7 +86,7 @@ def _smallest(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes, int]:
 
 def pack(ids: np.ndarray) -> tuple[session_pb2.IdEncoding, bytes]:
     """The smallest encoding of ``ids`` (text, or int64 which packs as int deltas): ``(encoding, packed block)``;
-    ID_TEXT packs to b"". Pseudonyms (16-byte strings) pack as ID_PSEUDONYMS."""
+    ID_TEXT packs to b"". Pseudonyms (16-byte strings) pack as ID_PSEUDONYMS_AES."""
     encoding, block, _ = _smallest(ids)
     return encoding, block
 
@@ -92,7 +96,7 @@ def packed_size(ids: np.ndarray) -> int:
     return _smallest(ids)[2]
 
 
-def unpack(encoding: int, packed: bytes, n: int) -> np.ndarray:
+def unpack(encoding: int, packed: bytes | bytearray, n: int) -> np.ndarray:
     """The ``n`` ids a packed block holds: int64 for int deltas, 16-byte strings for pseudonyms, else text;
     IdError if it holds anything else."""
     if encoding == PSEUDONYMS:

@@ -167,6 +167,18 @@ class ArrayAssembler:
         """Give the buffer back (an upload that failed); ``received`` keeps counting what came."""
         self._buffer = None
 
+    def redirect(self, sink) -> None:
+        """From now on hand every chunk to ``sink`` only (as ``keep=False`` does): the whole elements stored so far
+        go to it first, and the buffer is given back."""
+        if self._buffer is not None and self.received:
+            itemsize = np.dtype(self.spec.dtype).itemsize
+            whole = self.received // itemsize * itemsize
+            if whole:
+                sink(0, self._buffer[:whole].view(self.spec.dtype))
+            self._carry = bytes(self._buffer[whole : self.received])
+        self._buffer = None
+        self.sink = sink
+
     def array(self) -> np.ndarray:
         """The assembled array in native byte order; raises WireError if bytes are missing."""
         if not self.complete:

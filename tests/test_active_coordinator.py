@@ -611,7 +611,7 @@ def man_in_the_middle(monkeypatch, stolen: dict):
 
 def test_without_mutual_tls_a_coordinator_swapping_keys_reads_every_raw_id(tmp_path, monkeypatch):
     """What an active coordinator can still do without mutual TLS (documented, and said in every report)."""
-    from parties.keys import pseudonyms
+    from parties.pseudonyms import pseudonyms
 
     stolen: dict = {}
     man_in_the_middle(monkeypatch, stolen)

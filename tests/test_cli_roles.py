@@ -181,7 +181,7 @@ def test_the_coordinator_holds_no_raw_id_and_no_party_seed(roles):
     for record in A_ORDER:
         assert f'"{record}"' not in everything and f"{record}," not in everything and f"{record} " not in everything
     ids = report["communication"]["ids"]
-    assert ids["a"] == {"encoding": "ID_PSEUDONYMS", "bytes": 13 * 16, "plain_bytes": None}
+    assert ids["a"] == {"encoding": "ID_PSEUDONYMS_AES", "bytes": 13 * 16, "plain_bytes": None}
 
 
 def test_parties_draw_their_own_secrets_unless_given_a_seed(roles, tmp_path):

@@ -167,3 +167,24 @@ def test_in_place_linkage_equals_scipy_also_on_ties(linkage, seed):
     np.testing.assert_array_equal(in_place, cluster(spec, Combined(dissimilarity=d)))
     assert not np.array_equal(work, d)  # the matrix was used up, not copied
     np.testing.assert_array_equal(merges_in_place(d.copy(), n, linkage)[:, 2], scipy_linkage(d, linkage)[:, 2])
+
+
+def test_kmeans_on_a_matrix_it_may_use_up_clusters_it_in_place_with_the_labels_of_a_copy():
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(c, 1.0, size=(400, 6)) for c in (0, 6, 12)]).astype(np.float32)
+    spec = ClusteringSpec(algorithm="kmeans", n_clusters=3, n_init=3, seed=9)
+    want = KMeans(n_clusters=3, n_init=3, random_state=9).fit_predict(X)
+    kept = X.copy()
+    assert np.array_equal(cluster(spec, Combined(features=kept)), want) and np.array_equal(kept, X)
+    used = X.copy()
+    assert np.array_equal(cluster(spec, Combined(features=used), overwrite=True), want)
+    assert used.dtype == np.float32 and np.allclose(used, X, atol=1e-5)  # centred in place, then put back
+
+
+def test_column_variances_in_blocks_equal_numpys_to_the_bit():
+    from coordinator.clustering import column_variances
+
+    rng = np.random.default_rng(8)
+    for n, d, dtype in ((70_001, 9, np.float64), (20_000, 5, np.float32), (3, 2, np.float64)):
+        X = (rng.normal(size=(n, d)) * rng.uniform(0.1, 100, size=d) + rng.normal(size=d) * 50).astype(dtype)
+        assert np.array_equal(column_variances(X, rows=4096), np.var(X, axis=0)), (n, d, dtype)

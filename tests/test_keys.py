@@ -3,28 +3,83 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from parties.client import ClientSecurity, agree_pseudonym_key
+from coordinator.errors import InvalidArgument
+from coordinator.session import Session, SessionSpec
+from coordinator.upload import Received
+from parties.client import ClientSecurity, agree_pseudonym_key, upload_messages
 from parties.errors import PartyError
-from parties.keys import KeyPair, pseudonym_key, pseudonyms, seal, sign_key, unseal, verify_peer
+from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
+from parties.methods.base import rows
+from parties.pseudonyms import id_blocks, pseudonyms
 from ppcsim.credentials import make_credentials
 from protos.ids import PSEUDONYMS, as_text, pack, unpack
 from protos.ppcsim.v1 import session_pb2
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def test_a_pseudonym_is_the_first_16_bytes_of_hmac_sha256_of_the_id_as_text():
+
+def independent_pseudonym(key: bytes, text: str) -> bytes:
+    """docs/protocol.md's pseudonym of one id, computed here without ppc-sim's code."""
+    b = text.encode()
+    block = bytes([len(b)]) + b + bytes(15 - len(b)) if len(b) <= 15 else b"\xff" + hashlib.sha256(b).digest()[:15]
+    encryptor = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return encryptor.update(block) + encryptor.finalize()
+
+
+def vectors() -> list[tuple[str, bool, str, str]]:
+    """The test vectors of docs/protocol.md: (id, integer?, block hex, pseudonym hex)."""
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    table = text[text.index("Test vectors, with `K`"):]
+    rows = re.findall(r"^\| `([^`]*)`( \(integer\))?[^|]*\| `([0-9a-f]{32})` \| `([0-9a-f]{32})` \|$", table, re.M)
+    return [(i, bool(integer), block, pseudonym) for i, integer, block, pseudonym in rows]
+
+
+def test_the_documented_pseudonym_test_vectors_hold_for_the_party_and_for_an_independent_computation():
     key = bytes(range(32))
-    got = pseudonyms(key, np.array(["r1", "007", "7"]))
-    want = [hmac.new(key, t.encode(), hashlib.sha256).digest()[:16] for t in ("r1", "007", "7")]
-    assert as_text(got).tolist() == [w.hex() for w in want]
-    # integer 7 is the id "7", not "007"
-    assert pseudonyms(key, np.array([7]))[0] == got[2] != got[1]
+    found = vectors()
+    assert len(found) == 10 and {len(i.encode()) for i, *_ in found} >= {1, 3, 15, 16, 19, 36}
+    for text, integer, block, want in found:
+        ids = np.array([int(text)]) if integer else np.array([text])
+        assert id_blocks(ids)[0].tobytes().hex() == block, text
+        assert np.ascontiguousarray(pseudonyms(key, ids)).tobytes().hex() == want, text
+        assert independent_pseudonym(key, text).hex() == want, text
+        if integer:  # an integer id is the text of its canonical decimal form
+            assert pseudonyms(key, np.array([text]))[0] == pseudonyms(key, ids)[0]
+
+
+def test_array_pseudonyms_equal_the_one_by_one_computation_and_text_meets_integer():
+    key = bytes(range(1, 33))
+    rng = np.random.default_rng(3)
+    ints = np.concatenate([np.arange(-50, 2000), rng.integers(-(2**63), 2**63 - 1, 500, dtype=np.int64),
+                           [-(2**63), 2**63 - 1, 10**14 - 1, 10**15 - 1, 10**15, -(10**14) + 1, -(10**14)]])
+    got = np.ascontiguousarray(pseudonyms(key, ints)).tobytes()
+    assert got == b"".join(independent_pseudonym(key, str(v)) for v in ints.tolist())
+    assert np.ascontiguousarray(pseudonyms(key, ints.astype(str))).tobytes() == got
+    texts = np.array(["r1", "007", "7", "x" * 15, "y" * 16, "été", "日本語の長い識別子です", "a\u00e9" * 10])
+    assert np.ascontiguousarray(pseudonyms(key, texts)).tobytes() == b"".join(
+        independent_pseudonym(key, t) for t in texts.tolist())
+    assert len({got[i : i + 16] for i in range(0, len(got), 16)}) == len(ints)
     # another key, other pseudonyms
-    assert not set(as_text(pseudonyms(bytes(32), np.array(["r1"]))).tolist()) & set(as_text(got).tolist())
+    assert not set(as_text(pseudonyms(bytes(32), texts)).tolist()) & set(as_text(pseudonyms(key, texts)).tolist())
+
+
+def test_the_retired_hmac_pseudonyms_are_refused_naming_the_new_encoding():
+    session = Session(SessionSpec(name="s", parties=("a", "b"), deadline=60, ids="pseudonymous"))
+    session.join("a", KeyPair.generate().public)
+    messages = upload_messages("s", "a", "none", {}, pseudonyms(bytes(32), np.arange(4)),
+                               [rows("data", np.zeros((4, 2)))], 2, 4096)
+    header = next(messages).header
+    header.id_encoding = session_pb2.ID_PSEUDONYMS
+    with pytest.raises(InvalidArgument, match="ID_PSEUDONYMS .HMAC-SHA256 pseudonyms. is retired.*ID_PSEUDONYMS_AES"):
+        session.receive(header, Received.stream(messages))
+    assert session.refused[0].party == "a"
 
 
 def test_pseudonyms_travel_as_one_block_and_keep_trailing_zero_bytes():

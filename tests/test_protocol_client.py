@@ -3,7 +3,7 @@
 Nothing of ppc-sim's party code is used here: only the generated gRPC stubs,
 ``cryptography`` and numpy, following the document step by step (TLS with the
 coordinator's name, the bearer token, X25519 keys, the sealed pseudonym key,
-HMAC pseudonyms, the upload's order, the labels back by position). Two such
+AES pseudonyms, the upload's order, the labels back by position). Two such
 clients, with ids in different orders and one id only one of them holds,
 complete a session served by ``ppc coordinator``'s own code.
 """
@@ -11,7 +11,6 @@ complete a session served by ``ppc coordinator``'s own code.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
 import threading
 from pathlib import Path
@@ -20,6 +19,7 @@ import grpc
 import numpy as np
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
@@ -72,14 +72,18 @@ def client(folder: Path, address: str, party: str, ids: list[str], values: np.nd
         box = stub.GetSealedKey(session_pb2.SealedKeyRequest(session=SESSION, party=party), timeout=30, metadata=meta)
         info = seal_info(SESSION, leader, party)
         key = AESGCM(seal_key(own, peers[leader], info)).decrypt(box.nonce, box.ciphertext, info)
-    block = b"".join(hmac.new(key, i.encode(), hashlib.sha256).digest()[:16] for i in ids)
+    def id_block(text: str) -> bytes:
+        b = text.encode()
+        return bytes([len(b)]) + b + bytes(15 - len(b)) if len(b) <= 15 else b"\xff" + hashlib.sha256(b).digest()[:15]
+    aes = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    block = aes.update(b"".join(map(id_block, ids))) + aes.finalize()
     data = values.astype("<f8").tobytes()
 
     def messages():
         yield session_pb2.UploadMessage(header=session_pb2.UploadHeader(
             session=SESSION, party=party, method="none", n_ids=len(ids), n_columns=values.shape[1],
             arrays=[array_pb2.ArraySpec(name="data", dtype="<f8", shape=list(values.shape), layout=array_pb2.ROWS)],
-            id_encoding=session_pb2.ID_PSEUDONYMS, packed_id_bytes=len(block)))
+            id_encoding=session_pb2.ID_PSEUDONYMS_AES, packed_id_bytes=len(block)))
         for start in range(0, len(block), reply.chunk_bytes):
             yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=block[start:start + reply.chunk_bytes]))
         for start in range(0, len(data), reply.chunk_bytes):

@@ -46,8 +46,14 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
         outcomes[keep] = session.wait(timeout=30)
         assert all(bool(c.arrays) == keep for c in session.contributions.values())
         assert all(a.kept == keep for u in session.uploads.values() for a in u.assemblers)
+        # kept: each upload in its own buffer; not kept: written straight into the matrix that was clustered
+        # (here one upload ends before the next begins: the first moves into the matrix when they are joined)
+        assert session.matrix is None if keep else outcomes[keep].combined.features is session.matrix.matrix
     np.testing.assert_array_equal(outcomes[False].labels, outcomes[True].labels)
-    np.testing.assert_array_equal(outcomes[False].combined.features, np.hstack(list(blocks.values())))
+    np.testing.assert_array_equal(outcomes[True].combined.features, np.hstack(list(blocks.values())))
+    # clustered in place: centred and put back, equal but for the last bits
+    np.testing.assert_allclose(outcomes[False].combined.features, np.hstack(list(blocks.values())), rtol=0,
+                               atol=1e-14)
 
 
 def test_nonfinite_finds_nan_and_infinities_but_not_an_overflowing_sum():

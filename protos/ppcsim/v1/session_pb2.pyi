@@ -25,6 +25,7 @@ class IdEncoding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ID_LINES_ZLIB: _ClassVar[IdEncoding]
     ID_INT_DELTAS_ZLIB: _ClassVar[IdEncoding]
     ID_PSEUDONYMS: _ClassVar[IdEncoding]
+    ID_PSEUDONYMS_AES: _ClassVar[IdEncoding]
 
 class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -42,6 +43,7 @@ ID_TEXT: IdEncoding
 ID_LINES_ZLIB: IdEncoding
 ID_INT_DELTAS_ZLIB: IdEncoding
 ID_PSEUDONYMS: IdEncoding
+ID_PSEUDONYMS_AES: IdEncoding
 SESSION_STATE_UNSPECIFIED: SessionState
 WAITING: SessionState
 CLUSTERING: SessionState

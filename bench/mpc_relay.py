@@ -34,7 +34,7 @@ import numpy as np
 import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import blobs_scenario, ppc_run  # noqa: E402
+from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 from parties.mpc import free_port  # noqa: E402
 from parties.run import disguise  # noqa: E402
@@ -80,6 +80,7 @@ def main() -> None:
     parser.add_argument("--columns", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clusters", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     mpc = f'algorithm = "kmeans"\nprotocol = "mpc"\nn_clusters = {args.clusters}\nmax_iter = {args.rounds}\n'
     text = blobs_scenario("bench-mpc", args.rows, args.parties, args.columns, "", mpc, clusters=args.clusters)
@@ -103,6 +104,17 @@ def main() -> None:
     for name, s, p, d in zip((p["name"] for p in report["parties"]), sealed, plain, sent):
         print(f"bytes    {name}: sealed {s:,}, plaintext {p:,}, direct (MPyC's count) {d:,}: {s / d:.3f}x "
               f"(target <= 1.1x); plaintext - MPyC's count = {p - d:,} B")
+    figures = Figures("mpc_relay.py")
+    figures.add("relayed_seconds", relayed_seconds)
+    figures.add("direct_seconds", direct_seconds)
+    time_ratio = figures.add("time_ratio", relayed_seconds / direct_seconds)
+    bytes_ratio = figures.add("bytes_ratio", max(s / d for s, d in zip(sealed, sent)))
+    figures.check("labels equal scikit-learn's from the same centres", float(report["utility"]["labels_equal_same_init"]),
+                  "==", 1)
+    figures.check("relayed time / direct time", time_ratio, "<=", 1.3)
+    figures.check("relayed sealed bytes / direct bytes (worst party)", bytes_ratio, "<=", 1.1)
+    figures.write(args.json, f"{args.rows} records, {args.parties} parties, {args.rounds} rounds: relayed "
+                             f"{time_ratio:.2f}x the direct run's time, {bytes_ratio:.3f}x its bytes")
 
 
 if __name__ == "__main__":

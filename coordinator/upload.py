@@ -10,7 +10,7 @@ import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.forms import check_upload
-from coordinator.limits import Budget
+from coordinator.limits import ID_BYTES_PER_RECORD, Budget
 from coordinator.matrix import FeatureMatrix, place
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
@@ -103,7 +103,9 @@ class Upload:
         self.chunk_bytes = chunk_bytes
         self.held = 0  # bytes taken from the budget
         self.n = int(header.n_ids)
-        self.id_budget = self.budget  # what the decoded ids take, as stored (protos.ids.stored_bytes)
+        #: what the decoded ids may take, from the budget (coordinator.limits.ID_BYTES_PER_RECORD)
+        self.id_budget = Budget(f"party '{party}'", self.n * ID_BYTES_PER_RECORD, parent=self.budget,
+                                kind=f"id budget ({ID_BYTES_PER_RECORD} bytes a record, {self.n:,} records)")
         self.ids_held = 0  # bytes taken from the id budget
         if ids_only and header.arrays:
             raise SessionError(f"party '{party}': a secure-aggregation session takes an upload of ids only; this "
@@ -180,7 +182,7 @@ class Upload:
         self.held -= n
 
     def _take_ids(self, n: int, what: str) -> None:
-        """Take ``n`` bytes of ids as stored from the session's budget."""
+        """Take ``n`` bytes of ids as stored from the upload's id budget (and so from the session's)."""
         self.id_budget.take(n, f"party '{self.party}': {what}")
         self.ids_held += n
 

@@ -110,7 +110,6 @@ class Upload:
         if ids_only and header.arrays:
             raise SessionError(f"party '{party}': a secure-aggregation session takes an upload of ids only; this "
                                f"one announces {len(header.arrays)} array{'s' if len(header.arrays) > 1 else ''}")
-        self.n = int(header.n_ids)
         if not header.arrays and not ids_only:
             raise SessionError(f"party '{party}': the upload announces no arrays")
         names = [a.name for a in header.arrays]

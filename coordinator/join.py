@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from coordinator.errors import SessionError
-from protos.ids import as_text
+from protos.ids import text_ids
 
 
 @dataclass
@@ -20,9 +20,10 @@ class Join:
 
 
 def comparable(arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """Id arrays that compare as the ids they hold: all as text once integer and text ids meet."""
-    if len({a.dtype.kind in "iu" for a in arrays}) > 1:
-        return [as_text(a) for a in arrays]
+    """Id arrays that compare as the ids they hold: all as text (protos.ids.TEXT_IDS) once integer and text ids
+    meet."""
+    if len({a.dtype.kind for a in arrays}) > 1:
+        return [text_ids(a) for a in arrays]
     return arrays
 
 
@@ -37,9 +38,28 @@ def positions(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:
     reference, ids = comparable([reference, ids])
     if not len(reference):
         return np.full(len(ids), -1)
+    if reference.dtype.kind == "T" or ids.dtype.kind == "T":
+        return _positions_by_sort(reference, ids)
     order = np.argsort(reference, kind="stable")
     at = order[np.searchsorted(reference, ids, sorter=order).clip(0, len(reference) - 1)]
     return np.where(reference[at] == ids, at, -1)
+
+
+def _positions_by_sort(reference: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``positions`` for variable-width strings (protos.ids.TEXT_IDS), without ``np.searchsorted``, which gives
+    wrong positions for them (numpy 2.4): one stable sort of both, each id then meets the reference id sorted
+    last before it, which is its own when it is there."""
+    m = len(reference)
+    both = np.concatenate([reference, ids.astype(reference.dtype)])
+    order = np.argsort(both, kind="stable")  # an id equal to a reference id sorts right after it
+    ranked = both[order]
+    last = np.maximum.accumulate(np.where(order < m, np.arange(len(order)), -1))  # latest reference id so far
+    found = np.full(len(ids), -1)
+    mine = order >= m
+    at, before = order[mine] - m, last[mine]
+    hit = (before >= 0) & (ranked[np.maximum(before, 0)] == ranked[mine])
+    found[at[hit]] = order[before[hit]]
+    return found
 
 
 def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:

@@ -25,6 +25,13 @@ from dataclasses import dataclass
 from coordinator.errors import ResourceExhausted
 from coordinator.text import size
 
+#: Bytes of ids an upload may store per record it announces (``n_ids`` x this is the upload's id budget), counted
+#: as the coordinator stores them (``protos.ids.stored_bytes``: 8 an integer id, 16 a pseudonym, 16 a text id of
+#: up to 15 UTF-8 bytes, and a longer one its bytes and 8 more, with a quarter for the buffer's growth). A few
+#: thousand bytes of compressed text can decode into ids that take gigabytes; this bounds them by what the upload
+#: declares, whatever the session's memory budget.
+ID_BYTES_PER_RECORD = 256
+
 
 def physical_memory() -> int:
     """Bytes of physical memory of this machine (8 GiB when the system does not say)."""
@@ -68,8 +75,9 @@ class Budget:
     let go. ``peak`` is the most ever held at once.
     """
 
-    def __init__(self, name: str, limit: int, parent: Budget | None = None):
-        self.name, self.limit, self.parent = name, limit, parent
+    def __init__(self, name: str, limit: int, parent: Budget | None = None, kind: str = "memory budget"):
+        """``kind``: what the refusal calls this budget ("memory budget", or e.g. "id budget (...)")."""
+        self.name, self.limit, self.parent, self.kind = name, limit, parent, kind
         self.used = 0
         self.peak = 0
         self._lock = threading.Lock()
@@ -81,7 +89,7 @@ class Budget:
         with self._lock:
             if self.limit and self.used + n > self.limit:
                 raise ResourceExhausted(
-                    f"{what}: {size(n)} more would pass {self.name}'s memory budget of {size(self.limit)} "
+                    f"{what}: {size(n)} more would pass {self.name}'s {self.kind} of {size(self.limit)} "
                     f"({size(self.used)} held)")
             self.used += n
         if self.parent is not None:

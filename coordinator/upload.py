@@ -10,7 +10,7 @@ import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.forms import check_upload
-from coordinator.limits import Budget
+from coordinator.limits import ID_BYTES_PER_RECORD, Budget
 from coordinator.matrix import FeatureMatrix, place
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
@@ -18,7 +18,7 @@ from coordinator.types import Contribution
 from protos.ids import ENCODINGS as ID_ENCODINGS
 from protos.ids import INT_DELTAS as ID_INT_DELTAS
 from protos.ids import LINES as ID_LINES
-from protos.ids import MAX_ID_BYTES, PSEUDONYM_BYTES, IdError
+from protos.ids import MAX_ID_BYTES, PSEUDONYM_BYTES, TEXT_IDS, WINDOW, IdError, stored_bytes
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import unpack as unpack_ids
 from protos.ppcsim.v1 import session_pb2
@@ -102,10 +102,14 @@ class Upload:
         self.budget = budget if budget is not None else Budget("this upload", 0)
         self.chunk_bytes = chunk_bytes
         self.held = 0  # bytes taken from the budget
+        self.n = int(header.n_ids)
+        #: what the decoded ids may take, from the budget (coordinator.limits.ID_BYTES_PER_RECORD)
+        self.id_budget = Budget(f"party '{party}'", self.n * ID_BYTES_PER_RECORD, parent=self.budget,
+                                kind=f"id budget ({ID_BYTES_PER_RECORD} bytes a record, {self.n:,} records)")
+        self.ids_held = 0  # bytes taken from the id budget
         if ids_only and header.arrays:
             raise SessionError(f"party '{party}': a secure-aggregation session takes an upload of ids only; this "
                                f"one announces {len(header.arrays)} array{'s' if len(header.arrays) > 1 else ''}")
-        self.n = int(header.n_ids)
         if not header.arrays and not ids_only:
             raise SessionError(f"party '{party}': the upload announces no arrays")
         names = [a.name for a in header.arrays]
@@ -176,6 +180,11 @@ class Upload:
         self.budget.give(n)
         self.held -= n
 
+    def _take_ids(self, n: int, what: str) -> None:
+        """Take ``n`` bytes of ids as stored from the upload's id budget (and so from the session's)."""
+        self.id_budget.take(n, f"party '{self.party}': {what}")
+        self.ids_held += n
+
     def _check_shape(self, spec) -> None:
         shape = tuple(spec.shape)
         where = f"party '{self.party}', array '{shown(spec.name)}'"
@@ -198,6 +207,8 @@ class Upload:
             a.release()
         self.ids, self.packed_ids, self._all_ids = [], None, None
         self._give(self.held)
+        self.id_budget.give(self.ids_held)
+        self.ids_held = 0
 
     def add(self, message: session_pb2.UploadMessage, data: bytes | None = None) -> None:
         """Take the next message of the stream (``data``: its chunk's bytes, when already read out)."""
@@ -229,6 +240,8 @@ class Upload:
                 if "\x00" in record:
                     raise SessionError(f"party '{self.party}': record id {len(self.ids) + i} contains a NUL character")
             chars = sum(map(len, ids))
+            self._take_ids(stored_bytes([len(i.encode()) if len(i) > 3 else 0 for i in ids]),
+                           "ids as stored")
             self._take(PY_STR_BYTES * len(ids) + chars, "ids as text")
             self.id_chars += chars
             self.ids.extend(ids)
@@ -327,9 +340,8 @@ class Upload:
         if self.packed_ids is None:
             if len(self.ids) != self.n:
                 raise SessionError(f"party '{self.party}': upload ended after {len(self.ids)} of {self.n} ids")
-            listed = self.held_for_text()
-            self._take(self.n * max(map(len, self.ids), default=0) * 4, "ids as stored (rows x longest id x 4)")
-            ids = np.array(self.ids, dtype=str)
+            listed = self.held_for_text()  # stored bytes were taken as the ids came
+            ids = np.array(self.ids, dtype=TEXT_IDS)
             self.ids = []
             self._give(listed)
             return ids
@@ -338,7 +350,8 @@ class Upload:
                                f"{self.header.packed_id_bytes} packed id bytes")
         block = self.packed_ids  # read where it was received: no bytes() copy of the block
         stored, transient = self._decoded_size(block)
-        self._take(stored + transient, "ids as decoded and stored")
+        self._take_ids(stored, "ids as decoded and stored")
+        self._take(transient, "ids while decoded")
         try:
             ids = unpack_ids(self.header.id_encoding, block, self.n)
         except IdError as exc:
@@ -361,7 +374,7 @@ class Upload:
             return n * 8, n * 8
         if encoding != ID_LINES:
             return n * PSEUDONYM_BYTES, 0
-        total, longest, run = 0, 0, 0
+        total, run, stored = 0, 0, 0
         inflater, view = zlib.decompressobj(), memoryview(block)
         limit = n * (MAX_ID_BYTES + 1)
         try:
@@ -375,8 +388,9 @@ class Upload:
                         break
                     total += len(piece)
                     breaks = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == 10)
-                    if len(breaks):
-                        longest = max(longest, run + int(breaks[0]), int(np.diff(breaks).max(initial=1)) - 1)
+                    if len(breaks):  # the lengths of the lines this piece ends
+                        lengths = np.diff(breaks, prepend=-1 - run) - 1
+                        stored += stored_bytes(lengths)
                         run = len(piece) - int(breaks[-1]) - 1
                     else:
                         run += len(piece)
@@ -384,12 +398,12 @@ class Upload:
                     break
         except zlib.error as exc:
             raise SessionError(f"party '{self.party}': packed ids do not decompress: {exc}") from None
-        longest = max(longest, run)
         if total > limit:
             raise SessionError(f"party '{self.party}': packed ids inflate past {limit} bytes, more than {n} ids of "
                                f"at most {MAX_ID_BYTES} bytes can take")
-        # the text as bytes and as str, and the list of strings, on the way to rows x longest x 4
-        return n * longest * 4, 2 * total + PY_STR_BYTES * n
+        stored += stored_bytes(np.array([run]))  # the last line
+        # the inflated text, and a window of it as Python strings on its way into the array (protos.ids._lines)
+        return stored, total + 4 * WINDOW + PY_STR_BYTES * min(n, WINDOW)
 
     def _check_total(self) -> None:
         if self.id_chars + self.expected > self.max_bytes:

@@ -31,7 +31,7 @@ import numpy as np
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report_model import ABSENT, Evaluation, Report
 from ppcsim.scenario import Scenario, ScenarioError, generated, load_scenario
-from protos.ids import as_text
+from protos.ids import for_file
 
 __all__ = ["Run", "simulate", "load"]
 
@@ -305,7 +305,7 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
                    observer=True, coordinator_peak_rss=memory)
-    sent = {name: {"ids": as_text(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
+    sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
     return _run(scenario, report, sent, outcome, details, None)
 
 
@@ -348,7 +348,7 @@ def _run(scenario: Scenario, report: Report, sent: dict, outcome, details: dict,
         clustered=None if features is None or report.secure_aggregation is not ABSENT else features,
         labels=outcome.labels,
         ids=own[first].data.ids[outcome.join.index[first]],
-        coordinator_ids=as_text(outcome.join.ids),
+        coordinator_ids=for_file(outcome.join.ids),
         original={p.name: own[p.name].X for p in scenario.parties},
         columns={p.name: list(own[p.name].data.columns) for p in scenario.parties},
         joined=details.get("joined"),

@@ -51,7 +51,7 @@ from ppcsim.report_model import (
     given,
 )
 from ppcsim.scenario import Scenario
-from protos.ids import as_text
+from protos.ids import as_text, for_file
 from protos.ppcsim.v1 import session_pb2
 
 if TYPE_CHECKING:
@@ -348,7 +348,7 @@ def write_outputs(out: Path, report: Report, session: Session, sent: bool = True
     features = outcome.combined.features if outcome is not None else None
     if sent and outcome is not None and features is not None:
         # what the coordinator clustered (joined features, or an nmds embedding), rows in the join's order
-        ids = as_text(outcome.join.ids)
+        ids = for_file(outcome.join.ids)
         write_atomic(out / "clustered.npz", lambda fh: np.savez(fh, ids=ids, features=features))
     for party, c in session.contributions.items():
         if not sent or not c.arrays:
@@ -358,7 +358,7 @@ def write_outputs(out: Path, report: Report, session: Session, sent: bool = True
 
 def _save_sent(contribution: Contribution, fh: BinaryIO) -> None:
     # numpy's stubs match **kwds against allow_pickle: bool too; the arrays are named by the method ("data", "sqdist")
-    np.savez(fh, ids=as_text(contribution.ids), **contribution.arrays)  # type: ignore[arg-type]
+    np.savez(fh, ids=for_file(contribution.ids), **contribution.arrays)  # type: ignore[arg-type]
 
 
 def _n(x) -> str:

@@ -20,6 +20,11 @@ form (``as_text``), which is how integer and text ids meet in a join.
 
 Decoding is bounded: a packed block that inflates past what ``n`` ids can
 need, or that does not hold exactly ``n`` ids, is refused.
+
+Text ids decode to numpy's variable-width strings (``TEXT_IDS``): each id's
+UTF-8 bytes, inline in its 16-byte element up to 15 bytes, else in the
+array's own buffer, so that one long id never makes every row as wide as it
+is (a numpy unicode array takes rows x longest id x 4 bytes).
 """
 
 from __future__ import annotations
@@ -41,6 +46,13 @@ RETIRED = {session_pb2.ID_PSEUDONYMS: "ID_PSEUDONYMS (HMAC-SHA256 pseudonyms) is
 PSEUDONYM_BYTES = 16
 #: Longest id accepted in a packed block, in bytes (bounds what a block may inflate to).
 MAX_ID_BYTES = 1024
+#: How text ids are held once decoded: numpy's variable-width UTF-8 strings (see the module docstring).
+TEXT_IDS = np.dtypes.StringDType()
+#: Bytes of one element of a TEXT_IDS array; an id longer than TEXT_INLINE_BYTES is stored beside it as well.
+TEXT_ELEMENT_BYTES = 16
+TEXT_INLINE_BYTES = 15
+#: Bytes of text decoded at a time into a TEXT_IDS array.
+WINDOW = 1 << 18
 _INTEGER = re.compile(r"0|-?[1-9][0-9]{0,17}")
 
 
@@ -56,6 +68,29 @@ def as_text(ids: np.ndarray) -> np.ndarray:
         digits = np.ascontiguousarray(ids).tobytes().hex()
         return np.array([digits[i : i + width] for i in range(0, len(digits), width)], dtype=f"U{width}")
     return ids.astype(str) if ids.dtype.kind in "iu" else ids
+
+
+def stored_bytes(lengths: np.ndarray | list[int]) -> int:
+    """Bytes a TEXT_IDS array takes for ids of these UTF-8 ``lengths``: TEXT_ELEMENT_BYTES each, and an id longer
+    than TEXT_INLINE_BYTES its bytes and 8 more beside, counted a quarter over for the buffer's growth."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    beside = lengths[lengths > TEXT_INLINE_BYTES]
+    return TEXT_ELEMENT_BYTES * len(lengths) + int(beside.sum() + 8 * len(beside)) * 5 // 4
+
+
+def text_ids(ids: np.ndarray) -> np.ndarray:
+    """Ids as TEXT_IDS where ids held differently meet (a join): integers in their canonical decimal form, text
+    of a numpy unicode array as it is; pseudonyms as they are."""
+    return ids.astype(TEXT_IDS) if ids.dtype.kind in "iuU" else ids
+
+
+def for_file(ids: np.ndarray) -> np.ndarray:
+    """``as_text(ids)`` as a numpy unicode array, which ``np.save`` writes without pickling (TEXT_IDS arrays
+    would be pickled)."""
+    text = as_text(ids)
+    if text.dtype.kind != "T":
+        return text
+    return text.astype(f"U{max(1, int(np.strings.str_len(text).max(initial=0)))}")  # astype(str) cannot size it
 
 
 def _deltas(values: np.ndarray) -> bytes:
@@ -115,13 +150,29 @@ def unpack(encoding: int, packed: bytes | bytearray, n: int) -> np.ndarray:
         if len(raw) != n * 8:
             raise IdError(f"packed ids hold {len(raw) / 8:g} integers, not {n}")
         return np.cumsum(np.frombuffer(raw, dtype="<i8"), dtype=np.int64)
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError:
-        raise IdError("packed ids are not UTF-8 text") from None
-    if "\x00" in text:
+    if b"\x00" in raw:
         raise IdError("packed ids contain a NUL character")
-    ids = np.array(text.split("\n") if n else [], dtype=str)
-    if len(ids) != n:
-        raise IdError(f"packed ids hold {len(ids)} ids, not {n}")
+    return _lines(raw, n)
+
+
+def _lines(raw: bytes, n: int) -> np.ndarray:
+    """The ``n`` newline-separated UTF-8 ids of ``raw`` as a TEXT_IDS array, decoded WINDOW bytes at a time (the
+    Python strings in between stay few)."""
+    held = raw.count(b"\n") + 1 if n else 0
+    if held != n:
+        raise IdError(f"packed ids hold {held} ids, not {n}")
+    ids = np.empty(n, dtype=TEXT_IDS)
+    view, start, done = memoryview(raw), 0, 0
+    while done < n:
+        end = raw.rfind(b"\n", start, start + WINDOW)  # the window's last whole line
+        if end < 0:
+            end = raw.find(b"\n", start)  # a line longer than the window
+        if end < 0:
+            end = len(raw)  # the last line
+        try:
+            lines = str(view[start:end], "utf-8").split("\n")
+        except UnicodeDecodeError:
+            raise IdError("packed ids are not UTF-8 text") from None
+        ids[done : done + len(lines)] = lines
+        start, done = end + 1, done + len(lines)
     return ids

@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from coordinator.errors import SessionError
+from coordinator.join import join_ids
+from coordinator.limits import Budget
 from coordinator.upload import Upload
 from parties.client import upload_messages
 from parties.methods import Sent
-from protos.ids import INT_DELTAS, LINES, TEXT, IdError, as_text, pack, unpack
+from protos.ids import INT_DELTAS, LINES, TEXT, TEXT_IDS, IdError, as_text, for_file, pack, stored_bytes, unpack
 from protos.serde import Layout
 
 
@@ -90,3 +92,39 @@ def test_repeated_integer_ids_are_refused_naming_the_party():
     with pytest.raises(SessionError, match=r"party 'a': duplicate record ids in the upload \('1'"):
         upload.finish()
 
+
+
+def upload_of(ids: np.ndarray, budget: Budget | None = None) -> Upload:
+    messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((len(ids), 1)), Layout.ROWS)],
+                                    1, 1 << 20))
+    upload = Upload("a", messages[0].header, budget=budget)
+    for m in messages[1:]:
+        upload.add(m)
+    return upload
+
+
+@pytest.mark.parametrize("encoding", [LINES, TEXT])
+def test_text_ids_are_stored_compactly_one_long_id_widening_no_other(encoding):
+    # 9,999 ids of 6 characters and one of 1,000: a numpy unicode array would take 10,000 x 1,000 x 4 = 40 MB
+    ids = np.array([f"r{i:05d}" for i in range(9_999)] + ["x" * 1000])
+    if encoding == TEXT:
+        ids[0] = "a\nb"  # a newline sends every id as text
+    budget = Budget("session 's'", 0)
+    upload = upload_of(ids, budget)
+    assert upload.header.id_encoding == encoding
+    got = upload.finish().ids
+    assert got.dtype == TEXT_IDS and got.tolist() == ids.tolist()
+    assert stored_bytes([6] * 9_999 + [1000]) == 16 * 10_000 + 1008 * 5 // 4 == 161_260
+    assert upload.ids_held == 161_260
+    assert budget.used == 161_260 + 10_000 * 8 and budget.peak < 3_000_000  # ids and the array, against 40 MB
+
+
+def test_text_ids_stored_compactly_join_integer_ids_and_save_without_pickling(tmp_path):
+    text = upload_of(np.array(["10", "2", "x" * 40, "été"])).finish().ids
+    assert text.dtype == TEXT_IDS
+    joined = join_ids({"a": text, "b": np.array([2, 10, 11], dtype=np.int64)})
+    assert joined.ids.tolist() == ["10", "2"] and joined.index["b"].tolist() == [1, 0]
+    np.savez(tmp_path / "ids.npz", ids=for_file(text))
+    with np.load(tmp_path / "ids.npz") as z:  # allow_pickle is False by default
+        assert z["ids"].dtype == np.dtype("<U40") and z["ids"].tolist() == ["10", "2", "x" * 40, "été"]
+    assert as_text(text) is text

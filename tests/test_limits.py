@@ -21,6 +21,7 @@ from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, WAITING, Session, SessionSpec
 from coordinator.upload import Received
 from parties.client import upload_messages
+from parties.methods import Sent
 from parties.methods.base import condensed
 from protos.ids import LINES
 from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
@@ -52,15 +53,17 @@ def bomb(session: str, rows: int = 100_000, width: int = 1000):
         yield session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=0, offset=i, data=data[i : i + (1 << 20)]))
 
 
-def test_the_id_bomb_is_refused_naming_the_budget_before_it_inflates():
-    registry = Registry()
-    session = registry.create(SessionSpec(name="bomb", parties=("a", "b"), ids="plain", memory=64 << 20))
+def test_the_id_bomb_is_refused_at_the_default_settings_naming_the_id_budget_before_it_inflates():
+    registry = Registry()  # the coordinator's budget, half the machine's memory, as ppc coordinator's default
+    # and the session's, ppc coordinator's default --session-memory
+    session = registry.create(SessionSpec(name="bomb", parties=("a", "b"), ids="plain", memory=4096 << 20))
     server, port = start_server("127.0.0.1:0", registry)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = session_pb2_grpc.CoordinatorStub(channel)
     try:
         stub.Join(session_pb2.JoinRequest(session="bomb", party="a"), timeout=10)
         messages = list(bomb("bomb"))  # made (100 MB of text compressed) before measuring
+        assert sum(len(m.ids.packed) for m in messages) < 1 << 20
         before = rss()
         with pytest.raises(grpc.RpcError) as err:
             stub.Upload(iter(messages), timeout=60)
@@ -69,11 +72,41 @@ def test_the_id_bomb_is_refused_naming_the_budget_before_it_inflates():
         channel.close()
         server.stop(None).wait(10)
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert err.value.details().startswith("party 'a': ids as decoded and stored: ")
-    assert "would pass session 'bomb''s memory budget of 64 MiB" in err.value.details()
+    # 100,000 ids of 1,000 bytes: 16 bytes each and (1,000 + 8) x 5/4 beside = 127,600,000 bytes (122 MiB)
+    assert err.value.details() == ("party 'a': ids as decoded and stored: 122 MiB more would pass party 'a''s id "
+                                   "budget (256 bytes a record, 100,000 records) of 24.4 MiB (0 bytes held)")
     assert grown < 100 << 20, grown
     assert session.state == WAITING and session.budget.used < 1 << 20  # all given back but the ledger's
-    assert session.budget.peak < 64 << 20
+    assert session.budget.peak < 8 << 20  # the packed block and the array: nothing was inflated into memory
+
+
+def test_ids_within_their_id_budget_are_still_refused_past_the_session_budget_naming_it():
+    session = Session(SessionSpec(name="bomb", parties=("a", "b"), ids="plain", memory=16 << 20))
+    session.join("a")
+    messages = bomb("bomb", width=150)  # 100,000 x (16 + 158 x 5/4) = 21,350,000 bytes: within 256 a record
+    with pytest.raises(ResourceExhausted, match=r"party 'a': ids as decoded and stored: 20.4 MiB more would pass "
+                                                r"session 'bomb''s memory budget of 16 MiB"):
+        session.receive(next(messages).header, Received.stream(messages))
+    assert session.state == WAITING and session.budget.used < 1 << 20
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_ids_within_256_bytes_a_record_are_taken_and_longer_ones_refused_naming_the_id_budget(packed):
+    def upload(width: int):
+        ids = np.array([f"{i:0{width}d}" for i in range(1000)])
+        if not packed:
+            ids[0] = "a\nb"  # a newline: every id goes as text (ID_TEXT), and is counted as it arrives
+        session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain"))
+        session.join("a")
+        messages = upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((1000, 1)), Layout.ROWS)], 1,
+                                   1 << 20)
+        session.receive(next(messages).header, Received.stream(messages))
+        return session
+
+    assert upload(180).budget.used >= 1000 * (16 + (180 + 8) * 5 // 4)  # 251 bytes an id: within 256
+    with pytest.raises(ResourceExhausted, match=r"party 'a': ids as (decoded and )?stored: .* would pass party "
+                                                r"'a''s id budget \(256 bytes a record, 1,000 records\) of 250 KiB"):
+        upload(200)  # 16 + 260 = 276 bytes an id
 
 
 def test_a_budget_refuses_past_its_limit_and_its_parents():

@@ -39,6 +39,7 @@ import numpy as np
 from coordinator.clustering import MPC
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
+from coordinator.secagg import Arbiter, arbiter_of, columns
 from coordinator.text import shown
 from coordinator.waits import asked
 from protos.ppcsim.v1 import session_pb2
@@ -276,12 +277,18 @@ class Hub:
             session.complete_secure(outcome)  # type: ignore[attr-defined]
 
 
+def open_hub(session, arbiter: Arbiter) -> None:
+    """Open the relay of an MPC session whose ids are joined: every party's upload names its columns
+    (InvalidArgument naming the party otherwise)."""
+    for party in session.spec.parties:
+        columns(session.contributions[party])
+    arbiter.hub = Hub(session, mpc_parties(session.spec))
+
+
 def opening(session, first: session_pb2.RelayMessage, size: int, helper: bool = False) -> Hub:
     """The hub a Relay stream opened by ``first`` joins, once every party's ids are joined (a wait: WouldWait
     under PROBING); the opening counted once in the ledger. ``helper``: the coordinator's own helper, in its
     process (ppcsim.helper); over gRPC only the session's parties may open a stream."""
-    from coordinator.secagg import arbiter_of
-
     party = first.open.party
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")

@@ -25,11 +25,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
-from coordinator.clustering import MPC, ROUNDS, SECURE
+from coordinator.clustering import ROUNDS, SECURE
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
@@ -38,9 +38,6 @@ from coordinator.types import Combined, Outcome
 from coordinator.upload import MESSAGE_BYTES, MESSAGE_SLACK
 from coordinator.waits import asked
 from protos.ppcsim.v1 import array_pb2, session_pb2
-
-if TYPE_CHECKING:
-    from coordinator.mpc import Hub
 
 #: Bytes of one masked fixed-point value (uint64) and of one label (int32).
 VALUE_BYTES, LABEL_BYTES = 8, 4
@@ -108,8 +105,9 @@ class Arbiter:
         #: Each party's post of the current round as received (masked), kept when the session keeps uploads.
         self.posts: dict[str, np.ndarray] = {}
         self._mark = time.monotonic()
-        #: MPC sessions: the relay (coordinator.mpc.Hub).
-        self.hub: Hub | None = None
+        #: MPC sessions: the relay (a coordinator.mpc.Hub, which coordinator.mpc.open_hub sets; typed loosely so
+        #: that this module, which the MPC builds on, does not import it).
+        self.hub: Any = None
 
     @property
     def seeding(self) -> bool:
@@ -252,8 +250,8 @@ class Arbiter:
 
 
 def begin(session) -> Arbiter:
-    """Join the parties' ids (their ids-only uploads) and open round 0 (secure aggregation) or the relay (MPC);
-    called by the session once all are in."""
+    """Join the parties' ids (their ids-only uploads) and open round 0; called by the session once all are in
+    (an MPC session's relay is then opened on this join by coordinator.mpc.open_hub)."""
     protocol = session.spec.clustering.protocol
     contributions = {p: session.contributions[p] for p in session.spec.parties}
     for c in contributions.values():
@@ -262,14 +260,7 @@ def begin(session) -> Arbiter:
                                f"(method '{protocol}', no arrays), got method '{shown(c.method)}' with "
                                f"{len(c.names)} arrays")
     join = join_ids({p: c.ids for p, c in contributions.items()})
-    arbiter = Arbiter(session, join)
-    if protocol == MPC:
-        from coordinator.mpc import Hub, mpc_parties
-
-        for c in contributions.values():
-            columns(c)
-        arbiter.hub = Hub(session, mpc_parties(session.spec))
-    return arbiter
+    return Arbiter(session, join)
 
 
 # -- the RPCs, as plain functions (gRPC servicer and in-process runs alike) ----------------------

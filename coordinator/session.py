@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import ROUNDS, ClusteringSpec, preload_in_background
+from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, preload_in_background
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.keycheck import check_signature
 from coordinator.ledger import Ledger, predicted_payload
@@ -426,11 +426,14 @@ class Session:
     # -- secure aggregation (coordinator.secagg) ---------------------------------------------
     def _begin_secure(self) -> None:
         """Every party's ids are in: join them and open the rounds."""
+        from coordinator.mpc import open_hub
         from coordinator.secagg import begin
 
         try:
             t = self.clock.now()
             arbiter = begin(self)
+            if self.spec.clustering.protocol == MPC:
+                open_hub(self, arbiter)
             self.timing["join_seconds"] = self.clock.now() - t
         except SessionError as exc:
             self.fail(str(exc))

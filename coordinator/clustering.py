@@ -30,7 +30,7 @@ from coordinator.types import Combined
 from protos.schema import Param, check_table
 
 #: How a session clusters: one upload of disguised data, k-means by rounds of secure aggregation, or k-means as a
-#: secure multiparty computation (coordinator.mpc).
+#: secure multiparty computation (coordinator.protocols.mpc).
 PROTOCOLS = ("upload", "secure_aggregation", "mpc")
 SECURE = "secure_aggregation"
 MPC = "mpc"
@@ -89,14 +89,14 @@ COMMON = {
     "n_clusters": Param(int, 3, minimum=1, rule="a positive integer"),
     "protocol": Param(str, "upload", choices=PROTOCOLS),
 }
-#: The fields of a secure-aggregation session (coordinator.secagg).
+#: The fields of a secure-aggregation session (coordinator.protocols.secagg).
 SECURE_FIELDS = {
     "max_iter": Param(int, 300, minimum=1, rule="a positive integer", doc="most centre updates"),
     "tol": Param(float, 0.0, minimum=0, below=1, rule="a number in [0, 1) (the fraction of labels that may still change)"),
     "init": Param(str, "random", choices=INITS, doc="how the initial centres are drawn"),
     "scale_bits": Param(int, 32, minimum=8, maximum=48, rule="an integer from 8 to 48", doc="fixed point: values * 2^scale_bits"),
 }
-#: The fields of an MPC session (coordinator.mpc) beside max_iter and init.
+#: The fields of an MPC session (coordinator.protocols.mpc) beside max_iter and init.
 MPC_FIELDS = {
     "mpc_bits": Param(int, 32, minimum=16, maximum=96, rule="an integer from 16 to 96",
                       doc="mpc: bit length l of the secure fixed-point type SecFxp(l, f)"),
@@ -126,7 +126,7 @@ class ClusteringSpec:
     min_samples: int = 5
     n_init: int = 10
     seed: int = 0
-    #: "upload" (the disguised data, once) or "secure_aggregation" (k-means rounds; coordinator.secagg).
+    #: "upload" (the disguised data, once) or "secure_aggregation" (k-means rounds; coordinator.protocols.secagg).
     protocol: str = "upload"
     #: secure_aggregation: most centre updates, the fraction of labels that may still change at
     #: convergence, how the initial centres are drawn, and the fixed-point scale (values * 2^scale_bits).

@@ -13,11 +13,12 @@ import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
-from google.protobuf.message import Message
-
 UP, DOWN = "up", "down"
 #: Bytes one ledger entry is counted as in a session's memory budget.
 ENTRY_BYTES = 200
+#: The most ledger entries one GetStatus reply carries (the latest ones): about 40 bytes each on the wire, so a
+#: reply stays far below gRPC's 4 MiB message limit however long the session; the totals are in the report.
+STATUS_ENTRIES = 10_000
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,9 @@ class Ledger:
         self._start = time.monotonic()
         self._entries: list[Entry] = []
 
-    def record(self, party: str, rpc: str, direction: str, message: Message, payload: int = 0,
-               size: int | None = None) -> None:
-        """Count ``message`` once, with ``payload`` array bytes in it, by ``size``, the bytes it arrived in, or
-        else its serialised size."""
-        size = message.ByteSize() if size is None else size
+    def record(self, party: str, rpc: str, direction: str, size: int, payload: int = 0) -> None:
+        """Count one message of ``size`` bytes on the wire (as it arrived, or as serialised to be sent) carrying
+        ``payload`` array bytes. Called by coordinator.handlers.count only, the one place bytes are counted."""
         if self.budget is not None:
             self.budget.take(ENTRY_BYTES, f"the ledger entry of a {rpc} message from '{party}'")
         entry = Entry(party, rpc, direction, payload, size, time.monotonic() - self._start)
@@ -54,6 +53,12 @@ class Ledger:
     def entries(self) -> list[Entry]:
         with self._lock:
             return list(self._entries)
+
+    def recent(self, n: int | None = None) -> list[Entry]:
+        """The last ``n`` entries (STATUS_ENTRIES unless given), as GetStatus sends them."""
+        n = STATUS_ENTRIES if n is None else n
+        with self._lock:
+            return self._entries[-n:] if n else []
 
     def totals(self) -> dict[str, dict[str, dict[str, int]]]:
         """``{party: {direction: {"messages", "payload", "serialized"}}}``."""

@@ -23,11 +23,11 @@ import threading
 
 import numpy as np
 
-from protos.ppcsim.v1 import session_pb2
+from coordinator.messages import UploadHeader
 from protos.serde import Layout
 
 
-def _widths(header: session_pb2.UploadHeader) -> tuple[int, tuple[int, ...], str] | None:
+def _widths(header: UploadHeader) -> tuple[int, tuple[int, ...], str] | None:
     """``(records, columns of each array, dtype)`` of a feature upload whose arrays share one dtype, else None."""
     specs = list(header.arrays)
     if not specs or any(s.layout != Layout.ROWS or len(s.shape) != 2 for s in specs):
@@ -66,7 +66,7 @@ class FeatureMatrix:
         self._start: dict[str, int] = {}  # each party's first column
         self.matrix: np.ndarray | None = None
 
-    def announce(self, party: str, header: session_pb2.UploadHeader) -> None:
+    def announce(self, party: str, header: UploadHeader) -> None:
         """Note a party's upload header; once every party's is in, allocate the matrix if they all fit one."""
         with self._lock:
             self._announced[party] = _widths(header)
@@ -85,7 +85,7 @@ class FeatureMatrix:
             n, _, dtype = layouts[0]
             self.matrix = np.empty((n, column), dtype=dtype)  # committed by the operating system as it is written
 
-    def block(self, party: str, header: session_pb2.UploadHeader, array: int) -> np.ndarray | None:
+    def block(self, party: str, header: UploadHeader, array: int) -> np.ndarray | None:
         """The columns of the party's ``array`` in the matrix (a view), or None when there is no matrix (yet) or
         it was not allocated for this header."""
         with self._lock:

@@ -10,7 +10,8 @@ import grpc
 from coordinator.errors import SessionError
 from coordinator.limits import Limits
 from coordinator.security import ServerSecurity, is_loopback
-from coordinator.servicer import CoordinatorServicer, Registry, register
+from coordinator.servicer import CoordinatorServicer, Registry
+from coordinator.wire.table import register
 
 
 class Server:

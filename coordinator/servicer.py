@@ -21,21 +21,22 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import NoReturn, TypeVar
 
 import grpc
 
-from coordinator import confirm, handlers, mpc, secagg
+from coordinator import handlers
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
-from coordinator.ledger import DOWN
 from coordinator.limits import Budget, Calls, Limits, physical_memory
+from coordinator.messages import UploadHeader
+from coordinator.protocols import mpc
+from coordinator.protocols.upload import BrokenStream
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate, presented_name
 from coordinator.session import DONE, FAILED, Session, SessionSpec
 from coordinator.text import clip, shown
-from coordinator.upload import BrokenStream, Received
 from coordinator.waits import PROBING, WouldWait
+from coordinator.wire.table import Undecodable
 from protos.ppcsim.v1 import session_pb2_grpc
 
 log = logging.getLogger("ppcsim.coordinator")
@@ -236,15 +237,15 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             yield message
 
     async def GetAlignment(self, request, context):
-        async for message in self._stream(secagg.alignment, request, context):
+        async for message in self._stream(handlers.alignment, request, context):
             yield message
 
     async def GetLabels(self, request, context):
-        async for message in self._stream(secagg.labels, request, context):
+        async for message in self._stream(handlers.labels, request, context):
             yield message
 
     async def Confirm(self, request, context):
-        return await self._unary(confirm.confirm, request, context)
+        return await self._unary(handlers.confirm, request, context)
 
     # -- client streams ---------------------------------------------------------------------------
     async def _first(self, request_iterator, context, kind: str):
@@ -353,16 +354,16 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 raise
 
     async def Upload(self, request_iterator, context):
-        """``request_iterator`` yields each message as Received (see register)."""
+        """``request_iterator`` yields each message decoded, as coordinator.messages.Received (see register)."""
         first = await self._first(request_iterator, context, "upload")
         if first is None:
             await self._abort(context, "an upload starts with its header; the stream ended without any message",
                               grpc.StatusCode.INVALID_ARGUMENT)
-        part = first.message.WhichOneof("part")
-        if part != "header":
+        header = first.part
+        if not isinstance(header, UploadHeader):
+            part = {"IdPart": "ids", "Chunk": "chunk"}.get(type(header).__name__)
             await self._abort(context, f"an upload starts with its header; its first message carries "
                                        f"{part or 'nothing'}", grpc.StatusCode.INVALID_ARGUMENT)
-        header = first.message.header
         session = await self._session(header.session, context, header.party)
         async with self._caller(context, session, header.party):
             try:
@@ -380,13 +381,13 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         party = first.header.party
         session = await self._session(first.header.session, context, party)
         async with self._caller(context, session, party):
-            await self._answer(context, session, lambda: secagg.ready_to_post(session, party))
+            await self._answer(context, session, lambda: handlers.ready_to_post(session, party))
 
             def take(rest, cancel):
                 def messages():
                     yield first
                     yield from rest
-                return secagg.post_distances(session, messages())
+                return handlers.post_distances(session, messages())
 
             try:
                 return await self._in_thread(context, session, request_iterator, take)
@@ -394,7 +395,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 await self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
 
     async def Relay(self, request_iterator, context):
-        """MPC traffic (coordinator.mpc): the party's frames forwarded to its peers, theirs written back to it.
+        """MPC traffic (coordinator.protocols.mpc): the party's frames forwarded to its peers, theirs written back to it.
 
         Authenticated, capped and held to the first-message deadline like the
         other streams; waits as a coroutine (the opening until every party's
@@ -415,7 +416,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         party = first.open.party
         session = await self._session(first.open.session, context, party)
         async with self._caller(context, session, party):
-            hub = await self._answer(context, session, lambda: mpc.opening(session, first, first.ByteSize()))
+            hub = await self._answer(context, session, lambda: handlers.relay_opening(session, first))
             loop = asyncio.get_running_loop()
             out: asyncio.Queue = asyncio.Queue()
             try:
@@ -426,13 +427,10 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             reader = asyncio.ensure_future(self._relay_in(request_iterator, session, hub, party, problem))
             try:
                 while True:
-                    message = await out.get()
-                    if message is None or hub.failed:
+                    frame = await out.get()
+                    if frame is None or hub.failed:
                         break
-                    hub.delivered(party, message)
-                    session.ledger.record(party, mpc.RPC, DOWN, message, len(message.frame.data),
-                                          message.ByteSize())
-                    yield message
+                    yield handlers.relay_out(session, hub, party, frame)
                 if problem:
                     await context.abort(*problem[0])
                 if session.state == FAILED:
@@ -489,7 +487,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                                     f"party '{party}': Relay message {n} is {item.explain()}"))
                     break
                 try:
-                    hub.receive(party, item, item.ByteSize())
+                    handlers.relay_in(session, hub, party, item)
                 except SessionError as exc:
                     code = next((c for kind, c in STATUSES if isinstance(exc, kind)), grpc.StatusCode.INVALID_ARGUMENT)
                     problem.append((code, clip(str(exc))))
@@ -534,85 +532,3 @@ STATUSES = (
     (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
-
-
-@dataclass(frozen=True)
-class Undecodable:
-    """A message gRPC received that does not decode (not protobuf, or a string that is not UTF-8)."""
-
-    kind: str
-
-    def explain(self) -> str:
-        return f"not a valid {self.kind} (not protobuf, or a string that is not UTF-8)"
-
-
-def _safe(parse: Callable[[bytes], object], kind: str) -> Callable[[bytes], object]:
-    """``parse``, but an Undecodable for bytes it cannot decode, so that the servicer answers INVALID_ARGUMENT
-    (gRPC's asyncio server would answer UNKNOWN and log a traceback)."""
-    def parsed(raw: bytes):
-        try:
-            return parse(raw)
-        except Exception:  # noqa: BLE001 - DecodeError, or anything else protobuf raises on hostile bytes
-            return Undecodable(kind)
-    return parsed
-
-
-def _refuse_undecodable(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-    """``handler`` with its request decoded by _safe and refused with INVALID_ARGUMENT when it does not decode."""
-    if handler.unary_unary is not None:
-        behaviour = handler.unary_unary
-
-        async def unary(request, context):
-            if isinstance(request, Undecodable):
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.explain()}")
-            return await behaviour(request, context)
-
-        return grpc.unary_unary_rpc_method_handler(unary, request_deserializer=handler.request_deserializer,
-                                                   response_serializer=handler.response_serializer)
-    if handler.unary_stream is not None:
-        streaming = handler.unary_stream
-
-        async def unary_stream(request, context):
-            if isinstance(request, Undecodable):
-                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is {request.explain()}")
-            async for message in streaming(request, context):
-                yield message
-
-        return grpc.unary_stream_rpc_method_handler(unary_stream, request_deserializer=handler.request_deserializer,
-                                                    response_serializer=handler.response_serializer)
-    return handler  # client streams: the servicer checks each message (CoordinatorServicer._next)
-
-
-def register(servicer: CoordinatorServicer, server) -> None:
-    """Add ``servicer`` to ``server`` with the generated method table, but every request decoded by _safe, and
-    Upload messages as Received, so that the ledger counts each by the bytes it arrived in (not by serialising
-    it again) and its chunk's bytes are read out once."""
-
-    class Table:  # takes the generated table in place of a server
-        def add_generic_rpc_handlers(self, handlers):
-            pass
-
-        def add_registered_method_handlers(self, service, methods):
-            self.service, self.methods = service, dict(methods)
-
-    table = Table()
-    session_pb2_grpc.add_CoordinatorServicer_to_server(servicer, table)
-    methods = {}
-    for name, h in table.methods.items():
-        parse = Received.parse if name == "Upload" else h.request_deserializer
-        kind = "UploadMessage" if name == "Upload" else _REQUESTS.get(name, "request")
-        made = {"unary_unary": grpc.unary_unary_rpc_method_handler, "unary_stream": grpc.unary_stream_rpc_method_handler,
-                "stream_unary": grpc.stream_unary_rpc_method_handler,
-                "stream_stream": grpc.stream_stream_rpc_method_handler}
-        shape = next(k for k in made if getattr(h, k) is not None)
-        methods[name] = _refuse_undecodable(made[shape](getattr(h, shape), request_deserializer=_safe(parse, kind),
-                                                        response_serializer=h.response_serializer))
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(table.service, methods),))
-    server.add_registered_method_handlers(table.service, methods)
-
-
-#: The request message of each RPC, as named in an INVALID_ARGUMENT for one that does not decode.
-_REQUESTS = {"Join": "JoinRequest", "GetPeers": "PeersRequest", "PostSealedKeys": "SealedKeys",
-             "GetSealedKey": "SealedKeyRequest", "GetResult": "ResultRequest", "GetStatus": "StatusRequest",
-             "GetAlignment": "AlignmentRequest", "PostDistances": "DistanceMessage", "GetLabels": "LabelsRequest",
-             "Relay": "RelayMessage"}

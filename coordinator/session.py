@@ -19,31 +19,31 @@ import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
 from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, preload_in_background
-from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
-from coordinator.keycheck import check_signature
+from coordinator.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, SessionError
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget
 from coordinator.matrix import FeatureMatrix
+from coordinator.messages import PeerKey, Received, SealedKey, Terms, UploadHeader
 from coordinator.pipeline import pipeline
+from coordinator.protocols.confirm import Confirmations
+from coordinator.protocols.keys import KeyRelay
+from coordinator.protocols.upload import MAX_UPLOAD_BYTES, Upload
 from coordinator.sums import PairSums
 from coordinator.text import clip, shown
 from coordinator.types import Contribution, Outcome
-from coordinator.upload import MAX_UPLOAD_BYTES, Received, Upload
 from coordinator.waits import PROBING, WouldWait
-from protos.ids import RETIRED as RETIRED_IDS
-from protos.ppcsim.v1 import session_pb2
+from protos.ids import PSEUDONYMS, RETIRED
 from protos.serde import CHUNK_BYTES, Layout
 
 if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use it (see _begin_secure)
-    from coordinator.secagg import Arbiter
+    from coordinator.protocols.secagg import Arbiter
 
-WAITING, CLUSTERING, DONE, FAILED = (
-    session_pb2.WAITING,
-    session_pb2.CLUSTERING,
-    session_pb2.DONE,
-    session_pb2.FAILED,
-)
+#: The session's states (the numbers are the wire's SessionState, which coordinator.wire.serde checks).
+WAITING, CLUSTERING, DONE, FAILED = 1, 2, 3, 4
 STATE_NAMES = {WAITING: "waiting", CLUSTERING: "clustering", DONE: "done", FAILED: "failed"}
+
+#: Retired id encodings, by number, with why.
+RETIRED_IDS = {int(k): v for k, v in RETIRED.items()}
 
 __all__ = ["CLUSTERING", "DONE", "FAILED", "STATE_NAMES", "STOP_GRACE", "WAITING", "Contribution", "Outcome",
            "PeerKey", "Refusal", "Session", "SessionSpec"]
@@ -92,19 +92,6 @@ class SessionSpec:
         return self.parties[0]
 
 
-#: Bytes of an X25519 public key.
-PUBLIC_KEY_BYTES = 32
-
-
-@dataclass(frozen=True)
-class PeerKey:
-    """A party's key-agreement public key as it gave it, with its signature and certificate (mutual TLS)."""
-
-    public_key: bytes
-    signature: bytes = b""
-    certificate: bytes = b""
-
-
 @dataclass(frozen=True)
 class Refusal:
     """An upload the session refused and discarded: who, why, and what it cost on the wire."""
@@ -146,11 +133,10 @@ class Session:
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
-        self.keys: dict[str, PeerKey] = {}  # per party: its key-agreement public key, fixed at its first Join
-        self.sealed: dict[str, session_pb2.SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
+        self.relay = KeyRelay(spec.name, spec.parties, spec.ids)  # the parties' keys (coordinator.protocols.keys)
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
         self.arbiter: Arbiter | None = None  # secure aggregation: the rounds, once the ids are joined
-        self.confirmations: dict[str, dict[tuple[str, str], bytes]] = {}  # per party: its tags (coordinator.confirm)
+        self.confirmations = Confirmations(spec.parties)  # the tags each party posted (coordinator.protocols.confirm)
         self._start = self.clock.now()
         self._cond = threading.Condition()
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
@@ -176,6 +162,10 @@ class Session:
         if self.state != WAITING:
             raise SessionError(f"session '{self.spec.name}' takes no more uploads")
 
+    @property
+    def failed(self) -> bool:
+        return self.state == FAILED
+
     def seconds_left(self) -> float:
         return max(self.spec.deadline - self._elapsed(), 0.0)
 
@@ -186,41 +176,35 @@ class Session:
         """Take a party's Join (again, after a refused upload, is fine while the session waits).
 
         ``public_key`` is its X25519 key (needed for pseudonymous ids), fixed
-        at its first Join: a later Join must give the same one.
+        at its first Join: a later Join must give the same one (the key relay,
+        coordinator.protocols.keys).
         """
         with self._cond:
             self._expected(party)
             self._open()
-            if public_key and len(public_key) != PUBLIC_KEY_BYTES:
-                raise InvalidArgument(f"party '{party}': public_key has {len(public_key)} bytes; an X25519 public "
-                                      f"key has {PUBLIC_KEY_BYTES}")
-            if self.spec.ids == "pseudonymous" and not public_key:
-                raise InvalidArgument(f"party '{party}': session '{self.spec.name}' uses pseudonymous ids; Join "
-                                      "must carry the party's X25519 public_key")
+            self.relay.check(party, public_key, signature, certificate)
             if party in self.contributions:
                 raise SessionError(f"party '{party}' has uploaded to session '{self.spec.name}' already")
             if party in self.uploads:
                 raise SessionError(f"party '{party}' is uploading to session '{self.spec.name}' now; join again "
                                    "once that upload has ended")
-            if public_key and certificate:
-                check_signature(certificate, signature, self.spec.name, party, public_key)
-            if public_key and any(k.public_key == public_key for p, k in self.keys.items() if p != party):
-                owner = next(p for p, k in self.keys.items() if p != party and k.public_key == public_key)
-                raise InvalidArgument(f"party '{party}': its public_key is the one party '{owner}' joined with; every "
-                                      "party makes a key pair of its own (parties given the same seed draw the same "
-                                      "key: give each its own)")
-            known = self.keys.get(party)
-            if self.spec.ids == "pseudonymous" and known is not None and known.public_key != public_key:
-                raise SessionError(f"party '{party}' joined session '{self.spec.name}' before with another public "
-                                   "key; under pseudonymous ids a party keeps its first key for the whole session "
-                                   "(a party process started again joins with the same key when given the same "
-                                   "seed)")
-            self.keys[party] = PeerKey(public_key, signature, certificate)
+            self.relay.keep(party, public_key, signature, certificate)
             self.joined.add(party)
             self.timing.setdefault("first_join", self._elapsed())
             self._wake()
 
-    # -- keys ------------------------------------------------------------------------------
+    def terms(self) -> Terms:
+        """What Join answers: the session's chunk size, time left, id mode, parties and protocol."""
+        protocol = self.spec.clustering.protocol
+        return Terms(self.spec.chunk_bytes, self.seconds_left(), self.spec.ids, tuple(self.spec.parties),
+                     protocol if protocol in ROUNDS else "upload")
+
+    # -- keys (the key relay, coordinator.protocols.keys) ------------------------------------
+    @property
+    def keys(self) -> dict[str, PeerKey]:
+        """Each party's key-agreement public key as it joined with it."""
+        return self.relay.keys
+
     def peers(self, party: str, timeout: float | None = None) -> list[tuple[str, PeerKey]]:
         """Every party's public key, once every party has joined; SessionError if the session ends first."""
         self._expected(party)
@@ -230,48 +214,28 @@ class Session:
             self._await(lambda: len(self.joined) == len(self.spec.parties), timeout, lambda: (
                 "not every party has joined yet (waiting for "
                 + ", ".join(p for p in self.spec.parties if p not in self.joined) + ")"))
-            return [(p, self.keys[p]) for p in self.spec.parties]
+        return self.relay.all_keys()
 
-    def post_sealed(self, party: str, keys: list[session_pb2.SealedKey]) -> None:
-        """The key leader's pseudonym key, sealed to every other party; the first post stands (a leader started
-        again posts again, and the others may have opened the first already)."""
+    def post_sealed(self, party: str, keys: list[SealedKey] | tuple[SealedKey, ...]) -> None:
+        """The key leader's pseudonym key, sealed to every other party (KeyRelay.post)."""
         self._expected(party)
-        if self.spec.ids != "pseudonymous":
-            raise SessionError(f"session '{self.spec.name}' uses plain ids: there is no pseudonym key to post")
-        if party != self.spec.leader:
-            raise PermissionDenied(f"party '{party}' is not the key leader of session '{self.spec.name}' "
-                                   f"('{self.spec.leader}' is)")
-        others = [p for p in self.spec.parties if p != party]
-        to = [k.to for k in keys]
-        if sorted(to) != sorted(others):
-            raise InvalidArgument(f"party '{party}': sealed keys go to {', '.join(map(shown, to)) or 'nobody'}; "
-                                  f"one each is needed for {', '.join(others) or 'nobody'}")
-        for k in keys:
-            if len(k.nonce) != 12 or len(k.ciphertext) != 48:
-                raise InvalidArgument(f"party '{party}': the key sealed to '{k.to}' must have a 12-byte nonce and "
-                                      f"48 bytes of ciphertext, not {len(k.nonce)} and {len(k.ciphertext)}")
         with self._cond:
             self._open()
-            if self.sealed is not None:  # the leader again, after a restart: the first post stands
-                return
-            self.sealed = {k.to: session_pb2.SealedKey(to=k.to, nonce=k.nonce, ciphertext=k.ciphertext,
-                                                       sender=party) for k in keys}
-            self._wake()
+        if self.relay.post(party, keys):
+            self.notify()
 
-    def sealed_for(self, party: str, timeout: float | None = None) -> session_pb2.SealedKey:
+    def sealed_for(self, party: str, timeout: float | None = None) -> SealedKey:
         """The pseudonym key sealed to ``party``, once the leader has posted it."""
         self._expected(party)
         if party == self.spec.leader:
-            raise SessionError(f"party '{party}' is the key leader: it draws the key and has none sealed to it")
-        with self._cond:
-            self._await(lambda: self.sealed is not None, timeout,
-                        lambda: f"the key leader '{self.spec.leader}' has not posted the sealed keys yet")
-            assert self.sealed is not None
-            return self.sealed[party]
+            return self.relay.sealed_to(party)  # refused: the leader has none
+        self.wait_for(self.relay.posted, timeout,
+                      lambda: f"the key leader '{self.spec.leader}' has not posted the sealed keys yet")
+        return self.relay.sealed_to(party)
 
     def receive(
         self,
-        header: session_pb2.UploadHeader,
+        header: UploadHeader,
         messages: Iterable[Received],
         cancel: Callable[[], None] | None = None,
         header_size: int = 0,
@@ -326,7 +290,7 @@ class Session:
                 if self.state == FAILED:
                     raise _Ended(f"party '{party}': upload stopped, the session failed: {self.error}")
                 count, serialized = count + 1, serialized + item.size
-                upload.add(item.message, item.data)
+                upload.add(item.part)
             contribution = upload.finish()
         except _Ended as exc:
             upload.release()
@@ -365,7 +329,7 @@ class Session:
             self._wake()
         return upload.received
 
-    def _check_header(self, header: session_pb2.UploadHeader) -> None:
+    def _check_header(self, header: UploadHeader) -> None:
         """The header's method, public parameters and id encoding against what the session expects."""
         party, name = header.party, self.spec.name
         expected = self.spec.expected.get(party)
@@ -387,7 +351,7 @@ class Session:
                                       f"session '{name}' expects k = {dims} from it")
         if header.id_encoding in RETIRED_IDS:
             raise InvalidArgument(f"party '{party}': {RETIRED_IDS[header.id_encoding]}")
-        pseudonymous = header.id_encoding == session_pb2.ID_PSEUDONYMS_AES
+        pseudonymous = header.id_encoding == PSEUDONYMS
         if self.spec.ids == "pseudonymous" and not pseudonymous:
             raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS_AES), "
                                   "never raw ids")
@@ -423,11 +387,11 @@ class Session:
                 self._timer.cancel()
             self._wake()
 
-    # -- secure aggregation (coordinator.secagg) ---------------------------------------------
+    # -- secure aggregation (coordinator.protocols.secagg) ---------------------------------------------
     def _begin_secure(self) -> None:
         """Every party's ids are in: join them and open the rounds."""
-        from coordinator.mpc import open_hub
-        from coordinator.secagg import begin
+        from coordinator.protocols.mpc import open_hub
+        from coordinator.protocols.secagg import begin
 
         try:
             t = self.clock.now()
@@ -442,14 +406,10 @@ class Session:
             self.arbiter = arbiter
             self._wake()
 
-    @property
-    def lock(self) -> threading.Condition:
-        """The session's lock (a condition variable), for the rounds of coordinator.secagg."""
-        return self._cond
-
     def notify(self) -> None:
-        """Wake every waiter (call with ``lock`` held)."""
-        self._wake()
+        """Wake every waiter: a protocol object changed what a wait reads (call with no protocol's lock held)."""
+        with self._cond:
+            self._wake()
 
     def await_arbiter(self, timeout: float | None = None):
         """The secure-aggregation rounds, once every party's ids are joined; SessionError if the session fails."""
@@ -457,35 +417,22 @@ class Session:
             self._await(lambda: self.arbiter is not None, timeout, lambda: "not every party's ids are in yet")
             return self.arbiter
 
-    def await_labels(self, arbiter, round_: int, timeout: float | None = None):
-        """(header, labels) of round ``round_`` once every party posted it, None if already dropped."""
+    def wait_for(self, ready: Callable[[], bool], timeout: float | None, not_yet: Callable[[], str]) -> None:
+        """Until ``ready()`` (read under the session's lock: it may take a protocol's lock, never the other way
+        round); SessionError saying why the session failed, or ``not_yet()`` when ``timeout`` passed first. Under
+        PROBING, WouldWait instead of waiting."""
         with self._cond:
-            self._await(lambda: round_ in arbiter.results or round_ < arbiter.round - 1, timeout,
-                        lambda: f"round {round_} did not finish in time")
-            return arbiter.results.get(round_)
-
-    def await_seed(self, arbiter, step: int, timeout: float | None = None):
-        """The LabelsHeader naming k-means++ seeding step ``step``'s centre, once every party posted the step."""
-        with self._cond:
-            self._await(lambda: step in arbiter.seeds, timeout,
-                        lambda: f"seeding step {step} did not finish in time")
-            return arbiter.seeds[step]
-
-    def await_confirmations(self, timeout: float | None = None) -> None:
-        """Once every party posted its confirmations (coordinator.confirm); SessionError if the session fails."""
-        with self._cond:
-            self._await(lambda: len(self.confirmations) == len(self.spec.parties), timeout,
-                        lambda: "not every party confirmed in time (waiting for "
-                                + ", ".join(p for p in self.spec.parties if p not in self.confirmations) + ")")
+            self._await(ready, timeout, not_yet)
 
     def complete_secure(self, outcome: Outcome) -> None:
-        """The last round's labels are the session's result (call with ``lock`` held)."""
-        if self.state == CLUSTERING:
-            self.outcome = outcome
-            self.state = DONE
-            self.timing["done"] = self._elapsed()
-            self._timer.cancel()
-        self._wake()
+        """The last round's labels (or the MPC's) are the session's result."""
+        with self._cond:
+            if self.state == CLUSTERING:
+                self.outcome = outcome
+                self.state = DONE
+                self.timing["done"] = self._elapsed()
+                self._timer.cancel()
+            self._wake()
 
     def fail(self, error: str) -> None:
         """End the session with ``error`` (kept if it has already ended); wakes every waiter
@@ -509,7 +456,7 @@ class Session:
         callback()
 
     def await_helper(self, hub, timeout: float | None = None) -> bytes:
-        """The MPC helper's public key once the coordinator's helper made it (coordinator.mpc); SessionError if the
+        """The MPC helper's public key once the coordinator's helper made it (coordinator.protocols.mpc); SessionError if the
         session fails first. Under PROBING, WouldWait instead of waiting."""
         with self._cond:
             self._await(lambda: bool(hub.helper_key), timeout, lambda: "the coordinator's helper did not start in time")

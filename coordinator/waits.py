@@ -1,6 +1,6 @@
 """Waits that hold no thread: a handler run by the asynchronous server says it would wait instead of blocking.
 
-The plain handlers (coordinator.handlers, coordinator.secagg) wait on their
+The plain handlers (coordinator.handlers, coordinator.protocols.secagg) wait on their
 session's condition variable, which suits the in-process simulation. The
 gRPC server runs them under :data:`PROBING`: a wait that is not over raises
 :class:`WouldWait` with what it waits for, the server awaits
@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable
-from typing import TypeVar
-
-from coordinator.ledger import UP
 
 #: True while the asynchronous server runs a handler.
 PROBING: contextvars.ContextVar[bool] = contextvars.ContextVar("PROBING", default=False)
-
-Message = TypeVar("Message")
 
 
 class WouldWait(Exception):
@@ -27,19 +22,3 @@ class WouldWait(Exception):
     def __init__(self, ready: Callable[[], bool]):
         super().__init__("the call waits for an event of its session")
         self.ready = ready
-
-
-def asked(session, party: str, rpc: str, request, respond: Callable[[], Message]) -> Message:
-    """``respond()``, with ``request`` counted once in the session's ledger (from a party the session expects)
-    whether it answers or refuses, but not when it would wait (it is run again once the wait is over)."""
-    try:
-        reply = respond()
-    except WouldWait:
-        raise
-    except BaseException:
-        if session.expects(party):
-            session.ledger.record(party, rpc, UP, request)
-        raise
-    if session.expects(party):
-        session.ledger.record(party, rpc, UP, request)
-    return reply

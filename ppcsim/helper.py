@@ -8,7 +8,7 @@ t = 1, so no single share-holder learns anything, on the assumption that the
 helper does not collude with either party (honest majority). It runs the same
 MPyC program as the parties (parties.mpc_kmeans) with no columns, under a key
 pair made from this process's entropy for the session, and its links go
-through the same relay (coordinator.mpc) as in-process streams, sealed and
+through the same relay (coordinator.protocols.mpc) as in-process streams, sealed and
 counted like every other link. The report names it as ``helper``; the shares
 it holds stay in its MPC process and are in no file the coordinator writes.
 """
@@ -22,8 +22,9 @@ import time
 import numpy as np
 
 from coordinator.errors import SessionError
-from coordinator.mpc import HELPER, relay
-from coordinator.secagg import mpc_header
+from coordinator.handlers import relay
+from coordinator.protocols.mpc import HELPER, set_helper_key
+from coordinator.protocols.secagg import mpc_fields
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import run_mpc
@@ -46,14 +47,12 @@ def run(session, log=sys.stderr) -> None:
         arbiter = session.await_arbiter(timeout=session.seconds_left() + 1.0)
         pair = KeyPair.generate()  # this process's entropy: nothing in any report can regenerate it
         hub = arbiter.hub
-        with session.lock:  # GetAlignment of the parties waits for this key (Session.await_helper)
-            hub.helper_key = pair.public
-            session.notify()
+        set_helper_key(session, hub, pair.public)  # GetAlignment of the parties waits for it (Session.await_helper)
         peers = {p: session.keys[p].public_key for p in session.spec.parties} | {HELPER: pair.public}
         spec = session.spec.clustering
         header = session_pb2.AlignmentHeader(n_joined=arbiter.m, n_clusters=arbiter.k, init=arbiter.init.tolist(),
-                                             max_iter=spec.max_iter, parties=session.spec.parties)
-        mpc_header(session, header)
+                                             max_iter=spec.max_iter, parties=session.spec.parties,
+                                             **mpc_fields(session))
 
         def stream(requests):
             requests = iter(requests)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from coordinator.clustering import MPC, SECURE
-from coordinator.secagg import accounting
+from coordinator.protocols.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
 from parties.client import WITHOUT_MUTUAL_TLS
@@ -148,7 +148,7 @@ def build(
     mpc = session.spec.clustering.protocol == MPC
     accounts = accounting(session) if secure else None
     if mpc:
-        from coordinator.mpc import accounting as mpc_accounting
+        from coordinator.protocols.mpc import accounting as mpc_accounting
 
         mpc_accounts = mpc_accounting(session)
     parties = []
@@ -297,7 +297,7 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
           "alignment and labels told differently to different parties"] if secure else [])
 
 
-#: What the coordinator of an MPC session learns beside the ids (coordinator.mpc).
+#: What the coordinator of an MPC session learns beside the ids (coordinator.protocols.mpc).
 MPC_COORDINATOR_LEARNS = [
     "the size, timing and direction of every frame of the parties' MPC traffic, which it relays sealed under "
     "pair keys it cannot compute: no share, no value, no distance, no centre",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from coordinator import handlers
 from coordinator.errors import SessionError
 from coordinator.session import Session
-from coordinator.upload import Received
+from coordinator.wire import serde
 from parties.client import agree_pseudonym_key
 from parties.keys import KeyPair
 from parties.pseudonyms import pseudonyms
@@ -66,7 +66,7 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
             key = agree_pseudonym_key(_Direct(session, scenario.name, cfg.name), reply, pairs[cfg.name], cfg.seed,
                                       None, 0.0)
             ids = pseudonyms(key, own[cfg.name].data.ids)
-        messages = Received.stream(own[cfg.name].upload(scenario.name, cfg.name, reply.chunk_bytes, ids))
+        messages = serde.upload_stream(own[cfg.name].upload(scenario.name, cfg.name, reply.chunk_bytes, ids))
         handlers.upload(session, next(messages), messages)
     for cfg in scenario.parties:
         for _ in handlers.result(session, session_pb2.ResultRequest(session=scenario.name, party=cfg.name)):
@@ -86,7 +86,6 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
     import threading
     from dataclasses import replace
 
-    from coordinator import confirm, secagg
     from parties.keys import KeyPair
     from parties.secagg import Link, read_int32, secure_party
 
@@ -105,22 +104,22 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
 
         def alignment(self):
             request = session_pb2.AlignmentRequest(session=spec.name, party=self.party)
-            return read_int32(secagg.alignment(session, request), "positions")
+            return read_int32(handlers.alignment(session, request), "positions")
 
         def post(self, messages):
-            secagg.post_distances(session, iter(messages))
+            handlers.post_distances(session, iter(messages))
 
         def labels(self, round_, seeding=False):
             request = session_pb2.LabelsRequest(session=spec.name, party=self.party, round=round_, seeding=seeding)
-            return read_int32(secagg.labels(session, request), "labels")
+            return read_int32(handlers.labels(session, request), "labels")
 
         def confirm(self, tags):
             request = session_pb2.ConfirmRequest(session=spec.name, party=self.party, tags=tags)
-            return list(confirm.confirm(session, request).tags)
+            return list(handlers.confirm(session, request).tags)
 
         def refuse(self, why):
             try:
-                confirm.confirm(session, session_pb2.ConfirmRequest(session=spec.name, party=self.party, refusal=why))
+                handlers.confirm(session, session_pb2.ConfirmRequest(session=spec.name, party=self.party, refusal=why))
             except SessionError:
                 pass  # the session failed, as asked
 
@@ -131,7 +130,7 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
             peers = handlers.peers(session, session_pb2.PeersRequest(session=spec.name, party=name)).peers
 
             def upload(messages):
-                stream = Received.stream(messages)
+                stream = serde.upload_stream(messages)
                 handlers.upload(session, next(stream), stream)
 
             done = own[name]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 import mmap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -21,6 +22,26 @@ CHUNK_BYTES = 1 << 20
 WIRE_DTYPES = ("<f8", "<f4", "<i4")
 
 Layout = array_pb2.Layout
+
+
+class SpecLike(Protocol):
+    """What an ArraySpec tells (the message, or a decoded copy of it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def shape(self) -> Sequence[int]: ...
+
+
+class ChunkLike(Protocol):
+    """What an ArrayChunk tells (the message, or a decoded copy of it)."""
+
+    @property
+    def offset(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
 
 
 class WireError(ValueError):
@@ -82,7 +103,7 @@ def labels_spec(n: int) -> array_pb2.ArraySpec:
     return array_pb2.ArraySpec(name="labels", dtype="<i4", shape=[n], layout=Layout.ROWS)
 
 
-def spec_nbytes(spec: array_pb2.ArraySpec) -> int:
+def spec_nbytes(spec: SpecLike) -> int:
     """Bytes the array described by ``spec`` occupies; raises WireError for a bad spec.
 
     Computed with Python integers, so a shape whose product overflows int64
@@ -107,7 +128,7 @@ class ArrayAssembler:
     each chunk is checked, counted and handed on, as whole elements, to ``sink``.
     """
 
-    def __init__(self, spec: array_pb2.ArraySpec, limit: int | None = None, *, keep: bool = True, sink=None):
+    def __init__(self, spec: SpecLike, limit: int | None = None, *, keep: bool = True, sink=None):
         self.spec = spec
         self.nbytes = spec_nbytes(spec)
         if limit is not None and self.nbytes > limit:
@@ -122,7 +143,7 @@ class ArrayAssembler:
         self._carry = b""  # the start of an element split across two chunks
         self.received = 0
 
-    def add(self, chunk: array_pb2.ArrayChunk, data: bytes | None = None) -> int:
+    def add(self, chunk: ChunkLike, data: bytes | None = None) -> int:
         """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes.
 
         ``data`` is ``chunk.data`` when the caller has read it already."""

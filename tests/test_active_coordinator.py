@@ -19,10 +19,12 @@ import numpy as np
 import pytest
 
 from conftest import write_scenario
-from coordinator import confirm as confirm_handler
-from coordinator import secagg
+from coordinator import handlers
+from coordinator.errors import FailedPrecondition, InvalidArgument
+from coordinator.protocols import secagg
 from coordinator.server import start_server
 from coordinator.servicer import Registry
+from coordinator.wire.serde import int32_chunks
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.secagg import FIELDS, Link, check_alignment, confirm_alignment, confirmed_fields
@@ -59,13 +61,13 @@ PARTY_SECONDS = 90
 def rewritten(messages, header, positions):
     """An alignment stream with ``header`` and ``positions`` in place of the true ones."""
     return iter([session_pb2.AlignmentMessage(header=header)]
-                + [session_pb2.AlignmentMessage(positions=c) for c in secagg.int32_chunks(positions, 1 << 20)])
+                + [session_pb2.AlignmentMessage(positions=c) for c in int32_chunks(positions, 1 << 20)])
 
 
 def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.ndarray], np.ndarray]):
     """The real GetAlignment handler, but ``victim`` gets the header and positions ``lie`` makes of the true ones
     (it changes the header in place and returns the positions)."""
-    real = secagg.alignment
+    real = handlers.alignment
 
     def alignment(session, request):
         messages = list(real(session, request))
@@ -81,7 +83,7 @@ def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.
 
 def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra: str,
                 mutual: bool = False) -> tuple[dict, object]:
-    """Serve the scenario with ``coordinator.secagg.<handler>`` replaced (None: the honest coordinator); run both
+    """Serve the scenario with ``coordinator.handlers.<handler>`` replaced (None: the honest coordinator); run both
     parties as ``ppc party`` (``extra``: more options for each, ``{name}`` standing for the party's name).
     ``mutual``: over mutual TLS with tokens, credentials from ``ppc credentials`` in ``tmp_path/creds``.
 
@@ -93,7 +95,7 @@ def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra:
     path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true") if mutual
                           else SCENARIO)
     if handler is not None:
-        monkeypatch.setattr(secagg, handler, replacement)
+        monkeypatch.setattr(handlers, handler, replacement)
     registry = Registry()
     security, tokens = ServerSecurity(), None
     if mutual:
@@ -198,14 +200,14 @@ def test_every_party_refuses_a_lying_alignment_before_round_0(tmp_path, monkeypa
 
 
 def test_a_label_count_one_short_is_refused_before_the_next_post(tmp_path, monkeypatch):
-    real = secagg.labels
+    real = handlers.labels
 
     def labels(session, request):
         messages = list(real(session, request))
         if request.party == "b" and not request.seeding:
             values = np.frombuffer(b"".join(m.labels.data for m in messages[1:]), dtype="<i4")[:-1]
             return iter([messages[0]] + [session_pb2.LabelsMessage(labels=c)
-                                         for c in secagg.int32_chunks(values, 1 << 20)])
+                                         for c in int32_chunks(values, 1 << 20)])
         return iter(messages)
 
     out, session = run_parties(tmp_path, monkeypatch, "labels", labels)
@@ -318,14 +320,14 @@ def test_the_coordinator_relays_only_well_formed_confirmations():
     session = Session(SessionSpec(name="s", parties=("a", "b"), deadline=5))
     request = session_pb2.ConfirmRequest(session="s", party="a", tags=[
         session_pb2.ConfirmTag(to="a", field="records", mac=bytes(32))])
-    with pytest.raises(confirm_handler.InvalidArgument, match="not another party"):
-        confirm_handler.confirm(session, request)
+    with pytest.raises(InvalidArgument, match="not another party"):
+        handlers.confirm(session, request)
     request = session_pb2.ConfirmRequest(session="s", party="a", tags=[
         session_pb2.ConfirmTag(to="b", field="records", mac=bytes(31))])
-    with pytest.raises(confirm_handler.InvalidArgument, match="has 31 bytes"):
-        confirm_handler.confirm(session, request)
-    with pytest.raises(confirm_handler.FailedPrecondition):
-        confirm_handler.confirm(session, session_pb2.ConfirmRequest(session="s", party="b", refusal="a lie"))
+    with pytest.raises(InvalidArgument, match="has 31 bytes"):
+        handlers.confirm(session, request)
+    with pytest.raises(FailedPrecondition):
+        handlers.confirm(session, session_pb2.ConfirmRequest(session="s", party="b", refusal="a lie"))
     assert session.error == "party 'b' refused what the coordinator sent it: a lie"
 
 
@@ -337,17 +339,17 @@ def _equivocate(tmp_path, monkeypatch):
     import parties.secagg as party_secagg
     from ppcsim.simulate import simulate_secure
 
-    real = secagg.labels
+    real = handlers.labels
 
     def labels(session, request):
         messages = list(real(session, request))
         if request.party == "b" and request.round == 0 and not request.seeding:
             n = messages[0].header.n_labels
             return iter([messages[0]] + [session_pb2.LabelsMessage(labels=c)
-                                         for c in secagg.int32_chunks(np.zeros(n, dtype=np.int32), 1 << 20)])
+                                         for c in int32_chunks(np.zeros(n, dtype=np.int32), 1 << 20)])
         return iter(messages)
 
-    monkeypatch.setattr(secagg, "labels", labels)
+    monkeypatch.setattr(handlers, "labels", labels)
     scenario = load_scenario(write_scenario(tmp_path, SCENARIO.replace("n_clusters = 3", "n_clusters = 3\nmax_iter = 1")))
     session, _, own = simulate_secure(scenario)
     arbiter = session.arbiter

@@ -12,10 +12,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.x509.oid import NameOID
 
-from coordinator import secagg
 from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.errors import FailedPrecondition, InvalidArgument
 from coordinator.keycheck import signed_bytes
+from coordinator.protocols import secagg
 from coordinator.session import WAITING, Session, SessionSpec
 
 
@@ -71,7 +71,7 @@ def test_post_distances_before_the_partys_id_upload_is_answered_at_once():
 def test_a_drbt_upload_with_another_k_than_the_session_expects_is_refused():
     import numpy as np
 
-    from coordinator.upload import Received
+    from coordinator.wire.serde import header_from_proto, upload_stream
     from parties.client import upload_messages
     from parties.methods.base import rows
 
@@ -81,7 +81,7 @@ def test_a_drbt_upload_with_another_k_than_the_session_expects_is_refused():
     messages = upload_messages("s", "a", "drbt", {}, ids, [rows("data", np.ones((5, 3)))], 4, 4096)
     with pytest.raises(InvalidArgument, match="party 'a': array 'data' has 3 columns, but session 's' expects k = 2 "
                                               "from it"):
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
     assert session.state == WAITING
     messages = upload_messages("s", "a", "drbt", {}, ids, [rows("data", np.ones((5, 2)))], 4, 4096)
-    assert session.receive(next(messages).header, Received.stream(messages)) == 80
+    assert session.receive(header_from_proto(next(messages).header), upload_stream(messages)) == 80

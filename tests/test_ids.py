@@ -10,7 +10,8 @@ import pytest
 from coordinator.errors import SessionError
 from coordinator.join import join_ids
 from coordinator.limits import Budget
-from coordinator.upload import Upload
+from coordinator.protocols.upload import Upload
+from coordinator.wire.serde import header_from_proto, made
 from parties.client import upload_messages
 from parties.methods import Sent
 from protos.ids import INT_DELTAS, LINES, TEXT, TEXT_IDS, IdError, as_text, for_file, pack, stored_bytes, unpack
@@ -70,15 +71,15 @@ def test_the_coordinator_rebuilds_packed_ids_and_names_the_party_for_bad_ones():
     messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((1000, 1)), Layout.ROWS)], 1, 1 << 20))
     header = messages[0].header
     assert header.id_encoding == INT_DELTAS and header.packed_id_bytes < 200
-    upload = Upload("a", header)
+    upload = Upload("a", header_from_proto(header))
     for m in messages[1:]:
-        upload.add(m)
+        upload.add(made(m).part)
     assert upload.finish().ids.tolist() == list(range(1000))  # canonical integers come back as int64
 
     header.packed_id_bytes += 1  # announces a byte that never comes
-    short = Upload("a", header)
+    short = Upload("a", header_from_proto(header))
     for m in messages[1:]:
-        short.add(m)
+        short.add(made(m).part)
     with pytest.raises(SessionError, match=r"party 'a': upload ended after \d+ of \d+ packed id bytes"):
         short.finish()
 
@@ -86,9 +87,9 @@ def test_the_coordinator_rebuilds_packed_ids_and_names_the_party_for_bad_ones():
 def test_repeated_integer_ids_are_refused_naming_the_party():
     ids = np.array([3, 1, 2, 1], dtype=np.int64)
     messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((4, 1)), Layout.ROWS)], 1, 1 << 20))
-    upload = Upload("a", messages[0].header)
+    upload = Upload("a", header_from_proto(messages[0].header))
     for m in messages[1:]:
-        upload.add(m)
+        upload.add(made(m).part)
     with pytest.raises(SessionError, match=r"party 'a': duplicate record ids in the upload \('1'"):
         upload.finish()
 
@@ -97,9 +98,9 @@ def test_repeated_integer_ids_are_refused_naming_the_party():
 def upload_of(ids: np.ndarray, budget: Budget | None = None) -> Upload:
     messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((len(ids), 1)), Layout.ROWS)],
                                     1, 1 << 20))
-    upload = Upload("a", messages[0].header, budget=budget)
+    upload = Upload("a", header_from_proto(messages[0].header), budget=budget)
     for m in messages[1:]:
-        upload.add(m)
+        upload.add(made(m).part)
     return upload
 
 

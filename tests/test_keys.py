@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from coordinator.errors import InvalidArgument
 from coordinator.session import Session, SessionSpec
-from coordinator.upload import Received
+from coordinator.wire.serde import header_from_proto, upload_stream
 from parties.client import ClientSecurity, agree_pseudonym_key, upload_messages
 from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
@@ -78,7 +78,7 @@ def test_the_retired_hmac_pseudonyms_are_refused_naming_the_new_encoding():
     header = next(messages).header
     header.id_encoding = session_pb2.ID_PSEUDONYMS
     with pytest.raises(InvalidArgument, match="ID_PSEUDONYMS .HMAC-SHA256 pseudonyms. is retired.*ID_PSEUDONYMS_AES"):
-        session.receive(header, Received.stream(messages))
+        session.receive(header_from_proto(header), upload_stream(messages))
     assert session.refused[0].party == "a"
 
 

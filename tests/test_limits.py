@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from coordinator import secagg
+from coordinator import handlers
 from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.errors import InvalidArgument, ResourceExhausted, SessionError
 from coordinator.limits import Budget
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, WAITING, Session, SessionSpec
-from coordinator.upload import Received
+from coordinator.wire.serde import header_from_proto, upload_stream
 from parties.client import upload_messages
 from parties.methods import Sent
 from parties.methods.base import condensed
@@ -86,7 +86,7 @@ def test_ids_within_their_id_budget_are_still_refused_past_the_session_budget_na
     messages = bomb("bomb", width=150)  # 100,000 x (16 + 158 x 5/4) = 21,350,000 bytes: within 256 a record
     with pytest.raises(ResourceExhausted, match=r"party 'a': ids as decoded and stored: 20.4 MiB more would pass "
                                                 r"session 'bomb''s memory budget of 16 MiB"):
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
     assert session.state == WAITING and session.budget.used < 1 << 20
 
 
@@ -100,7 +100,7 @@ def test_ids_within_256_bytes_a_record_are_taken_and_longer_ones_refused_naming_
         session.join("a")
         messages = upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((1000, 1)), Layout.ROWS)], 1,
                                    1 << 20)
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
         return session
 
     assert upload(180).budget.used >= 1000 * (16 + (180 + 8) * 5 // 4)  # 251 bytes an id: within 256
@@ -141,11 +141,11 @@ def test_a_refused_summed_upload_that_added_nothing_leaves_the_session_waiting()
     bad[3] = np.nan  # in the first chunk: checked before anything is added
     messages = osbr("s", "a", bad)
     with pytest.raises(InvalidArgument, match=r"party 'a', array 'sqdist': NaN or infinite values"):
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
     assert session.state == WAITING and session.error == ""
     for p in ("a", "b"):
         messages = osbr("s", p)
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
     outcome = session.wait(30)
     assert session.state == DONE and len(outcome.join.ids) == 40
 
@@ -158,7 +158,7 @@ def test_a_summed_upload_refused_after_some_values_were_added_says_how_many():
     bad[700] = np.inf  # the first chunks (512 values each) were added already
     messages = osbr("s", "a", bad)
     with pytest.raises(SessionError, match="512 of its dissimilarities were already added into the running sums"):
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
 
 
 def test_a_chunk_larger_than_chunk_bytes_is_refused():
@@ -167,7 +167,7 @@ def test_a_chunk_larger_than_chunk_bytes_is_refused():
     messages = osbr("s", "a", chunk_bytes=2048)
     with pytest.raises(InvalidArgument, match=r"party 'a': a chunk of 2048 bytes for array 0; each slice is at most "
                                               r"chunk_bytes \(1024, as Join returned\)"):
-        session.receive(next(messages).header, Received.stream(messages))
+        session.receive(header_from_proto(next(messages).header), upload_stream(messages))
     assert session.state == WAITING
 
 
@@ -179,7 +179,7 @@ def test_text_ids_one_per_message_are_taken():
         array_pb2.ArraySpec(name="data", dtype="<f8", shape=[300, 2], layout=Layout.ROWS)])
     messages = [session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=[f"r{i}"])) for i in range(300)]
     messages.append(session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=0, offset=0, data=data.tobytes())))
-    assert session.receive(header, Received.stream(messages)) == data.nbytes
+    assert session.receive(header_from_proto(header), upload_stream(messages)) == data.nbytes
 
 
 def test_a_secure_aggregation_id_upload_with_an_array_is_refused_and_the_session_goes_on():
@@ -191,7 +191,7 @@ def test_a_secure_aggregation_id_upload_with_an_array_is_refused_and_the_session
     header.method = SECURE
     with pytest.raises(InvalidArgument, match="party 'a': a secure-aggregation session takes an upload of ids only; "
                                               "this one announces 1 array"):
-        session.receive(header, Received.stream(messages))
+        session.receive(header_from_proto(header), upload_stream(messages))
     assert session.state == WAITING and len(session.refused) == 1
 
 
@@ -201,7 +201,7 @@ def test_a_round_post_of_empty_chunks_is_refused_at_its_first():
     for p in ("a", "b"):
         session.join(p)
         header = session_pb2.UploadHeader(session="s", party=p, method=SECURE, n_ids=len(IDS))
-        session.receive(header, Received.stream([session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=list(IDS)))]))
+        session.receive(header_from_proto(header), upload_stream([session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=list(IDS)))]))
     session.await_arbiter(timeout=30)
     before = len(session.ledger.entries())
 
@@ -212,6 +212,6 @@ def test_a_round_post_of_empty_chunks_is_refused_at_its_first():
             yield session_pb2.DistanceMessage(chunk=array_pb2.ArrayChunk(array=0, offset=0, data=b""))
 
     with pytest.raises(InvalidArgument, match="party 'a': round 0: message 2 is a chunk with no bytes"):
-        secagg.post_distances(session, post())
+        handlers.post_distances(session, post())
     assert len(session.ledger.entries()) == before + 1  # the header alone
     assert session.state != FAILED and session.budget.used < 1 << 20

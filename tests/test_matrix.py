@@ -7,7 +7,9 @@ import numpy as np
 from coordinator.combine import combine
 from coordinator.join import join_ids
 from coordinator.matrix import FeatureMatrix, place, whole
-from coordinator.upload import Received, Upload
+from coordinator.messages import Received
+from coordinator.protocols.upload import Upload
+from coordinator.wire.serde import upload_stream
 from parties.client import upload_messages
 from parties.methods import Sent
 from protos.serde import Layout
@@ -17,13 +19,13 @@ RNG = np.random.default_rng(5)
 
 def stream(party: str, ids: np.ndarray, X: np.ndarray, chunk: int = 100, dtype: str | None = None) -> list[Received]:
     """An upload's messages; chunks of 100 bytes split the float64 elements and the rows across messages."""
-    return list(Received.stream(upload_messages("s", party, "none", {}, ids, [Sent("data", X, Layout.ROWS)],
+    return list(upload_stream(upload_messages("s", party, "none", {}, ids, [Sent("data", X, Layout.ROWS)],
                                                 X.shape[1], chunk, dtype)))
 
 
 def feed(upload: Upload, messages: list[Received]) -> None:
     for m in messages:
-        upload.add(m.message, m.data)
+        upload.add(m.part)
 
 
 def test_place_writes_any_run_of_row_major_elements_into_its_rows():
@@ -41,10 +43,10 @@ def test_chunks_written_before_the_matrix_exists_move_into_it_and_the_join_clust
     A, B = RNG.normal(size=(50, 3)), RNG.normal(size=(50, 2))
     matrix = FeatureMatrix(("a", "b"))
     sa, sb = stream("a", ids, A), stream("b", ids, B)
-    ua = Upload("a", sa[0].message.header, keep=False, matrix=matrix)
+    ua = Upload("a", sa[0].part, keep=False, matrix=matrix)
     feed(ua, sa[1:9])  # some of a's bytes, ending inside an element: the matrix does not exist yet
     assert matrix.matrix is None and not ua.blocks and ua.assemblers[0].kept
-    ub = Upload("b", sb[0].message.header, keep=False, matrix=matrix)
+    ub = Upload("b", sb[0].part, keep=False, matrix=matrix)
     assert matrix.matrix is not None and matrix.matrix.shape == (50, 5)
     feed(ub, sb[1:4])
     feed(ua, sa[9:])  # a moves what it had into its columns and gives its buffer back
@@ -61,12 +63,12 @@ def test_float32_stays_float32_and_an_upload_finished_before_the_matrix_existed_
     A, B = RNG.normal(size=(40, 2)), RNG.normal(size=(40, 4))
     matrix = FeatureMatrix(("a", "b"))
     sa, sb = stream("a", ids, A, dtype="<f4"), stream("b", ids, B, dtype="<f4")
-    ua = Upload("a", sa[0].message.header, keep=False, matrix=matrix)
+    ua = Upload("a", sa[0].part, keep=False, matrix=matrix)
     feed(ua, sa[1:])
     a = ua.finish()  # all of a in its own buffer: b had not announced
     released = []
     a.release = lambda: released.append("a")
-    ub = Upload("b", sb[0].message.header, keep=False, matrix=matrix)
+    ub = Upload("b", sb[0].part, keep=False, matrix=matrix)
     feed(ub, sb[1:])
     combined = combine([a, ub.finish()], join_ids({"a": ids, "b": ids}), None, matrix)
     assert combined.features is matrix.matrix and combined.features.dtype == np.float32 and released == ["a"]
@@ -79,8 +81,8 @@ def test_ids_in_another_order_are_joined_by_copying_rows_out_of_the_matrix():
     order = RNG.permutation(30)
     matrix = FeatureMatrix(("a", "b"))
     sa, sb = stream("a", ids, A), stream("b", ids[order], B[order])
-    ua = Upload("a", sa[0].message.header, keep=False, matrix=matrix)
-    ub = Upload("b", sb[0].message.header, keep=False, matrix=matrix)
+    ua = Upload("a", sa[0].part, keep=False, matrix=matrix)
+    ub = Upload("b", sb[0].part, keep=False, matrix=matrix)
     feed(ua, sa[1:])
     feed(ub, sb[1:])
     a, b = ua.finish(), ub.finish()

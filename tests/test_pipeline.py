@@ -19,7 +19,7 @@ from coordinator.pipeline import pipeline
 from coordinator.session import CLUSTERING, DONE, FAILED, WAITING, Session, SessionSpec
 from coordinator.sums import PairSums
 from coordinator.types import Contribution
-from coordinator.upload import Received
+from coordinator.wire.serde import header_from_proto, made, upload_stream
 from parties.client import upload_messages
 from parties.methods.base import rows
 
@@ -92,7 +92,7 @@ def test_a_pipeline_error_is_a_session_error():
 
 def upload(session: Session, party: str) -> None:
     messages = upload_messages("s", party, "none", {}, IDS, [rows("data", BLOCKS[party])], 5, 4096)
-    session.receive(next(messages).header, Received.stream(messages))
+    session.receive(header_from_proto(next(messages).header), upload_stream(messages))
 
 
 def test_the_deadline_passes_when_the_clock_says_so():
@@ -121,9 +121,9 @@ def test_a_pending_upload_is_named_and_cut_off_after_the_grace():
     header = next(messages).header
 
     def stalled():
-        yield Received.made(next(messages))
+        yield made(next(messages))
         gate.wait(5)  # the party stalls, then sends on: it hears why its upload is no longer taken
-        yield from Received.stream(messages)
+        yield from upload_stream(messages)
 
     errors = []
     worker = threading.Thread(target=lambda: errors.append(_catch(session, header, stalled(), cut.set)))
@@ -174,16 +174,20 @@ def test_a_session_done_before_its_deadline_cancels_it():
 
 
 def coordinator_imports() -> dict[str, set[str]]:
+    """Every coordinator module (subfolders too) -> the coordinator modules it imports, anywhere in it (inside
+    functions and under TYPE_CHECKING as well)."""
     graph = {}
-    for path in (ROOT / "coordinator").glob("*.py"):
-        module = f"coordinator.{path.stem}"
+    for path in (ROOT / "coordinator").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         found = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("coordinator"):
-                found |= {node.module} if node.module != "coordinator" else {f"coordinator.{a.name}" for a in node.names}
+                package = (ROOT / node.module.replace(".", "/")).is_dir()
+                found |= {f"{node.module}.{a.name}" for a in node.names} if package else {node.module}
             elif isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name.startswith("coordinator.")}
-        graph[module] = found
+        graph[module] = found - {module}
     return graph
 
 
@@ -213,3 +217,22 @@ def test_shared_types_and_helpers_import_no_stage():
     for low in ("coordinator.embed", "coordinator.clustering", "coordinator.sums", "coordinator.linkage"):
         assert "coordinator.combine" not in graph[low], low
     assert "coordinator.session" not in graph["coordinator.pipeline"]
+
+
+def test_the_subfolders_are_in_the_graph_and_the_protocols_know_no_wire():
+    graph = coordinator_imports()
+    assert {"coordinator.protocols.upload", "coordinator.protocols.keys", "coordinator.protocols.secagg",
+            "coordinator.protocols.confirm", "coordinator.protocols.mpc", "coordinator.wire.serde"} <= set(graph)
+    assert "coordinator.protocols.mpc" in graph["coordinator.handlers"]  # a package import is read by its names
+    assert graph["coordinator.messages"] == set()
+    for module, imports in graph.items():
+        if module.startswith("coordinator.protocols") or module in ("coordinator.session", "coordinator.messages"):
+            assert not any(i.startswith("coordinator.wire") for i in imports), module
+            assert "coordinator.servicer" not in imports and "coordinator.handlers" not in imports, module
+
+
+def test_only_the_servicer_and_the_wire_name_the_wire_messages():
+    """The coordinator's logic works on coordinator.messages; protobuf is decoded and encoded at the edge."""
+    naming = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "coordinator").rglob("*.py")
+                    if "session_pb2" in p.read_text() or "array_pb2" in p.read_text())
+    assert naming == ["coordinator/servicer.py", "coordinator/wire/serde.py", "coordinator/wire/table.py"]

@@ -8,7 +8,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from sklearn.cluster import KMeans
 
 from conftest import by_hand, read_report, run_ppc, write_scenario
-from coordinator import secagg
+from coordinator.protocols import secagg
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.secagg import (
@@ -170,7 +170,7 @@ def _unmasked_post(scenario):
 
     from coordinator import handlers
     from coordinator.session import Session
-    from coordinator.upload import Received
+    from coordinator.wire.serde import upload_stream
     from parties.client import upload_messages
     from protos.ppcsim.v1 import session_pb2
 
@@ -180,12 +180,12 @@ def _unmasked_post(scenario):
         handlers.join(session, session_pb2.JoinRequest(session=spec.name, party=p.name,
                                                        public_key=KeyPair.generate().public))
     for p in scenario.parties:
-        stream = Received.stream(upload_messages(spec.name, p.name, "secure_aggregation", {}, np.arange(178), [], 1,
+        stream = upload_stream(upload_messages(spec.name, p.name, "secure_aggregation", {}, np.arange(178), [], 1,
                                                  1 << 20))
         handlers.upload(session, next(stream), stream)
     values = np.zeros(178 * 3, dtype=np.uint64)
     try:
-        secagg.post_distances(session, distance_messages(spec.name, "lab", 0, values, (178, 3), False, 1 << 20))
+        handlers.post_distances(session, distance_messages(spec.name, "lab", 0, values, (178, 3), False, 1 << 20))
     finally:
         session.fail("test over")
 

@@ -10,7 +10,7 @@ from coordinator.clustering import ClusteringSpec
 from coordinator.errors import SessionError
 from coordinator.session import Session, SessionSpec
 from coordinator.sums import PairSums
-from coordinator.upload import Received
+from coordinator.wire.serde import header_from_proto, upload_stream
 from parties.client import upload_messages
 from parties.methods.base import condensed
 
@@ -58,7 +58,7 @@ def run_session(keep: bool, chunk_bytes: int, ids_by_party: dict | None = None):
         messages = upload_messages("s", p, "osbr", {"metric": "euclidean"}, ids,
                                    [condensed("sqdist", pdist(X[rows], "sqeuclidean"))], 3, chunk_bytes)
         header = next(messages).header
-        session.receive(header, Received.stream(messages))
+        session.receive(header_from_proto(header), upload_stream(messages))
     return session, session.wait(timeout=30)
 
 
@@ -92,7 +92,7 @@ def test_nan_in_a_summed_upload_names_party_array_and_index():
     messages = upload_messages("s", "a", "osbr", {"metric": "euclidean"}, IDS, [condensed("sqdist", bad)], 3, 4096)
     header = next(messages).header
     with pytest.raises(SessionError, match=r"party 'a', array 'sqdist': NaN or infinite values \(the first at index \(700,\)\)"):
-        session.receive(header, Received.stream(messages))
+        session.receive(header_from_proto(header), upload_stream(messages))
 
 
 def test_integer_and_text_ids_in_the_same_order_add_in_place():

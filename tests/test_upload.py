@@ -1,4 +1,4 @@
-"""coordinator.upload.Upload: checks on one party's upload stream, as early and as cheaply as they can be made."""
+"""coordinator.protocols.upload.Upload: checks on one party's upload stream, as early and as cheaply as they can be made."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from coordinator.errors import SessionError
-from coordinator.upload import Upload
+from coordinator.protocols.upload import Upload
+from coordinator.wire.serde import header_from_proto, made
 from parties.client import upload_messages
 from parties.methods import Sent
 from protos.serde import Layout
@@ -16,9 +17,9 @@ def test_finite_values_whose_sum_overflows_are_accepted_and_an_infinity_is_not()
     for data, bad in ((np.array([[1e308], [1e308], [-1.0]]), None), (np.array([[1.0], [np.inf], [2.0]]), "(1, 0)")):
         ids = np.arange(3)
         messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", data, Layout.ROWS)], 1, 1 << 20))
-        upload = Upload("a", messages[0].header)
+        upload = Upload("a", header_from_proto(messages[0].header))
         for m in messages[1:]:
-            upload.add(m)
+            upload.add(made(m).part)
         if bad is None:
             np.testing.assert_array_equal(upload.finish().arrays["data"], data)
         else:
@@ -29,7 +30,7 @@ def test_finite_values_whose_sum_overflows_are_accepted_and_an_infinity_is_not()
 def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
     from coordinator.clustering import ClusteringSpec
     from coordinator.session import Session, SessionSpec
-    from coordinator.upload import Received
+    from coordinator.wire.serde import upload_stream
 
     rng = np.random.default_rng(3)
     blocks = {"a": rng.standard_normal((60, 2)) + np.repeat([[0, 0], [6, 6], [0, 9]], 20, axis=0),
@@ -40,9 +41,9 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
                                       clustering=ClusteringSpec(n_clusters=3, seed=1)))
         for party, X in blocks.items():
             session.join(party)
-            messages = Received.stream(upload_messages("s", party, "none", {}, np.arange(60),
+            messages = upload_stream(upload_messages("s", party, "none", {}, np.arange(60),
                                                        [Sent("data", X, Layout.ROWS)], X.shape[1], 256))
-            session.receive(next(messages).message.header, messages)
+            session.receive(next(messages).part, messages)
         outcomes[keep] = session.wait(timeout=30)
         assert all(bool(c.arrays) == keep for c in session.contributions.values())
         assert all(a.kept == keep for u in session.uploads.values() for a in u.assemblers)
@@ -57,7 +58,7 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
 
 
 def test_nonfinite_finds_nan_and_infinities_but_not_an_overflowing_sum():
-    from coordinator.upload import nonfinite
+    from coordinator.protocols.upload import nonfinite
 
     assert nonfinite(np.array([1e308, 1e308, -5.0])) is None
     assert nonfinite(np.zeros(0)) is None

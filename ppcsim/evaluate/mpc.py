@@ -19,7 +19,7 @@ import numpy as np
 
 from coordinator.clustering import cluster
 from coordinator.combine import Combined
-from coordinator.mpc import HELPER, threshold
+from coordinator.protocols.mpc import HELPER, threshold
 from parties.run import disguise
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.observer import true_labels

@@ -22,8 +22,8 @@ the session's ledger like any other, and counted per round.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,11 +33,10 @@ from coordinator.clustering import ROUNDS, SECURE
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
+from coordinator.messages import AlignmentHeader, Chunk, DistanceHeader, LabelsHeader
+from coordinator.protocols.upload import MESSAGE_BYTES, MESSAGE_SLACK
 from coordinator.text import shown
 from coordinator.types import Combined, Outcome
-from coordinator.upload import MESSAGE_BYTES, MESSAGE_SLACK
-from coordinator.waits import asked
-from protos.ppcsim.v1 import array_pb2, session_pb2
 
 #: Bytes of one masked fixed-point value (uint64) and of one label (int32).
 VALUE_BYTES, LABEL_BYTES = 8, 4
@@ -45,13 +44,6 @@ VALUE_BYTES, LABEL_BYTES = 8, 4
 METHOD = SECURE
 #: The secure-aggregation contract served (AlignmentHeader.revision): parties check, Confirm, transcript-keyed masks.
 REVISION = 2
-
-
-def int32_chunks(values: np.ndarray, chunk_bytes: int) -> Iterator[array_pb2.ArrayChunk]:
-    """``values`` as int32 little-endian ArrayChunks (array 0) of at most ``chunk_bytes`` bytes."""
-    data = np.ascontiguousarray(values, dtype="<i4").reshape(-1).view(np.uint8).data
-    for offset in range(0, len(data), chunk_bytes):
-        yield array_pb2.ArrayChunk(array=0, offset=offset, data=bytes(data[offset : offset + chunk_bytes]))
 
 
 @dataclass
@@ -71,11 +63,20 @@ class RoundRecord:
 
 
 class Arbiter:
-    """The rounds of one secure-aggregation session; every method runs under the session's lock."""
+    """The rounds of one secure-aggregation session.
+
+    Its state is its own, under its own ``lock``: every method that reads or
+    changes the rounds takes it. It never takes the session's lock while
+    holding its own (the session's waits read the rounds through
+    ``labels_of`` and ``seed_of``, which take it under the session's): what
+    the rounds change in the session (the result) is handed to it once the
+    lock is released.
+    """
 
     def __init__(self, session, join: Join):
         spec = session.spec.clustering
         self.session, self.join, self.spec = session, join, spec
+        self.lock = threading.Lock()
         self.m, self.k = len(join.ids), spec.n_clusters
         if self.k > self.m:
             raise SessionError(f"n_clusters = {self.k} is more than the {self.m} joined records")
@@ -90,12 +91,12 @@ class Arbiter:
         else:
             self.init = self.rng.choice(self.m, self.k, replace=False)
             self.step = 0
-        self.seeds: dict[int, session_pb2.LabelsHeader] = {}
+        self.seeds: dict[int, LabelsHeader] = {}
         self.seeding_records: list[RoundRecord] = [RoundRecord(1)] if self.seeding_steps else []
         self.round = 0
         self.total = np.zeros((self.m, self.k), dtype=np.uint64)
         self.posted: set[str] = set()
-        self.results: dict[int, tuple[session_pb2.LabelsHeader, np.ndarray]] = {}
+        self.results: dict[int, tuple[LabelsHeader, np.ndarray]] = {}
         self.records: list[RoundRecord] = [RoundRecord(0)]
         self.done = False
         #: The last round's squared distances as the arbiter read them (the sum over parties), for the observer.
@@ -105,8 +106,8 @@ class Arbiter:
         #: Each party's post of the current round as received (masked), kept when the session keeps uploads.
         self.posts: dict[str, np.ndarray] = {}
         self._mark = time.monotonic()
-        #: MPC sessions: the relay (a coordinator.mpc.Hub, which coordinator.mpc.open_hub sets; typed loosely so
-        #: that this module, which the MPC builds on, does not import it).
+        #: MPC sessions: the relay (a coordinator.protocols.mpc.Hub, which coordinator.protocols.mpc.open_hub sets;
+        #: typed loosely so that this module, which the MPC builds on, does not import it).
         self.hub: Any = None
 
     @property
@@ -115,6 +116,11 @@ class Arbiter:
         return 0 < self.step <= self.seeding_steps
 
     def record(self, round_: int, direction: str, payload: int, serialized: int, seeding: bool = False) -> None:
+        """Count one message of round (or seeding step) ``round_`` (called by coordinator.handlers.count)."""
+        with self.lock:
+            self._record(round_, direction, payload, serialized, seeding)
+
+    def _record(self, round_: int, direction: str, payload: int, serialized: int, seeding: bool) -> None:
         records, index = (self.seeding_records, round_ - 1) if seeding else (self.records, round_)
         if 0 <= index < len(records):
             r = records[index]
@@ -126,7 +132,7 @@ class Arbiter:
                                                                       r.down_serialized + serialized,
                                                                       r.down_messages + 1)
 
-    def check(self, header: session_pb2.DistanceHeader) -> None:
+    def check(self, header: DistanceHeader) -> None:
         """InvalidArgument unless ``header`` is the next post this party owes."""
         party, name = header.party, self.session.spec.name
         if self.done:
@@ -147,17 +153,28 @@ class Arbiter:
             raise InvalidArgument(f"party '{party}': an unmasked post; session '{name}' takes masked partial "
                                   "distances only")
 
-    def add(self, party: str, values: np.ndarray) -> None:
-        """One party's post of this round, added modulo 2^64; the round's labels once every party posted."""
+    def post(self, party: str, header: DistanceHeader, values: np.ndarray) -> Outcome | None:
+        """Add ``party``'s post once all its values came (under the lock); the session's result if it was the
+        last round's last post. InvalidArgument if the round was posted meanwhile (two streams at once)."""
+        with self.lock:
+            if self.seeding != header.seeding or header.round != (self.step if header.seeding else self.round) \
+                    or party in self.posted:
+                raise InvalidArgument(f"party '{party}': round {header.round} was posted meanwhile")
+            return self.add(party, values)
+
+    def add(self, party: str, values: np.ndarray) -> Outcome | None:
+        """One party's post of this round, added modulo 2^64; the round's labels once every party posted (and the
+        session's result after the last round). Call with ``lock`` held."""
         if self.seeding:
             self._add_seeding(party, values)
-            return
+            return None
         np.add(self.total, values.reshape(self.m, self.k), out=self.total)  # uint64 wraps: modulo 2^64
         if self.session.spec.keep_uploads:
             self.posts[party] = values.reshape(self.m, self.k)
         self.posted.add(party)
         if len(self.posted) == len(self.session.spec.parties):
-            self._assign()
+            return self._assign()
+        return None
 
     def _add_seeding(self, party: str, values: np.ndarray) -> None:
         if not self.posted:
@@ -174,7 +191,7 @@ class Arbiter:
         now = time.monotonic()
         record = self.seeding_records[self.step - 1]
         record.seconds, self._mark = now - self._mark, now
-        self.seeds[self.step] = session_pb2.LabelsHeader(round=self.step, seeding=True, centre=centre)
+        self.seeds[self.step] = LabelsHeader(round=self.step, seeding=True, centre=centre)
         self.posted.clear()
         self.step += 1
         if self.seeding:
@@ -198,7 +215,7 @@ class Arbiter:
         done = (self.round > 0 and self._changed(labels) <= self.spec.tol * self.m) or self.round >= self.spec.max_iter
         return labels, done
 
-    def _assign(self) -> None:
+    def _assign(self) -> Outcome | None:
         signed = self.total.view(np.int64)  # the sum of every party's e = round(d * 2^scale_bits)
         labels, done = self.choose(signed)
         changed = self._changed(labels)
@@ -210,18 +227,32 @@ class Arbiter:
         record = self.records[self.round]
         record.seconds, record.changed, record.sizes = now - self._mark, changed, sizes
         self._mark = now
-        header = session_pb2.LabelsHeader(round=self.round, done=done, changed=changed, sizes=sizes,
-                                          n_labels=self.m)
+        header = LabelsHeader(round=self.round, done=done, changed=changed, sizes=tuple(sizes), n_labels=self.m)
         self.results[self.round] = (header, labels)
         self.results.pop(self.round - 2, None)  # every party has fetched it: it posted the round after
         self.total[:] = 0
         self.posted.clear()
         if done:
             self.done = True
-            self.session.complete_secure(self.outcome(labels))
-        else:
-            self.round += 1
-            self.records.append(RoundRecord(self.round))
+            return self.outcome(labels)
+        self.round += 1
+        self.records.append(RoundRecord(self.round))
+        return None
+
+    def labels_of(self, round_: int) -> tuple[LabelsHeader, np.ndarray] | None:
+        """Round ``round_``'s header and labels once every party posted it, else None."""
+        with self.lock:
+            return self.results.get(round_)
+
+    def labels_ready(self, round_: int) -> bool:
+        """Whether round ``round_`` is over (its labels are out, or already dropped)."""
+        with self.lock:
+            return round_ in self.results or round_ < self.round - 1
+
+    def seed_of(self, step: int) -> LabelsHeader | None:
+        """The header naming seeding step ``step``'s centre, once every party posted the step."""
+        with self.lock:
+            return self.seeds.get(step)
 
     def outcome(self, labels: np.ndarray, description: str | None = None) -> Outcome:
         """The session's result: ``labels`` (the joined records', in the join's order) in each party's row order."""
@@ -251,7 +282,7 @@ class Arbiter:
 
 def begin(session) -> Arbiter:
     """Join the parties' ids (their ids-only uploads) and open round 0; called by the session once all are in
-    (an MPC session's relay is then opened on this join by coordinator.mpc.open_hub)."""
+    (an MPC session's relay is then opened on this join by coordinator.protocols.mpc.open_hub)."""
     protocol = session.spec.clustering.protocol
     contributions = {p: session.contributions[p] for p in session.spec.parties}
     for c in contributions.values():
@@ -263,7 +294,7 @@ def begin(session) -> Arbiter:
     return Arbiter(session, join)
 
 
-# -- the RPCs, as plain functions (gRPC servicer and in-process runs alike) ----------------------
+# -- what the RPCs ask of the rounds (coordinator.handlers decodes, counts and answers) -------------
 
 def arbiter_of(session, party: str, *protocols: str) -> Arbiter:
     """The session's rounds once every party's ids are joined, if ``party`` may ask and the session runs one of
@@ -279,35 +310,24 @@ def _arbiter(session, party: str) -> Arbiter:
     return arbiter_of(session, party, SECURE)
 
 
-def alignment(session, request: session_pb2.AlignmentRequest) -> Iterator[session_pb2.AlignmentMessage]:
-    """This party's rows in the join's order, once every party's ids are joined."""
-    def respond() -> Arbiter:
-        arbiter = arbiter_of(session, request.party, *ROUNDS)
-        if arbiter.hub is not None and session.spec.clustering.helper:  # its header names the helper's key
-            session.await_helper(arbiter.hub, timeout=session.seconds_left() + 1.0)
-        return arbiter
+def alignment_of(session, party: str) -> Arbiter:
+    """The rounds, for a party asking for its alignment: once every party's ids are joined (and, in an MPC
+    session with a helper, once the helper's key is made)."""
+    arbiter = arbiter_of(session, party, *ROUNDS)
+    if arbiter.hub is not None and session.spec.clustering.helper:  # its header names the helper's key
+        session.await_helper(arbiter.hub, timeout=session.seconds_left() + 1.0)
+    return arbiter
 
-    arbiter = asked(session, request.party, "GetAlignment", request, respond)
-    positions = arbiter.join.index[request.party]
+
+def alignment(session, arbiter: Arbiter, party: str) -> tuple[AlignmentHeader, np.ndarray]:
+    """This party's AlignmentHeader and its rows' positions in the join's order."""
     spec = arbiter.spec
-    header = session_pb2.AlignmentHeader(
-        n_joined=arbiter.m, n_rows=len(session.contributions[request.party].ids), n_clusters=arbiter.k,
-        init=arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k].tolist(), scale_bits=spec.scale_bits,
-        max_iter=spec.max_iter, parties=session.spec.parties, seeding_steps=arbiter.seeding_steps,
-        revision=REVISION,
-    )
-    if arbiter.hub is not None:
-        mpc_header(session, header)
-    messages = [(session_pb2.AlignmentMessage(header=header), 0)] + [
-        (session_pb2.AlignmentMessage(positions=c), len(c.data))
-        for c in int32_chunks(positions, session.spec.chunk_bytes)]
-
-    def send():
-        for message, payload in messages:
-            session.ledger.record(request.party, "GetAlignment", DOWN, message, payload)
-            yield message
-
-    return send()
+    header = AlignmentHeader(
+        n_joined=arbiter.m, n_rows=len(session.contributions[party].ids), n_clusters=arbiter.k,
+        init=tuple(int(i) for i in arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k]),
+        scale_bits=spec.scale_bits, max_iter=spec.max_iter, parties=tuple(session.spec.parties),
+        seeding_steps=arbiter.seeding_steps, revision=REVISION, **(mpc_fields(session) if arbiter.hub else {}))
+    return header, arbiter.join.index[party]
 
 
 def ready_to_post(session, party: str) -> Arbiter:
@@ -328,140 +348,100 @@ def columns(contribution) -> int:
     return int(value)
 
 
-def mpc_header(session, header: session_pb2.AlignmentHeader) -> None:
+def mpc_fields(session) -> dict:
     """The AlignmentHeader's fields of an MPC session: its parties (the helper last), their columns, SecFxp."""
     spec = session.spec.clustering
-    header.mpc_parties.extend(session.arbiter.hub.parties)
-    header.mpc_columns.extend([columns(session.contributions[p]) if p in session.contributions else 0
-                               for p in session.arbiter.hub.parties])
-    header.mpc_bits, header.mpc_frac, header.reveal_centres = spec.mpc_bits, spec.mpc_frac, spec.reveal_centres
+    hub = session.arbiter.hub
+    fields = {"mpc_parties": tuple(hub.parties),
+              "mpc_columns": tuple(columns(session.contributions[p]) if p in session.contributions else 0
+                                   for p in hub.parties),
+              "mpc_bits": spec.mpc_bits, "mpc_frac": spec.mpc_frac, "reveal_centres": spec.reveal_centres}
     if spec.helper:  # the helper's key, once the coordinator's helper made it (a wait: WouldWait under PROBING)
-        hub = session.arbiter.hub
-        header.mpc_helper = hub.parties[-1]
-        header.mpc_helper_key = session.await_helper(hub, timeout=session.seconds_left() + 1.0)
+        fields.update(mpc_helper=hub.parties[-1],
+                      mpc_helper_key=session.await_helper(hub, timeout=session.seconds_left() + 1.0))
+    return fields
 
 
-def post_distances(session, messages: Iterator[session_pb2.DistanceMessage]) -> session_pb2.DistanceReply:
-    """One party's masked partial distances of one round: a header, then the uint64 values in chunks."""
-    first = next(messages, None)
-    if first is None or first.WhichOneof("part") != "header":
-        raise InvalidArgument("PostDistances starts with its header")
-    header = first.header
-    party = header.party
-    arbiter = _arbiter(session, party)
-    session.ledger.record(party, "PostDistances", UP, first)
-    seeding = header.seeding
-    with session.lock:
+def begin_post(session, arbiter: Arbiter, header: DistanceHeader) -> int:
+    """Check that ``header`` is the post its party owes now and take the post's bytes from the session's budget;
+    the bytes the post must carry."""
+    with arbiter.lock:
         arbiter.check(header)
-        round_ = header.round
-        arbiter.record(round_, UP, 0, first.ByteSize(), seeding)
-    want = arbiter.m * (1 if seeding else arbiter.k) * VALUE_BYTES
-    session.budget.take(want, f"party '{party}': round {round_}'s post")
+    want = arbiter.m * (1 if header.seeding else arbiter.k) * VALUE_BYTES
+    session.budget.take(want, f"party '{header.party}': round {header.round}'s post")
+    return want
+
+
+def take_post(session, arbiter: Arbiter, header: DistanceHeader, messages, want: int, count) -> int:
+    """The values of one post after its header (each a coordinator.messages.Received), checked message by
+    message and added once all are in; ``count(item)`` counts each message that belongs to the post. Returns
+    the payload bytes received; the post's budget is given back unless the session keeps uploads."""
     try:
-        reply = _take_post(session, arbiter, header, messages, want)
+        received = _take_post(session, arbiter, header, messages, want, count)
     except BaseException:
         session.budget.give(want)
         raise
     if not session.spec.keep_uploads:  # added into the round's total and let go; else kept for the observer
         session.budget.give(want)
-    return reply
+    return received
 
 
-def _take_post(session, arbiter: Arbiter, header: session_pb2.DistanceHeader,
-               messages: Iterator[session_pb2.DistanceMessage], want: int) -> session_pb2.DistanceReply:
-    """The values of one post after its header, checked message by message, added once all are in."""
-    party, round_, seeding = header.party, header.round, header.seeding
+def _take_post(session, arbiter: Arbiter, header: DistanceHeader, messages, want: int, count) -> int:
+    party, round_ = header.party, header.round
     buffer = bytearray(want)
     received = 0
     most = MESSAGE_SLACK + want // MESSAGE_BYTES
-    for n, message in enumerate(messages, start=2):
+    for n, item in enumerate(messages, start=2):
         if n > most + 1:
             raise InvalidArgument(f"party '{party}': round {round_}: more than {most} messages after the header for "
                                   f"{want} bytes (send chunks of up to chunk_bytes)")
-        size = message.ByteSize()
-        chunk = message.chunk if message.WhichOneof("part") == "chunk" else None
-        payload = len(chunk.data) if chunk is not None else 0
-        if chunk is not None and not payload:
+        chunk = item.part if isinstance(item.part, Chunk) else None
+        if chunk is not None and not item.payload:
             raise InvalidArgument(f"party '{party}': round {round_}: message {n} is a chunk with no bytes")
-        if payload > session.spec.chunk_bytes:
-            raise InvalidArgument(f"party '{party}': round {round_}: a chunk of {payload} bytes; each is at most "
+        if item.payload > session.spec.chunk_bytes:
+            raise InvalidArgument(f"party '{party}': round {round_}: a chunk of {item.payload} bytes; each is at most "
                                   f"chunk_bytes ({session.spec.chunk_bytes})")
-        session.ledger.record(party, "PostDistances", UP, message, payload, size)
-        with session.lock:
-            arbiter.record(round_, UP, payload, size, seeding)
+        count(item)
         if chunk is None or chunk.array != 0:
             raise InvalidArgument(f"party '{party}': round {round_}: a message after the header that is not a "
                                   "chunk of array 0")
-        if chunk.offset != received or received + payload > want:
+        if chunk.offset != received or received + item.payload > want:
             raise InvalidArgument(f"party '{party}': round {round_}: chunk at byte {chunk.offset} of {want}, "
                                   f"expected {received}")
-        buffer[received : received + payload] = chunk.data
-        received += payload
+        buffer[received : received + item.payload] = chunk.data
+        received += item.payload
     if received != want:
         raise InvalidArgument(f"party '{party}': round {round_}: {received} of {want} bytes")
-    with session.lock:
-        if arbiter.seeding != seeding or round_ != (arbiter.step if seeding else arbiter.round) \
-                or party in arbiter.posted:
-            raise InvalidArgument(f"party '{party}': round {round_} was posted meanwhile")
-        arbiter.add(party, np.frombuffer(buffer, dtype="<u8"))
-        session.notify()
-    reply = session_pb2.DistanceReply(payload_bytes=received)
-    session.ledger.record(party, "PostDistances", DOWN, reply)
-    with session.lock:
-        arbiter.record(round_, DOWN, 0, reply.ByteSize(), seeding)
-    return reply
+    outcome = arbiter.post(party, header, np.frombuffer(buffer, dtype="<u8"))
+    if outcome is not None:
+        session.complete_secure(outcome)
+    session.notify()
+    return received
 
 
-def labels(session, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
-    """The labels of round ``request.round``, once every party posted it."""
-    arbiter = asked(session, request.party, "GetLabels", request, lambda: _arbiter(session, request.party))
-    if request.seeding:
-        return _seed(session, arbiter, request)
-    if request.round > arbiter.round:
-        with session.lock:
-            arbiter.record(request.round, UP, 0, request.ByteSize())
-        raise InvalidArgument(f"party '{request.party}': asked for round {request.round}; the session is in "
-                              f"round {arbiter.round}")
-    found = session.await_labels(arbiter, request.round, timeout=session.seconds_left() + 1.0)
-    with session.lock:
-        arbiter.record(request.round, UP, 0, request.ByteSize())
-    if found is None:
-        raise InvalidArgument(f"party '{request.party}': round {request.round}'s labels are gone (rounds end "
-                              "once every party has posted the next one)")
-    header, values = found
-    messages = [(session_pb2.LabelsMessage(header=header), 0)] + [
-        (session_pb2.LabelsMessage(labels=c), len(c.data)) for c in int32_chunks(values, session.spec.chunk_bytes)]
-
-    def send():
-        for message, payload in messages:
-            session.ledger.record(request.party, "GetLabels", DOWN, message, payload)
-            with session.lock:
-                arbiter.record(request.round, DOWN, payload, message.ByteSize())
-            yield message
-
-    return send()
-
-
-def _seed(session, arbiter: Arbiter, request: session_pb2.LabelsRequest) -> Iterator[session_pb2.LabelsMessage]:
-    """A seeding step's chosen centre, once every party posted the step."""
-    step = request.round
+def seeding_step(session, arbiter: Arbiter, party: str, step: int) -> LabelsHeader:
+    """Seeding step ``step``'s header naming its centre, once every party posted the step."""
     if not 1 <= step <= arbiter.seeding_steps:
-        with session.lock:
-            arbiter.record(step, UP, 0, request.ByteSize(), True)
-        raise InvalidArgument(f"party '{request.party}': there is no seeding step {step} (the session has "
+        raise InvalidArgument(f"party '{party}': there is no seeding step {step} (the session has "
                               f"{arbiter.seeding_steps})")
-    header = session.await_seed(arbiter, step, timeout=session.seconds_left() + 1.0)
-    with session.lock:
-        arbiter.record(step, UP, 0, request.ByteSize(), True)
-    message = session_pb2.LabelsMessage(header=header)
+    session.wait_for(lambda: arbiter.seed_of(step) is not None, session.seconds_left() + 1.0,
+                     lambda: f"seeding step {step} did not finish in time")
+    header = arbiter.seed_of(step)
+    assert header is not None
+    return header
 
-    def send():
-        session.ledger.record(request.party, "GetLabels", DOWN, message, 0)
-        with session.lock:
-            arbiter.record(step, DOWN, 0, message.ByteSize(), True)
-        yield message
 
-    return send()
+def round_labels(session, arbiter: Arbiter, party: str, round_: int) -> tuple[LabelsHeader, np.ndarray]:
+    """Round ``round_``'s header and labels, once every party posted it."""
+    if round_ > arbiter.round:
+        raise InvalidArgument(f"party '{party}': asked for round {round_}; the session is in round {arbiter.round}")
+    session.wait_for(lambda: arbiter.labels_ready(round_), session.seconds_left() + 1.0,
+                     lambda: f"round {round_} did not finish in time")
+    found = arbiter.labels_of(round_)
+    if found is None:
+        raise InvalidArgument(f"party '{party}': round {round_}'s labels are gone (rounds end once every party has "
+                              "posted the next one)")
+    return found
 
 
 # -- accounting ----------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ party the tags addressed to it once every party has posted.
 
 from __future__ import annotations
 
-from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
-from coordinator.ledger import DOWN
+import threading
+
+from coordinator.errors import FailedPrecondition, InvalidArgument, SessionError
+from coordinator.messages import ConfirmPost, ConfirmTag
 from coordinator.text import clip, shown
-from coordinator.waits import asked
-from protos.ppcsim.v1 import session_pb2
 
 #: Bytes of one tag (HMAC-SHA256), the longest field name, the most tags one party may address to another.
 MAC_BYTES, FIELD_CHARS, TAGS_PER_PARTY = 32, 64, 64
@@ -25,7 +25,40 @@ MAC_BYTES, FIELD_CHARS, TAGS_PER_PARTY = 32, 64, 64
 REFUSAL_CHARS = 1024
 
 
-def _checked(session, request: session_pb2.ConfirmRequest) -> dict[tuple[str, str], bytes]:
+class Confirmations:
+    """The tags each party posted, under a lock of their own (the session's waits read ``complete`` under the
+    session's lock; nothing here takes the session's)."""
+
+    def __init__(self, parties: tuple[str, ...]):
+        self.parties = parties
+        self._lock = threading.Lock()
+        self._tags: dict[str, dict[tuple[str, str], bytes]] = {}
+
+    def keep(self, party: str, tags: dict[tuple[str, str], bytes]) -> None:
+        """Keep ``party``'s first post; a repeat must be the same (the asynchronous server runs a call again)."""
+        with self._lock:
+            kept = self._tags.setdefault(party, tags)
+        if kept != tags:
+            raise FailedPrecondition(f"party '{party}': posted other confirmations than its first; a party "
+                                     "confirms once per session")
+
+    def complete(self) -> bool:
+        with self._lock:
+            return len(self._tags) == len(self.parties)
+
+    def missing(self) -> list[str]:
+        with self._lock:
+            return [p for p in self.parties if p not in self._tags]
+
+    def to(self, party: str) -> list[ConfirmTag]:
+        """The tags every other party addressed to ``party``."""
+        with self._lock:
+            return [ConfirmTag(to=party, sender=sender, field=field, mac=mac)
+                    for sender in self.parties if sender != party
+                    for (to, field), mac in self._tags[sender].items() if to == party]
+
+
+def _checked(session, request: ConfirmPost) -> dict[tuple[str, str], bytes]:
     """The request's tags by (to, field); InvalidArgument naming the first that is malformed."""
     party = request.party
     others = [p for p in session.spec.parties if p != party]
@@ -49,37 +82,22 @@ def _checked(session, request: session_pb2.ConfirmRequest) -> dict[tuple[str, st
     return tags
 
 
-def confirm(session, request: session_pb2.ConfirmRequest) -> session_pb2.ConfirmReply:
+def confirm(session, request: ConfirmPost) -> list[ConfirmTag]:
     """Keep ``request.party``'s tags; once every party posted, the tags addressed to it (waits until then).
 
-    Run again by the asynchronous server when it would wait (coordinator.waits): the request is counted once, and
-    a repeat of the same tags is the same post."""
-    party = request.party
-    if not session.expects(party):
-        raise PermissionDenied(f"session '{session.spec.name}' expects no party '{shown(party)}'")
-    reply = asked(session, party, "Confirm", request, lambda: _confirm(session, request))
-    session.ledger.record(party, "Confirm", DOWN, reply)
-    return reply
-
-
-def _confirm(session, request: session_pb2.ConfirmRequest) -> session_pb2.ConfirmReply:
+    Run again by the asynchronous server when it would wait (coordinator.waits): a repeat of the same tags is
+    the same post."""
     party = request.party
     if request.refusal:
         session.fail(f"party '{party}' refused what the coordinator sent it: {clip(request.refusal, REFUSAL_CHARS)}")
         raise FailedPrecondition(f"session '{session.spec.name}' failed: party '{party}' refused")
     tags = _checked(session, request)
-    parties = session.spec.parties
-    with session.lock:
-        if session.state == session_pb2.FAILED:
-            raise SessionError(f"session '{session.spec.name}' failed: {session.error}")
-        kept = session.confirmations.setdefault(party, tags)
-        if kept != tags:
-            raise FailedPrecondition(f"party '{party}': posted other confirmations than its first; a party "
-                                     "confirms once per session")
-        session.notify()
-    session.await_confirmations(timeout=session.seconds_left() + 1.0)
-    with session.lock:
-        return session_pb2.ConfirmReply(tags=[
-            session_pb2.ConfirmTag(to=party, sender=sender, field=field, mac=mac)
-            for sender in parties if sender != party
-            for (to, field), mac in session.confirmations[sender].items() if to == party])
+    if session.failed:
+        raise SessionError(f"session '{session.spec.name}' failed: {session.error}")
+    confirmations = session.confirmations
+    confirmations.keep(party, tags)
+    session.notify()
+    session.wait_for(confirmations.complete, session.seconds_left() + 1.0,
+                     lambda: "not every party confirmed in time (waiting for " + ", ".join(confirmations.missing())
+                             + ")")
+    return confirmations.to(party)

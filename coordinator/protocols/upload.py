@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -12,6 +10,7 @@ from coordinator.errors import SessionError
 from coordinator.forms import check_upload
 from coordinator.limits import ID_BYTES_PER_RECORD, Budget
 from coordinator.matrix import FeatureMatrix, place
+from coordinator.messages import Chunk, IdPart, UploadHeader, UploadPart
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
@@ -21,7 +20,6 @@ from protos.ids import LINES as ID_LINES
 from protos.ids import MAX_ID_BYTES, PSEUDONYM_BYTES, TEXT_IDS, WINDOW, IdError, stored_bytes
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import unpack as unpack_ids
-from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES, ArrayAssembler, Layout, WireError, spec_nbytes
 
 #: Default cap on what one party's upload may announce and send: array bytes plus id characters.
@@ -32,34 +30,6 @@ MESSAGE_SLACK = 64
 MESSAGE_BYTES = 1024
 #: Bytes one id held as a Python string takes beyond its characters (object header and list slot).
 PY_STR_BYTES = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Received:
-    """One UploadMessage as it arrived: the message, the bytes it took on the wire, and its chunk's bytes,
-    read out of the message once (each read of a protobuf bytes field copies it)."""
-
-    message: session_pb2.UploadMessage
-    size: int
-    data: bytes | None = None
-
-    @classmethod
-    def of(cls, message: session_pb2.UploadMessage, size: int) -> Received:
-        return cls(message, size, message.chunk.data if message.WhichOneof("part") == "chunk" else None)
-
-    @classmethod
-    def parse(cls, raw: bytes) -> Received:
-        """gRPC's request deserializer for Upload: the message and its size as received, never re-serialised."""
-        return cls.of(session_pb2.UploadMessage.FromString(raw), len(raw))
-
-    @classmethod
-    def made(cls, message: session_pb2.UploadMessage) -> Received:
-        """A message made in this process (the in-process simulation, tests): sized by serialising it."""
-        return cls.of(message, message.ByteSize())
-
-    @classmethod
-    def stream(cls, messages: Iterable[session_pb2.UploadMessage]) -> Iterator[Received]:
-        return (cls.made(m) for m in messages)
 
 
 def nonfinite(values: np.ndarray) -> np.ndarray | None:
@@ -88,7 +58,7 @@ class Upload:
     arrives, so that a stream that goes on past its announcement stops there.
     """
 
-    def __init__(self, party: str, header: session_pb2.UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
+    def __init__(self, party: str, header: UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
                  sums: PairSums | None = None, keep: bool = True, ids_only: bool = False,
                  budget: Budget | None = None, chunk_bytes: int = CHUNK_BYTES,
                  matrix: FeatureMatrix | None = None):
@@ -210,8 +180,8 @@ class Upload:
         self.id_budget.give(self.ids_held)
         self.ids_held = 0
 
-    def add(self, message: session_pb2.UploadMessage, data: bytes | None = None) -> None:
-        """Take the next message of the stream (``data``: its chunk's bytes, when already read out)."""
+    def add(self, part: UploadPart | object) -> None:
+        """Take the next message of the stream (after the header), decoded (coordinator.wire.serde)."""
         self.messages += 1
         if self.messages > self.max_messages:
             raise SessionError(
@@ -219,19 +189,18 @@ class Upload:
                 f"{self.expected} array bytes (send ids in IdChunks of many ids and array bytes in chunks of up "
                 "to the chunk_bytes Join returned)"
             )
-        part = message.WhichOneof("part")
-        if part == "ids" and not message.ids.ids and not message.ids.packed:
+        if isinstance(part, IdPart) and not part.ids and not part.packed:
             raise SessionError(f"party '{self.party}': message {self.messages + 1} is an IdChunk with no ids")
-        if part == "chunk" and not (message.chunk.data if data is None else data):
+        if isinstance(part, Chunk) and not part.data:
             raise SessionError(f"party '{self.party}': message {self.messages + 1} is an ArrayChunk with no bytes")
-        if part == "ids" and self._all_ids is not None:
+        if isinstance(part, IdPart) and self._all_ids is not None:
             raise SessionError(f"party '{self.party}': ids after the first array chunk (ids come first)")
-        if part == "ids" and self.packed_ids is not None:
-            self._add_packed(message.ids, self.packed_ids)
-        elif part == "ids":
-            if message.ids.packed:
+        if isinstance(part, IdPart) and self.packed_ids is not None:
+            self._add_packed(part, self.packed_ids)
+        elif isinstance(part, IdPart):
+            if part.packed:
                 raise SessionError(f"party '{self.party}': packed ids in an upload that announced ids as text")
-            ids = message.ids.ids
+            ids = part.ids
             if len(self.ids) + len(ids) > self.n:
                 raise SessionError(
                     f"party '{self.party}': {len(self.ids) + len(ids)} ids sent, more than the {self.n} announced"
@@ -246,31 +215,30 @@ class Upload:
             self.id_chars += chars
             self.ids.extend(ids)
             self._check_total()
-        elif part == "chunk":
-            chunk = message.chunk
-            if chunk.array >= len(self.assemblers):
+        elif isinstance(part, Chunk):
+            if part.array >= len(self.assemblers):
                 raise SessionError(
-                    f"party '{self.party}': chunk for array {chunk.array}, which was not announced "
+                    f"party '{self.party}': chunk for array {part.array}, which was not announced "
                     f"(the header announces {len(self.assemblers)} array{'s' if len(self.assemblers) > 1 else ''})"
                 )
-            got = len(chunk.data) if data is None else len(data)
+            got = len(part.data)
             if got > self.chunk_bytes:
-                raise SessionError(f"party '{self.party}': a chunk of {got} bytes for array {chunk.array}; each slice "
+                raise SessionError(f"party '{self.party}': a chunk of {got} bytes for array {part.array}; each slice "
                                    f"is at most chunk_bytes ({self.chunk_bytes}, as Join returned)")
             if self.sums is not None and self.adder is None:
                 self._attach(self.sums)
-            if self.matrix is not None and chunk.array not in self.blocks:
-                self._into_matrix(chunk.array)
+            if self.matrix is not None and part.array not in self.blocks:
+                self._into_matrix(part.array)
             try:
-                self.assemblers[chunk.array].add(chunk, data)
+                self.assemblers[part.array].add(part, part.data)
             except WireError as exc:
                 raise SessionError(f"party '{self.party}': {exc}") from None
-        elif part == "header":
+        elif isinstance(part, UploadHeader):
             raise SessionError(f"party '{self.party}': a second header in the upload")
         else:
             raise SessionError(f"party '{self.party}': an empty UploadMessage (neither ids nor an array chunk)")
 
-    def _add_packed(self, chunk: session_pb2.IdChunk, packed: bytearray) -> None:
+    def _add_packed(self, chunk: IdPart, packed: bytearray) -> None:
         if chunk.ids:
             raise SessionError(f"party '{self.party}': ids as text in an upload that announced packed ids")
         if len(chunk.packed) > self.chunk_bytes:

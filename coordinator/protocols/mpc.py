@@ -20,7 +20,7 @@ every session). With two data parties a third share-holder with no data
 start it beside the coordinator (``ppcsim.helper``); the assumption is that
 it does not collude with either party.
 
-Alignment reuses the secure-aggregation one (coordinator.secagg): each party
+Alignment reuses the secure-aggregation one (coordinator.protocols.secagg): each party
 uploads its ids only, the session joins them and draws the initial centres,
 k joined records, with the scenario seed (public positions).
 """
@@ -28,10 +28,9 @@ k joined records, with the scenario seed (public positions).
 from __future__ import annotations
 
 import asyncio
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,10 +38,9 @@ import numpy as np
 from coordinator.clustering import MPC
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
-from coordinator.secagg import Arbiter, arbiter_of, columns
+from coordinator.messages import Frame, Mark, RelayResult
+from coordinator.protocols.secagg import Arbiter, arbiter_of, columns
 from coordinator.text import shown
-from coordinator.waits import asked
-from protos.ppcsim.v1 import session_pb2
 
 RPC = "Relay"
 #: Bytes of AES-GCM's tag in every frame (parties.mpc).
@@ -53,7 +51,7 @@ HELPER = "helper"
 FRAME_OVERHEAD = 128
 
 #: What the hub hands a party's stream: a frame from a peer, or None for "your stream ends".
-Deliver = Callable[[session_pb2.RelayMessage | None], None]
+Deliver = Callable[[Frame | None], None]
 
 
 def mpc_parties(spec) -> list[str]:
@@ -80,7 +78,7 @@ class Traffic:
 
 def loop_outbox(loop: asyncio.AbstractEventLoop, out: asyncio.Queue) -> Deliver:
     """A stream served by the asyncio server: put into ``out`` on ``loop``, from the loop or from any thread."""
-    def deliver(message: session_pb2.RelayMessage | None) -> None:
+    def deliver(message: Frame | None) -> None:
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -109,7 +107,7 @@ class Hub:
     parties: list[str]
     outboxes: dict[str, Deliver] = field(default_factory=dict)
     #: Frames for a party whose stream is not open yet, in order.
-    pending: dict[str, list[session_pb2.RelayMessage]] = field(default_factory=dict)
+    pending: dict[str, list[Frame]] = field(default_factory=dict)
     opened: set[str] = field(default_factory=set)
     ended: set[str] = field(default_factory=set)
     links: dict[tuple[str, str], Traffic] = field(default_factory=dict)
@@ -161,9 +159,9 @@ class Hub:
                                                                 {UP: Traffic(), DOWN: Traffic()})
         by_round[direction].add(n)
 
-    def _hold(self, to: str, message: session_pb2.RelayMessage, sender: str) -> None:
+    def _hold(self, to: str, message: Frame, sender: str) -> None:
         """With the lock held: hand a frame to ``to``'s stream (held until it opens), its bytes from the budget."""
-        n = len(message.frame.data) + FRAME_OVERHEAD
+        n = len(message.data) + FRAME_OVERHEAD
         self.session.budget.take(n, f"party '{sender}': frames relayed to '{to}' and not yet delivered")  # type: ignore[attr-defined]
         self.held += n
         if to in self.outboxes:
@@ -171,48 +169,49 @@ class Hub:
         else:
             self.pending[to].append(message)
 
-    def receive(self, party: str, message: session_pb2.RelayMessage, size: int) -> None:
-        """One message of ``party``'s stream (``size``: its serialised bytes)."""
-        ledger = self.session.ledger  # type: ignore[attr-defined]
-        part = message.WhichOneof("part")
-        if part == "frame":
-            frame = message.frame
-            to = frame.peer
-            if to not in self.parties or to == party:
-                raise InvalidArgument(f"party '{party}': a frame for '{shown(to)}', not another party of the MPC "
-                                      f"({', '.join(self.parties)})")
-            if len(frame.data) < TAG_BYTES:
-                raise InvalidArgument(f"party '{party}': a frame of {len(frame.data)} bytes is shorter than its tag")
-            ledger.record(party, RPC, UP, message, len(frame.data), size)
-            forward = session_pb2.RelayMessage(frame=session_pb2.RelayFrame(peer=party, seq=frame.seq, data=frame.data))
+    def check(self, party: str, part: object) -> None:
+        """InvalidArgument unless ``part`` is a message a Relay stream may carry after its opening: a frame to
+        another party of the MPC, at least a tag long; a mark; a result."""
+        if isinstance(part, Frame):
+            if part.peer not in self.parties or part.peer == party:
+                raise InvalidArgument(f"party '{party}': a frame for '{shown(part.peer)}', not another party of the "
+                                      f"MPC ({', '.join(self.parties)})")
+            if len(part.data) < TAG_BYTES:
+                raise InvalidArgument(f"party '{party}': a frame of {len(part.data)} bytes is shorter than its tag")
+        elif not isinstance(part, (Mark, RelayResult)):
+            raise InvalidArgument(f"party '{party}': a Relay stream carries frames, marks and one result after its "
+                                  f"opening, got {'an opening' if part is not None else 'an empty message'}")
+
+    def receive(self, party: str, part: object) -> None:
+        """One message of ``party``'s stream after its opening, decoded (checked by ``check`` and counted by
+        coordinator.handlers first)."""
+        self.check(party, part)
+        if isinstance(part, Frame):
+            to = part.peer
+            forward = Frame(peer=party, seq=part.seq, data=part.data)
             with self.lock:
                 self.active[party] = time.monotonic()
-                self.links.setdefault((party, to), Traffic()).add(len(frame.data))
-                self._count(party, UP, len(frame.data))
+                self.links.setdefault((party, to), Traffic()).add(len(part.data))
+                self._count(party, UP, len(part.data))
                 if to in self.ended or self.failed:
                     self.dropped += 1  # its program has finished (a link's closing frame): nothing reads it
                     return
                 self._hold(to, forward, party)
-        elif part == "mark":
-            ledger.record(party, RPC, UP, message, 0, size)
+        elif isinstance(part, Mark):
             with self.lock:
                 self.active[party] = time.monotonic()
-                self.current[party] = int(message.mark.round)
-        elif part == "result":
-            labels = np.frombuffer(message.result.labels, dtype="<i4")
-            ledger.record(party, RPC, UP, message, len(message.result.labels) + len(message.result.centres), size)
+                self.current[party] = part.round
+        elif isinstance(part, RelayResult):
+            labels = np.frombuffer(part.labels, dtype="<i4")
             with self.lock:
                 self.active[party] = time.monotonic()
                 if party in self.results:
                     raise InvalidArgument(f"party '{party}': a second RelayResult")
-                self.results[party] = (labels, message.result.centres)
-        else:
-            raise InvalidArgument(f"party '{party}': a Relay stream carries frames, marks and one result after its "
-                                  f"opening, got {part or 'an empty message'}")
+                self.results[party] = (labels, part.centres)
 
-    def delivered(self, party: str, message: session_pb2.RelayMessage) -> None:
+    def delivered(self, party: str, message: Frame) -> None:
         """``message`` was taken out to be written to ``party``'s stream: counted, its bytes back to the budget."""
-        n = len(message.frame.data)
+        n = len(message.data)
         with self.lock:
             self.active[party] = time.monotonic()
             self._count(party, DOWN, n)
@@ -273,8 +272,7 @@ class Hub:
         outcome = arbiter.outcome(labels.astype(np.int32), f"k-means as a secure multiparty computation (MPyC) over "
                                                           f"{parts}: {arbiter.spec.max_iter + 1} assignments on "
                                                           "secret shares, only the labels opened")
-        with session.lock:  # type: ignore[attr-defined]
-            session.complete_secure(outcome)  # type: ignore[attr-defined]
+        session.complete_secure(outcome)  # type: ignore[attr-defined]
 
 
 def open_hub(session, arbiter: Arbiter) -> None:
@@ -285,25 +283,17 @@ def open_hub(session, arbiter: Arbiter) -> None:
     arbiter.hub = Hub(session, mpc_parties(session.spec))
 
 
-def opening(session, first: session_pb2.RelayMessage, size: int, helper: bool = False) -> Hub:
-    """The hub a Relay stream opened by ``first`` joins, once every party's ids are joined (a wait: WouldWait
-    under PROBING); the opening counted once in the ledger. ``helper``: the coordinator's own helper, in its
-    process (ppcsim.helper); over gRPC only the session's parties may open a stream."""
-    party = first.open.party
+def hub_of(session, party: str, helper: bool = False) -> Hub:
+    """The hub a Relay stream opened by ``party`` joins, once every party's ids are joined (a wait: WouldWait
+    under PROBING). ``helper``: the coordinator's own helper, in its process (ppcsim.helper); over gRPC only the
+    session's parties may open a stream."""
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")
-
-    def respond() -> Hub:
-        arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
-                   else arbiter_of(session, party, MPC))
-        hub = arbiter.hub
-        if hub is None or party not in hub.parties:
-            raise InvalidArgument(f"party '{shown(party)}' is not a party of this MPC")
-        return hub
-
-    hub = asked(session, party, RPC, first, respond)
-    if helper:  # asked counts the session's parties only
-        session.ledger.record(party, RPC, UP, first, 0, size)
+    arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
+               else arbiter_of(session, party, MPC))
+    hub = arbiter.hub
+    if hub is None or party not in hub.parties:
+        raise InvalidArgument(f"party '{shown(party)}' is not a party of this MPC")
     return hub
 
 
@@ -316,45 +306,11 @@ def attach(session, hub: Hub, party: str, deliver: Deliver) -> None:
     hub.open(party, deliver)
 
 
-def relay(session, first: session_pb2.RelayMessage, rest: Iterator[session_pb2.RelayMessage],
-          size=lambda m: m.ByteSize(), helper: bool = False) -> Iterator[session_pb2.RelayMessage]:
-    """One Relay stream served by threads (the coordinator's own helper, ppcsim.helper): its messages read in a
-    thread of its own, the frames its peers address to it returned as they come. The gRPC server serves the
-    parties' streams as coroutines instead (coordinator.servicer's Relay)."""
-    party = first.open.party
-    hub = opening(session, first, size(first), helper=helper)
-    out: queue.Queue = queue.Queue()
-    attach(session, hub, party, out.put)
-    problems: list[str] = []
-
-    def read() -> None:
-        try:
-            for message in rest:
-                hub.receive(party, message, size(message))
-        except SessionError as exc:
-            problems.append(str(exc))
-        except Exception as exc:  # noqa: BLE001 - the stream broke: the MPC cannot go on
-            problems.append(f"party '{party}': its Relay stream broke ({type(exc).__name__})")
-        if problems:
-            session.fail(problems[0])
-        hub.end(party)
-
-    threading.Thread(target=read, name=f"relay-{party}", daemon=True).start()
-
-    def send() -> Iterator[session_pb2.RelayMessage]:
-        while True:
-            message = out.get()
-            if message is None:
-                if problems:
-                    raise InvalidArgument(problems[0])
-                if session.error:
-                    raise SessionError(session.error)
-                return
-            hub.delivered(party, message)
-            session.ledger.record(party, RPC, DOWN, message, len(message.frame.data), size(message))
-            yield message
-
-    return send()
+def set_helper_key(session, hub: Hub, key: bytes) -> None:
+    """The coordinator's helper made its key pair: GetAlignment of the parties waits for its public key."""
+    with hub.lock:
+        hub.helper_key = key
+    session.notify()
 
 
 def accounting(session) -> dict:

@@ -1,0 +1,272 @@
+"""What each RPC carries, as plain values: the coordinator's logic reads and answers these, never the wire's messages.
+
+``coordinator.wire.serde`` turns every request into one of these and every
+reply back into its message (docs/protocol.md describes the fields); the
+servicer and the in-process run go through it alike, so both count the same
+bytes. Arrays are numpy arrays or the raw bytes they travel in; the field
+names follow the ``.proto`` so that a reader can go from one to the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# -- keys ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JoinAsk:
+    """A party's Join: its name and its X25519 key-agreement key (with its signature under mutual TLS)."""
+
+    party: str
+    public_key: bytes = b""
+    signature: bytes = b""
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What Join answers: the session's terms. ``ids`` is "plain" or "pseudonymous"; ``protocol`` the
+    session's clustering protocol ("upload", "secure_aggregation" or "mpc")."""
+
+    chunk_bytes: int
+    seconds_left: float
+    ids: str
+    parties: tuple[str, ...]
+    protocol: str
+
+
+@dataclass(frozen=True)
+class PeerKey:
+    """A party's key-agreement public key as it gave it, with its signature and certificate (mutual TLS)."""
+
+    public_key: bytes
+    signature: bytes = b""
+    certificate: bytes = b""
+
+
+@dataclass(frozen=True)
+class SealedKey:
+    """The pseudonym key sealed by ``sender`` (the key leader) to party ``to``."""
+
+    to: str
+    nonce: bytes
+    ciphertext: bytes
+    sender: str = ""
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A request that names only its party (GetPeers, GetSealedKey, GetResult, GetAlignment)."""
+
+    party: str
+
+
+@dataclass(frozen=True)
+class SealedKeysPost:
+    """The key leader's PostSealedKeys: one sealed key for every other party."""
+
+    party: str
+    keys: tuple[SealedKey, ...]
+
+
+# -- upload ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """One announced array: its name, element type (numpy dtype text), shape and layout (protos.serde.Layout)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    layout: int
+
+
+@dataclass(frozen=True)
+class UploadHeader:
+    """The first message of an upload: the party, its method and public parameters, its ids and arrays.
+
+    ``id_encoding`` is one of protos.ids.ENCODINGS (or a retired or unknown number, refused by the session)."""
+
+    party: str
+    method: str
+    params: dict[str, str]
+    n_ids: int
+    arrays: tuple[ArraySpec, ...]
+    id_encoding: int
+    packed_id_bytes: int
+    session: str = ""
+
+
+@dataclass(frozen=True)
+class IdPart:
+    """Record ids: as text (``ids``) or a slice of the packed block (``packed``)."""
+
+    ids: tuple[str, ...] = ()
+    packed: bytes = b""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """``data`` of array ``array`` from byte ``offset`` on (an upload's, a post's)."""
+
+    array: int
+    offset: int
+    data: bytes
+
+
+#: One message of an upload after its header (None: a message with no part).
+UploadPart = IdPart | Chunk | UploadHeader | None
+
+
+# -- results ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultHeader:
+    algorithm: str
+    n_clusters: int
+    sizes: tuple[int, ...]
+    noise: int
+    n_joined: int
+    n_labels: int
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """A streamed answer: its header, then ``values`` (int32) in chunks of ``chunk_bytes``."""
+
+    header: object
+    values: np.ndarray | None
+    chunk_bytes: int
+
+
+@dataclass(frozen=True)
+class PartyStatus:
+    party: str
+    joined: bool
+    uploaded: bool
+    payload_bytes: int
+    payload_expected: int
+
+
+@dataclass(frozen=True)
+class Status:
+    """GetStatus's answer: the state, the error, each party's progress and the ledger entries sent (the last
+    ``coordinator.ledger.STATUS_ENTRIES``, see Ledger.recent)."""
+
+    state: int
+    error: str
+    parties: tuple[PartyStatus, ...]
+    ledger: tuple = ()
+
+
+# -- secure aggregation and MPC --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlignmentHeader:
+    n_joined: int
+    n_rows: int
+    n_clusters: int
+    init: tuple[int, ...]
+    scale_bits: int
+    max_iter: int
+    parties: tuple[str, ...]
+    seeding_steps: int
+    revision: int
+    mpc_parties: tuple[str, ...] = ()
+    mpc_columns: tuple[int, ...] = ()
+    mpc_bits: int = 0
+    mpc_frac: int = 0
+    reveal_centres: bool = False
+    mpc_helper: str = ""
+    mpc_helper_key: bytes = b""
+
+
+@dataclass(frozen=True)
+class DistanceHeader:
+    party: str
+    round: int
+    rows: int
+    cols: int
+    masked: bool
+    seeding: bool
+
+
+@dataclass(frozen=True)
+class LabelsAsk:
+    party: str
+    round: int
+    seeding: bool
+
+
+@dataclass(frozen=True)
+class LabelsHeader:
+    round: int
+    done: bool = False
+    changed: int = 0
+    sizes: tuple[int, ...] = ()
+    n_labels: int = 0
+    seeding: bool = False
+    centre: int = 0
+
+
+@dataclass(frozen=True)
+class ConfirmTag:
+    to: str
+    sender: str
+    field: str
+    mac: bytes
+
+
+@dataclass(frozen=True)
+class ConfirmPost:
+    """A party's Confirm: its tags to the others, or its refusal of what the coordinator told it."""
+
+    party: str
+    tags: tuple[ConfirmTag, ...] = ()
+    refusal: str = ""
+
+
+@dataclass(frozen=True)
+class RelayOpen:
+    party: str
+
+
+@dataclass(frozen=True)
+class Frame:
+    """An MPC frame: to ``peer`` as sent, from ``peer`` as delivered; ``data`` is AES-GCM ciphertext and tag."""
+
+    peer: str
+    seq: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A party starts its Lloyd round ``round``."""
+
+    round: int
+
+
+@dataclass(frozen=True)
+class RelayResult:
+    labels: bytes
+    centres: bytes
+
+
+#: One message of a Relay stream (None: a message with no part).
+RelayPart = RelayOpen | Frame | Mark | RelayResult | None
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One message of a client stream, decoded, with what it cost on the wire: ``size``, the bytes it arrived in
+    (or its serialised size when made in this process), and ``payload``, the array bytes it carries."""
+
+    part: object
+    size: int
+    payload: int = 0

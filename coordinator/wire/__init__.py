@@ -1,0 +1,1 @@
+"""The coordinator's side of the wire: decoding requests and encoding replies."""

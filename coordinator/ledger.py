@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass
 UP, DOWN = "up", "down"
 #: Bytes one ledger entry is counted as in a session's memory budget.
 ENTRY_BYTES = 200
-#: The most ledger entries one GetStatus reply carries (the latest ones): about 40 bytes each on the wire, so a
-#: reply stays far below gRPC's 4 MiB message limit however long the session; the totals are in the report.
-STATUS_ENTRIES = 10_000
+#: The most ledger entries one GetStatus reply carries (the latest ones): about 50 bytes each on the wire with
+#: short party names, so that a reply stays below gRPC's 4 MiB message limit however long the session runs;
+#: the whole ledger is in the report.
+STATUS_ENTRIES = 4096
 
 
 @dataclass(frozen=True)

@@ -126,25 +126,31 @@ class Calls:
 
     def __init__(self, limits: Limits):
         self.limits = limits
-        self.by_party: dict[tuple[str, str], int] = {}
+        self.by_party: dict[tuple[str, str, str], int] = {}
         self.by_session: dict[str, int] = {}
         self.anonymous = 0
 
-    def enter(self, session: str, party: str) -> None:
-        if self.by_party.get((session, party), 0) >= self.limits.party_calls:
+    def enter(self, session: str, party: str, connection: str = "") -> None:
+        """Count a call of ``party`` of ``session``; ``connection``, when given (a session whose calls prove no
+        identity), counts the party's calls on that connection apart from its other connections'."""
+        key = (session, party, connection)
+        if self.by_party.get(key, 0) >= self.limits.party_calls:
             who = f"party '{party}'" if party else "the status caller"
-            raise ResourceExhausted(f"{who} of session '{session}' has {self.limits.party_calls} calls in flight, "
-                                    f"the cap per party; let one end first")
+            where = " on this connection (the session proves no party's identity: calls are counted by the name " \
+                    "they claim and their connection)" if connection else ""
+            raise ResourceExhausted(f"{who} of session '{session}' has {self.limits.party_calls} calls in flight"
+                                    f"{where}, the cap per party; let one end first")
         if self.by_session.get(session, 0) >= self.limits.session_calls:
             raise ResourceExhausted(f"session '{session}' has {self.limits.session_calls} calls in flight, the cap "
                                     "per session")
-        self.by_party[(session, party)] = self.by_party.get((session, party), 0) + 1
+        self.by_party[key] = self.by_party.get(key, 0) + 1
         self.by_session[session] = self.by_session.get(session, 0) + 1
 
-    def leave(self, session: str, party: str) -> None:
-        self.by_party[(session, party)] -= 1
-        if not self.by_party[(session, party)]:
-            del self.by_party[(session, party)]
+    def leave(self, session: str, party: str, connection: str = "") -> None:
+        key = (session, party, connection)
+        self.by_party[key] -= 1
+        if not self.by_party[key]:
+            del self.by_party[key]
         self.by_session[session] -= 1
         if not self.by_session[session]:
             del self.by_session[session]

@@ -164,15 +164,22 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
 
     @contextlib.asynccontextmanager
     async def _caller(self, context, session: Session, party: str):
-        """Count the call against its party's and its session's caps for as long as it runs."""
+        """Count the call against its party's and its session's caps for as long as it runs.
+
+        In a session whose calls prove no identity (no tokens, no mutual TLS) a
+        party's name is only claimed: its cap counts the calls of that name on
+        one connection (the caller's address and port), so that an outsider
+        claiming a party's name takes its own share, not the party's."""
+        proven = session.spec.tokens is not None or session.spec.mutual
+        connection = "" if proven else context.peer()
         try:
-            self.calls.enter(session.spec.name, party)
+            self.calls.enter(session.spec.name, party, connection)
         except ResourceExhausted as exc:
             await self._abort(context, exc)
         try:
             yield
         finally:
-            self.calls.leave(session.spec.name, party)
+            self.calls.leave(session.spec.name, party, connection)
 
     async def _answer(self, context, session: Session, handler: Callable[[], Message]) -> Message:
         """``handler()`` under PROBING: while it would wait, wait as a coroutine and run it again; SessionError

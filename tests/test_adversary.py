@@ -121,7 +121,9 @@ def test_outsiders_and_a_greedy_party_do_not_stall_an_honest_session(coordinator
         for f in refused:
             assert f.exception().code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert f.exception().details() == (f"party 'a' of session '{greedy}' has {LIMITS.party_calls} calls in "
-                                               "flight, the cap per party; let one end first")
+                                               "flight on this connection (the session proves no party's identity: "
+                                               "calls are counted by the name they claim and their connection), "
+                                               "the cap per party; let one end first")
         took = honest(c, session(c))
         assert took < alone + 2.0, (took, alone)
         # a parked call the party cancels frees its place at once
@@ -207,3 +209,24 @@ def test_with_tokens_a_stream_without_a_valid_token_is_refused_before_its_first_
         release.set()
         channel.close()
         server.stop(None).wait(10)
+
+
+def test_without_tokens_an_outsider_claiming_a_party_name_does_not_take_its_calls(coordinator):
+    """A session that proves no identity counts a claimed name's calls per connection: an outsider that parks
+    every call the cap allows under party 'a''s name, on a connection of its own, leaves the real 'a' (on its
+    own connection) able to join, wait for its peers and finish the session."""
+    c = coordinator
+    name = session(c)
+    # a channel of its own: gRPC would otherwise share one connection between channels of this process
+    outsider = grpc.insecure_channel(f"127.0.0.1:{c.port}", options=[("grpc.use_local_subchannel_pool", 1)])
+    stub = session_pb2_grpc.CoordinatorStub(outsider)
+    try:
+        stub.Join(session_pb2.JoinRequest(session=name, party="a"), timeout=TIMEOUT)
+        parked = [stub.GetPeers.future(session_pb2.PeersRequest(session=name, party="a"), timeout=60)
+                  for _ in range(LIMITS.party_calls + 1)]
+        time.sleep(0.5)
+        assert sum(f.done() for f in parked) == 1  # the outsider's own share is full
+        took = honest(c, name)  # 'a' and 'b' on the test's connection: every call admitted
+        assert c.registry.get(name).state == DONE and took < 30
+    finally:
+        outsider.close()

@@ -155,7 +155,9 @@ class CoordinatorServicer:
 
     def GetStatus(self, request, context):
         """The session's state and its byte ledger, at any time, for any party of
-        the session (with its own credentials).
+        the session (with its own credentials). The ledger in the reply is its
+        last 4,096 entries at most (StatusReply.ledger), so that a reply stays
+        below gRPC's 4 MiB message limit in a session of any length.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -160,7 +160,11 @@ class Arbiter:
             if self.seeding != header.seeding or header.round != (self.step if header.seeding else self.round) \
                     or party in self.posted:
                 raise InvalidArgument(f"party '{party}': round {header.round} was posted meanwhile")
-            return self.add(party, values)
+            previous = self.posts.get(party) if not header.seeding else None
+            outcome = self.add(party, values)
+        if previous is not None:  # the party's post of the round before, kept until now: let go
+            self.session.budget.give(previous.nbytes)
+        return outcome
 
     def add(self, party: str, values: np.ndarray) -> Outcome | None:
         """One party's post of this round, added modulo 2^64; the round's labels once every party posted (and the
@@ -381,8 +385,8 @@ def take_post(session, arbiter: Arbiter, header: DistanceHeader, messages, want:
     except BaseException:
         session.budget.give(want)
         raise
-    if not session.spec.keep_uploads:  # added into the round's total and let go; else kept for the observer
-        session.budget.give(want)
+    if not session.spec.keep_uploads or header.seeding:  # added into the total and let go; else kept (the
+        session.budget.give(want)                           # party's latest round's, for the observer)
     return received
 
 

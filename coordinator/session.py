@@ -1,10 +1,25 @@
 """A clustering session: the parties it expects, their uploads, its deadline, the result.
 
-The session is plain Python with no gRPC in it; the servicer adapts RPCs to
-it. It holds the state only: what it computes once every upload is in is
+The session is plain Python with no gRPC in it and no wire message either:
+coordinator.handlers decodes each RPC (coordinator.wire.serde) and calls it.
+It holds the state only: what it computes once every upload is in is
 ``coordinator.pipeline``, and it reads time through a ``coordinator.clock``
 Clock (the real one unless given another), so deadlines can be tested
 without waiting.
+
+Who owns what. The session's lock (a condition variable, private to this
+module) guards its own state: who joined, the uploads being read, the
+contributions, the state and the error. The protocols that drive it are
+objects of coordinator.protocols, each with its own state under its own
+lock: the key relay (``relay``), the secure-aggregation rounds
+(``arbiter``), the confirmations (``confirmations``) and the MPC hub
+(``arbiter.hub``). One rule keeps them apart: a protocol's lock may be taken
+while the session's is held (a wait's ``ready`` reads a protocol's state,
+see ``wait_for``), never the other way round; a protocol that changed what a
+wait reads calls ``notify`` once its own lock is released. An upload being
+read (coordinator.protocols.upload.Upload) belongs to the one thread that
+reads its stream; the session registers it, and takes its contribution,
+under its lock.
 """
 
 from __future__ import annotations
@@ -110,7 +125,8 @@ class _Ended(Exception):
 
 
 class Session:
-    """One session's state, guarded by a condition variable; all methods are thread-safe."""
+    """One session's state, guarded by a condition variable; all methods are thread-safe (see the module
+    docstring for what the protocols own)."""
 
     def __init__(self, spec: SessionSpec, clock: Clock | None = None, budget: Budget | None = None):
         """``budget``: the coordinator's memory budget, which this session's (``spec.memory``) draws on."""

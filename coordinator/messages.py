@@ -3,15 +3,13 @@
 ``coordinator.wire.serde`` turns every request into one of these and every
 reply back into its message (docs/protocol.md describes the fields); the
 servicer and the in-process run go through it alike, so both count the same
-bytes. Arrays are numpy arrays or the raw bytes they travel in; the field
+bytes. Arrays are the raw bytes they travel in (serde makes them of numpy arrays); the field
 names follow the ``.proto`` so that a reader can go from one to the other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 # -- keys ------------------------------------------------------------------------------------------
 
@@ -135,15 +133,6 @@ class ResultHeader:
 
 
 @dataclass(frozen=True)
-class Labelled:
-    """A streamed answer: its header, then ``values`` (int32) in chunks of ``chunk_bytes``."""
-
-    header: object
-    values: np.ndarray | None
-    chunk_bytes: int
-
-
-@dataclass(frozen=True)
 class PartyStatus:
     party: str
     joined: bool
@@ -256,10 +245,6 @@ class Mark:
 class RelayResult:
     labels: bytes
     centres: bytes
-
-
-#: One message of a Relay stream (None: a message with no part).
-RelayPart = RelayOpen | Frame | Mark | RelayResult | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -335,7 +335,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 except _Silent:
                     raise BrokenStream(f"no message for {idle:g} s after message {n} (the idle limit)") from None
                 except _Stopped:
-                    raise BrokenStream(f"the stream was cut off after message {n}") from None
+                    # cut off by its session, or its caller cancelled (which stops the read first, racing gRPC)
+                    raise BrokenStream(f"the stream was cancelled or cut off after message {n}") from None
                 except _Garbled as exc:
                     raise BrokenStream(f"message {n + 1} is {exc}") from None
                 except (grpc.RpcError, asyncio.CancelledError, concurrent.futures.CancelledError):

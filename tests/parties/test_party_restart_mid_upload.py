@@ -5,7 +5,8 @@ coordinator discards the partial upload and counts it as refused (docs/protocol.
 The parties are real ``ppc party`` processes on loopback, with seeds from entropy kept in their state files (no
 ``--seed``). The first ``ppc party a`` runs with a ``sitecustomize`` on its path that stalls its upload after the
 first array chunk has been handed to gRPC; the test waits until the coordinator's GetStatus shows part of a's
-array bytes received, and only then kills it.
+array bytes received, and only then kills it. Started again before the coordinator has seen the first upload
+break, a party waits at Join and tries again (parties.retry) rather than give up.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from parties.client import ClientSecurity, CoordinatorClient
-from protos.ppcsim.v1 import session_pb2
 
 TIMEOUT = 180.0
 ROWS = 100_000  # a's disguised array (ROWS x 2 float64, 1.6 MB) travels in two chunks of at most 1 MiB
@@ -70,10 +71,12 @@ def write_data(folder: Path) -> None:
     (folder / "b.csv").write_text("key,y1,y2\n" + "\n".join(rows_b) + "\n")
 
 
-def session(folder: Path, states: Path, *, kill: bool) -> dict:
+def session(folder: Path, states: Path, mode: str) -> dict:
     """One by-hand session in ``folder``: the coordinator (--out) and parties a and b with state folders under
-    ``states``; with ``kill``, a is first started stalled and killed mid-upload, then started again. Returns the
-    report, each party's labels file and its last stderr."""
+    ``states``. ``mode`` "whole": uninterrupted; "kill": a is first started stalled, killed mid-upload, then
+    started again; "race": a second a is started while the first is stalled mid-upload (its Join must wait
+    while the coordinator still reads that upload), then the first is killed. Returns the report, the
+    coordinator's log, each party's labels file and every party process's stderr."""
     creds, port_file, out = folder / "creds", folder / "port", folder / "out"
     made = subprocess.run(ppc("credentials", folder / "s.toml", "--out", creds), cwd=folder, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=120)
@@ -81,14 +84,19 @@ def session(folder: Path, states: Path, *, kill: bool) -> dict:
     procs: list[subprocess.Popen] = []
     log = folder / "coordinator.log"
 
-    def party(name: str, env: dict | None = None) -> subprocess.Popen:
-        p = subprocess.Popen(ppc("party", "--coordinator", address, "--scenario", folder / "s.toml", "--party", name,
-                                 "--credentials", creds / "parties" / name, "--state", states / name,
-                                 "--labels-out", folder / f"{name}.labels", "--progress", "0"),
-                             cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True, env=env)
+    def party(name: str, env: dict | None = None) -> tuple[subprocess.Popen, Path]:
+        err = folder / f"{name}-{len(procs)}.err"
+        with open(err, "w") as fh:
+            p = subprocess.Popen(ppc("party", "--coordinator", address, "--scenario", folder / "s.toml", "--party",
+                                     name, "--credentials", creds / "parties" / name, "--state", states / name,
+                                     "--labels-out", folder / f"{name}.labels", "--progress", "0"),
+                                 cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fh, env=env)
         procs.append(p)
-        return p
+        return p, err
+
+    def finish(*started: tuple[subprocess.Popen, Path]) -> None:
+        for p, err in started:
+            assert p.wait(timeout=TIMEOUT) == 0, (err.read_text(), log.read_text())
 
     try:
         with open(log, "w") as fh:
@@ -101,59 +109,62 @@ def session(folder: Path, states: Path, *, kill: bool) -> dict:
             assert coordinator.poll() is None and time.monotonic() < end, log.read_text()
             time.sleep(0.05)
         address = f"127.0.0.1:{int(port_file.read_text())}"
-        errors = {}
-        if kill:
+        if mode == "whole":
+            finish(party("a"), party("b"))
+        else:
             hook = folder / "hook"
             hook.mkdir()
             (hook / "sitecustomize.py").write_text(STALL)
             path = os.pathsep.join([str(hook), *filter(None, [os.environ.get("PYTHONPATH")])])
-            first = party("a", {**os.environ, "PYTHONPATH": path})
-            b = party("b")
+            (first, first_err), b = party("a", {**os.environ, "PYTHONPATH": path}), party("b")
             watcher = CoordinatorClient(address, "midupload", "b", ClientSecurity.load(creds / "parties" / "b", "b"))
             try:
                 status = None
                 while status is None or not 0 < status.payload_bytes < status.payload_expected:
-                    assert first.poll() is None and time.monotonic() < end, first.communicate()[1]
+                    assert first.poll() is None and time.monotonic() < end, first_err.read_text()
                     time.sleep(0.1)
-                    reply = watcher.stub.GetStatus(session_pb2.StatusRequest(session="midupload"), timeout=10,
-                                                   metadata=watcher.metadata)
-                    status = next(p for p in reply.parties if p.party == "a")
-                assert not status.uploaded and reply.state == session_pb2.WAITING
+                    status = next(p for p in watcher.status(timeout=10).parties if p.party == "a")
+                assert not status.uploaded
             finally:
                 watcher.close()
-            first.send_signal(signal.SIGKILL)  # in the middle of its Upload stream: part of its array is in
-            errors["a killed"] = first.communicate()[1]
-            assert "stalled after the first array chunk" in errors["a killed"]
-            again = party("a")  # the same state folder, no hook: it joins with the same key and uploads again
-            for name, p in (("a", again), ("b", b)):
-                errors[name] = p.communicate(timeout=TIMEOUT)[1]
-                assert p.returncode == 0, (name, errors[name], log.read_text())
-        else:
-            for name, p in (("a", party("a")), ("b", party("b"))):
-                errors[name] = p.communicate(timeout=TIMEOUT)[1]
-                assert p.returncode == 0, (name, errors[name])
+            assert "stalled after the first array chunk" in first_err.read_text()
+            if mode == "kill":
+                first.send_signal(signal.SIGKILL)  # in the middle of its Upload stream: part of its array is in
+                first.wait()
+                again = party("a")  # the same state folder, no hook: it joins with the same key and uploads again
+            else:
+                again = party("a")
+                while "the coordinator still reads this party's earlier upload" not in again[1].read_text():
+                    assert again[0].poll() is None and time.monotonic() < end, again[1].read_text()
+                    time.sleep(0.1)
+                first.send_signal(signal.SIGKILL)  # only now does the coordinator see the first upload break
+                first.wait()
+            finish(again, b)
         assert coordinator.wait(timeout=TIMEOUT) == 0, log.read_text()
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    return {"report": json.loads((out / "report.json").read_text()), "errors": errors, "log": log.read_text(),
+    return {"report": json.loads((out / "report.json").read_text()), "log": log.read_text(),
             "labels": {p: (folder / f"{p}.labels").read_text() for p in "ab"}}
 
 
-def test_a_party_killed_mid_upload_comes_back_from_its_state_file_with_the_same_labels(tmp_path):
+@pytest.mark.parametrize("mode", ["kill", "race"])
+def test_a_party_killed_mid_upload_comes_back_from_its_state_file_with_the_same_labels(tmp_path, mode):
+    """"kill": killed, then started again; "race": started again while the coordinator still reads the upload of
+    the first (as when a host dies without its connection closing), which is then killed."""
     (tmp_path / "killed").mkdir()
     write_data(tmp_path / "killed")
     (tmp_path / "killed" / "s.toml").write_text(SCENARIO)
     states = tmp_path / "states"
-    killed = session(tmp_path / "killed", states, kill=True)
+    killed = session(tmp_path / "killed", states, mode)
     # the uninterrupted run: a fresh coordinator, the same data and copies of the same state files (the seeds
     # drawn from entropy by the first run), so every party disguises and keys exactly as before
     shutil.copytree(tmp_path / "killed", tmp_path / "whole", ignore=shutil.ignore_patterns(
-        "creds", "out", "port", "hook", "*.labels", "*.log"))
+        "creds", "out", "port", "hook", "*.labels", "*.log", "*.err"))
     shutil.copytree(states, tmp_path / "states-whole")
-    whole = session(tmp_path / "whole", tmp_path / "states-whole", kill=False)
+    whole = session(tmp_path / "whole", tmp_path / "states-whole", "whole")
 
     for p in "ab":  # the state file holds a seed from entropy, which both runs used
         seed = json.loads((states / p / f"midupload.{p}.state").read_text())["seed"]

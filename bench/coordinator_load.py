@@ -122,13 +122,14 @@ def by_hand_session(parties: int, rows: int) -> tuple[float, int]:
 def by_hand(parties: int, rows: int, out: Figures) -> str:
     said, joined = [], 0
     for n in sorted({4, parties}):
+        load = os.getloadavg()[0]  # before the session: the machine's other work, not this session's processes
         seconds, joined = by_hand_session(n, rows)
-        print(f"{n} parties x 2 columns, {rows} records, started by hand: {seconds:.1f} s, {joined} records joined")
+        print(f"{n} parties x 2 columns, {rows} records, started by hand: {seconds:.1f} s, {joined} records joined "
+              f"(load average {load:.1f} at the start)")
         out.add(f"{n} parties: by hand s", seconds)
-        said.append(f"{n} parties {seconds:.1f} s")
+        said.append(f"{n} parties {seconds:.1f} s (load average {load:.1f} at the start)")
     out.check(f"{parties} parties by hand: every record joined", float(joined == rows), "==", 1)
-    return (f"by hand ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}), {rows:,} records: "
-            + ", ".join(said))
+    return f"by hand on {os.cpu_count()} CPUs, {rows:,} records: " + ", ".join(said)
 
 
 def upload(name: str, party: str, data: np.ndarray):

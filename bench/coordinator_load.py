@@ -4,6 +4,11 @@
 k = 1, synthetic blobs of ``--rows`` records), against a 4-party run of the same scenario shape; prints both
 times. Before the asyncio server, 70 parties deadlocked the coordinator's 64 threads.
 
+``--by-hand N``: the same shape started as a user starts it by hand: each party's two columns in its own CSV
+file, `ppc credentials`, `ppc coordinator`, then N separate `ppc party` processes at once, against 4 parties
+started the same way; prints both times (first command to the coordinator's exit, with every party's labels
+written).
+
 ``--idle N --parked M``: one coordinator in this process; N streams (Upload and PostDistances alternately)
 that never send a message and M GetPeers parked by a party of another session, while an honest two-party
 session (loopback gRPC, threads) runs; prints its time against the same session with no adversary, and the
@@ -14,7 +19,11 @@ slowest GetStatus answer throughout. The server's caps are raised so that every 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -45,6 +54,82 @@ def many(parties: int, rows: int, out: Figures) -> str:
         said.append(f"{n} parties {seconds:.1f} s")
     out.check(f"{parties} parties: every record joined", float(joined == rows), "==", 1)
     return f"{rows:,} records: " + ", ".join(said)
+
+
+def by_hand_scenario(folder: Path, parties: int, rows: int) -> Path:
+    """The by-hand scenario: ``parties`` parties, each with its own CSV of ``rows`` records (an id and two
+    columns of four Gaussian blobs), ``drbt`` with k = 1, k-means with 4 clusters."""
+    rng = np.random.default_rng(7)
+    centres = rng.normal(scale=5.0, size=(4, 2 * parties))
+    X = centres[rng.integers(0, 4, size=rows)] + rng.normal(size=(rows, 2 * parties))
+    tables = []
+    for j in range(parties):
+        lines = ["id,a,b", *(f"r{i},{X[i, 2 * j]:.6f},{X[i, 2 * j + 1]:.6f}" for i in range(rows))]
+        (folder / f"p{j}.csv").write_text("\n".join(lines) + "\n")
+        tables.append(f'[[parties]]\nname = "p{j}"\ndata = "p{j}.csv"\nid_column = "id"\ncolumns = ["a", "b"]\n'
+                      'method = "drbt"\nk = 1\n')
+    path = folder / "scenario.toml"
+    path.write_text(f'name = "hand{parties}"\nseed = 7\ndeadline = 3600\n' + "\n".join(tables)
+                    + '\n[clustering]\nalgorithm = "kmeans"\nn_clusters = 4\n')
+    return path
+
+
+def by_hand_session(parties: int, rows: int) -> tuple[float, int]:
+    """One by-hand session: seconds from `ppc credentials` to the coordinator's exit, and how many records the
+    report says were joined. SystemExit naming the process if any exits non-zero."""
+    ppc = [sys.executable, "-m", "ppcsim"]
+    quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    with tempfile.TemporaryDirectory(prefix="ppc-bench-hand-") as tmp:
+        folder = Path(tmp)
+        scenario = by_hand_scenario(folder, parties, rows)
+        port_file, creds = folder / "port", folder / "creds"
+        procs: dict[str, subprocess.Popen] = {}
+        t = time.perf_counter()
+        made = subprocess.run([*ppc, "credentials", str(scenario), "--out", str(creds)], cwd=folder, **quiet)
+        if made.returncode:
+            raise SystemExit(f"ppc credentials failed:\n{made.stderr}")
+        try:
+            procs["coordinator"] = subprocess.Popen(
+                [*ppc, "coordinator", "--listen", "127.0.0.1:0", "--port-file", str(port_file), "--scenario",
+                 str(scenario), "--credentials", str(creds), "--out", str(folder / "out")], cwd=folder, **quiet)
+            while not (port_file.exists() and port_file.read_text().strip().isdigit()):
+                if procs["coordinator"].poll() is not None or time.perf_counter() - t > 300:
+                    raise SystemExit(f"ppc coordinator did not start:\n{procs['coordinator'].communicate()[1]}")
+                time.sleep(0.05)
+            address = f"127.0.0.1:{port_file.read_text().strip()}"
+            for j in range(parties):  # as each user starts their own, with their own credentials folder
+                procs[f"p{j}"] = subprocess.Popen(
+                    [*ppc, "party", "--coordinator", address, "--scenario", str(scenario), "--party", f"p{j}",
+                     "--credentials", str(creds / "parties" / f"p{j}"), "--labels-out", str(folder / f"p{j}.labels"),
+                     "--progress", "0"], cwd=folder, **quiet)
+            for name, p in [*list(procs.items())[1:], *list(procs.items())[:1]]:  # the parties, then the coordinator
+                _, err = p.communicate(timeout=3600)
+                if p.returncode:
+                    raise SystemExit(f"{name} exited {p.returncode}:\n{err}")
+            seconds = time.perf_counter() - t
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        missing = [j for j in range(parties) if not (folder / f"p{j}.labels").exists()]
+        if missing:
+            raise SystemExit(f"parties {missing} wrote no labels")
+        report = json.loads((folder / "out" / "report.json").read_text())
+        return seconds, int(report["join"]["rows_joined"])
+
+
+def by_hand(parties: int, rows: int, out: Figures) -> str:
+    said, joined = [], 0
+    for n in sorted({4, parties}):
+        load = os.getloadavg()[0]  # before the session: the machine's other work, not this session's processes
+        seconds, joined = by_hand_session(n, rows)
+        print(f"{n} parties x 2 columns, {rows} records, started by hand: {seconds:.1f} s, {joined} records joined "
+              f"(load average {load:.1f} at the start)")
+        out.add(f"{n} parties: by hand s", seconds)
+        said.append(f"{n} parties {seconds:.1f} s (load average {load:.1f} at the start)")
+    out.check(f"{parties} parties by hand: every record joined", float(joined == rows), "==", 1)
+    return f"by hand on {os.cpu_count()} CPUs, {rows:,} records: " + ", ".join(said)
 
 
 def upload(name: str, party: str, data: np.ndarray):
@@ -132,6 +217,8 @@ def besieged(idle: int, parked: int, rows: int, out: Figures) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parties", type=int, default=0)
+    parser.add_argument("--by-hand", type=int, default=0, metavar="N",
+                        help="N parties started by hand (ppc credentials, ppc coordinator, N ppc party), against 4")
     parser.add_argument("--rows", type=int, default=2000)
     parser.add_argument("--idle", type=int, default=0)
     parser.add_argument("--parked", type=int, default=0)
@@ -140,6 +227,8 @@ def main() -> None:
     out, said = Figures("coordinator_load.py"), []
     if args.parties:
         said.append(many(args.parties, args.rows, out))
+    if args.by_hand:
+        said.append(by_hand(args.by_hand, args.rows, out))
     if args.idle or args.parked:
         said.append(besieged(args.idle, args.parked, args.rows, out))
     out.write(args.json, "; ".join(said))

@@ -52,10 +52,10 @@ def timed(fn):
 
 def party_process(path: str, name: str, address: str, masked: bool, out) -> None:
     """One party of the control or the masked run: its own process, real gRPC (plaintext loopback)."""
-    from parties.client import CoordinatorClient
+    from parties.client import CoordinatorClient, GrpcLink
     from parties.keys import KeyPair
     from parties.run import disguise
-    from parties.secagg import GrpcLink, secure_party
+    from parties.secagg import secure_party
 
     scenario = load_scenario(path)
     cfg = scenario.party(name)

@@ -1,8 +1,15 @@
-"""The party's side of the wire: Join, a chunked Upload, and GetResult."""
+"""The party's gRPC client: every call a party makes, its requests built and its answers decoded (parties.serde).
+
+``CoordinatorClient`` speaks for one party of one session; ``GrpcLink`` is
+the secure-aggregation rounds' link over it (parties.secagg.Link). The key
+agreement (``checked_peers``, ``agree_pseudonym_key``) works on the plain
+values ``parties.serde`` decodes, against any ``KeyRelay``: this client, or
+the in-process simulation's handlers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -10,17 +17,17 @@ from typing import Protocol
 import grpc
 import numpy as np
 
+from parties import serde
 from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
-from parties.methods import Sent
-from protos.identity import COORDINATOR_NAME
-from protos.ids import TEXT as ID_TEXT
-from protos.ids import pack as pack_ids
-from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
-from protos.serde import ArrayAssembler, array_pieces, array_spec, labels_spec
+from parties.secagg import Link
 
-#: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
-IDS_PER_CHUNK = 20_000
+# IDS_PER_CHUNK and upload_messages belong to parties.serde; code that sends uploads imports them from here too
+from parties.serde import IDS_PER_CHUNK, Joined, Peer, SealedKey, upload_messages  # noqa: F401
+from protos.identity import COORDINATOR_NAME
+from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
+from protos.serde import ArrayAssembler, labels_spec
+
 #: What an active coordinator could do where mutual TLS is off: said by ``ppc run``, ``ppc party`` and the report.
 WITHOUT_MUTUAL_TLS = ("without mutual TLS nothing binds a party's X25519 key to the party: an active coordinator "
                       "could relay keys of its own (a man in the middle), learn the pseudonym key and find raw ids "
@@ -61,47 +68,8 @@ class ClientSecurity:
 class Result:
     """What the coordinator returned to this party."""
 
-    header: session_pb2.ResultHeader
+    header: serde.Outcome
     labels: np.ndarray  # int32, aligned with the party's ids; -1 noise, -2 not joined
-
-
-def upload_messages(
-    session: str,
-    party: str,
-    method: str,
-    params: dict[str, str],
-    ids: np.ndarray,
-    arrays: list[Sent],
-    n_columns: int,
-    chunk_bytes: int,
-    dtype: str | None = None,
-) -> Iterator[session_pb2.UploadMessage]:
-    """The upload stream: a header, the ids (as text or packed, whichever is smaller), then each array in chunks
-    (as ``dtype`` when given, else as computed)."""
-    encoding, packed = pack_ids(ids)
-    header = session_pb2.UploadHeader(
-        session=session,
-        party=party,
-        method=method,
-        params=params,
-        n_ids=len(ids),
-        arrays=[array_spec(s.name, s.array, s.layout, dtype) for s in arrays],
-        n_columns=n_columns,
-        id_encoding=encoding,
-        packed_id_bytes=len(packed),
-    )
-    yield session_pb2.UploadMessage(header=header)
-    if encoding == ID_TEXT:
-        id_list = ids.tolist()
-        for start in range(0, len(id_list), IDS_PER_CHUNK):
-            yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=id_list[start : start + IDS_PER_CHUNK]))
-    for start in range(0, len(packed), chunk_bytes):
-        yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
-    for index, sent in enumerate(arrays):
-        for offset, data in array_pieces(sent.array, chunk_bytes, dtype):
-            message = session_pb2.UploadMessage()  # filled in place: wrapping an ArrayChunk would copy it again
-            message.chunk.array, message.chunk.offset, message.chunk.data = index, offset, data
-            yield message
 
 
 class CoordinatorClient:
@@ -113,7 +81,7 @@ class CoordinatorClient:
     """
 
     def __init__(self, address: str, session: str, party: str, security: ClientSecurity | None = None, *, tls: bool = True):
-        self.session, self.party = session, party
+        self.address, self.session, self.party = address, session, party
         self.channel = security.channel(address) if security and tls else grpc.insecure_channel(address)
         self.metadata = (("authorization", f"Bearer {security.token}"),) if security and security.token else None
         self.stub = session_pb2_grpc.CoordinatorStub(self.channel)
@@ -121,37 +89,41 @@ class CoordinatorClient:
     def close(self) -> None:
         self.channel.close()
 
-    def join(self, timeout: float, public_key: bytes = b"", signature: bytes = b"") -> session_pb2.JoinReply:
+    def join(self, timeout: float, public_key: bytes = b"", signature: bytes = b"") -> Joined:
         """Join the session with our key-agreement ``public_key``, waiting up to ``timeout`` s for the
         coordinator to come up."""
         request = session_pb2.JoinRequest(session=self.session, party=self.party, public_key=public_key,
                                           key_signature=signature)
-        return self.stub.Join(request, timeout=timeout, wait_for_ready=True, metadata=self.metadata)
+        reply = self.stub.Join(request, timeout=timeout, wait_for_ready=True, metadata=self.metadata)
+        return serde.joined_from_proto(reply)
 
-    def peers(self, timeout: float) -> list[session_pb2.PeerKey]:
+    def peers(self, timeout: float) -> list[Peer]:
         """Every party's public key, once all have joined."""
         request = session_pb2.PeersRequest(session=self.session, party=self.party)
-        return list(self.stub.GetPeers(request, timeout=timeout, metadata=self.metadata).peers)
+        return [serde.peer_from_proto(p)
+                for p in self.stub.GetPeers(request, timeout=timeout, metadata=self.metadata).peers]
 
-    def post_sealed(self, keys: list[session_pb2.SealedKey], timeout: float) -> None:
-        request = session_pb2.SealedKeys(session=self.session, party=self.party, keys=keys)
+    def post_sealed(self, keys: list[SealedKey], timeout: float) -> None:
+        request = session_pb2.SealedKeys(session=self.session, party=self.party,
+                                         keys=[serde.sealed_to_proto(k) for k in keys])
         self.stub.PostSealedKeys(request, timeout=timeout, metadata=self.metadata)
 
-    def sealed_key(self, timeout: float) -> session_pb2.SealedKey:
+    def sealed_key(self, timeout: float) -> SealedKey:
         request = session_pb2.SealedKeyRequest(session=self.session, party=self.party)
-        return self.stub.GetSealedKey(request, timeout=timeout, metadata=self.metadata)
+        return serde.sealed_from_proto(self.stub.GetSealedKey(request, timeout=timeout, metadata=self.metadata))
 
     def upload(self, messages: Iterator[session_pb2.UploadMessage], timeout: float) -> session_pb2.UploadReply:
+        """Send an Upload stream (``parties.serde.upload_messages``)."""
         return self.stub.Upload(messages, timeout=timeout, metadata=self.metadata)
 
     def result(self, timeout: float) -> Result:
         """Wait for the clustering and return this party's labels."""
         request = session_pb2.ResultRequest(session=self.session, party=self.party)
-        header: session_pb2.ResultHeader | None = None
+        header: serde.Outcome | None = None
         labels: ArrayAssembler | None = None
         for message in self.stub.GetResult(request, timeout=timeout, metadata=self.metadata):
             if message.HasField("header"):
-                header = message.header
+                header = serde.outcome_from_proto(message.header)
                 labels = ArrayAssembler(labels_spec(header.n_labels))
             elif labels is None:
                 raise PartyError("the coordinator sent labels before the result's header")
@@ -160,6 +132,60 @@ class CoordinatorClient:
         if header is None or labels is None:
             raise PartyError("the coordinator's result stream ended without a header")
         return Result(header=header, labels=labels.array())
+
+    def status(self, timeout: float) -> serde.Status:
+        """The session's state and who has joined and uploaded (GetStatus)."""
+        reply = self.stub.GetStatus(session_pb2.StatusRequest(session=self.session), timeout=timeout,
+                                    metadata=self.metadata)
+        return serde.status_from_proto(reply)
+
+    def relay(self, items: Iterable[serde.Frame | serde.Mark | serde.Opened], timeout: float) -> Iterator[serde.Frame]:
+        """The party's MPC Relay stream: ``items`` go up (after the opening), the relayed frames come back."""
+        responses = self.stub.Relay(serde.relay_requests(self.session, self.party, items), timeout=timeout,
+                                    metadata=self.metadata)
+        return serde.relay_frames(responses)
+
+
+class GrpcLink(Link):
+    """The secure-aggregation rounds' link (parties.secagg.Link) over a party's CoordinatorClient."""
+
+    def __init__(self, client: CoordinatorClient, timeout):
+        self.client, self.timeout = client, timeout  # timeout: a function giving the seconds left
+
+    def _request(self, cls, **fields):
+        return cls(session=self.client.session, party=self.client.party, **fields)
+
+    def alignment(self) -> tuple[serde.Alignment, np.ndarray]:
+        stream = self.client.stub.GetAlignment(self._request(session_pb2.AlignmentRequest), timeout=self.timeout(),
+                                               metadata=self.client.metadata)
+        return serde.read_int32(stream, "positions")
+
+    def post(self, messages: Iterator[session_pb2.DistanceMessage]) -> None:
+        self.client.stub.PostDistances(messages, timeout=self.timeout(), metadata=self.client.metadata)
+
+    def labels(self, round_: int, seeding: bool = False) -> tuple[serde.LabelsAnswer, np.ndarray]:
+        stream = self.client.stub.GetLabels(self._request(session_pb2.LabelsRequest, round=round_, seeding=seeding),
+                                            timeout=self.timeout(), metadata=self.client.metadata)
+        return serde.read_int32(stream, "labels")
+
+    def confirm(self, tags: list[serde.Tag]) -> list[serde.Tag]:
+        try:
+            reply = self.client.stub.Confirm(
+                self._request(session_pb2.ConfirmRequest, tags=[serde.tag_to_proto(t) for t in tags]),
+                timeout=self.timeout(), metadata=self.client.metadata)
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
+                raise
+            raise PartyError("the coordinator does not relay the parties' confirmations (Confirm): it cannot show "
+                             "that it told every party the same alignment, so this party posts nothing") from None
+        return [serde.tag_from_proto(t) for t in reply.tags]
+
+    def refuse(self, why: str) -> None:
+        try:
+            self.client.stub.Confirm(self._request(session_pb2.ConfirmRequest, refusal=why[:1024]),
+                                     timeout=min(self.timeout(), 10.0), metadata=self.client.metadata)
+        except grpc.RpcError:
+            pass  # the session fails as asked (FAILED_PRECONDITION), or the coordinator did not listen
 
 
 def key_signature(security: ClientSecurity | None, session: str, party: str, pair: KeyPair, mutual: bool) -> bytes:
@@ -176,21 +202,21 @@ class KeyRelay(Protocol):
     session: str
     party: str
 
-    def peers(self, timeout: float) -> list[session_pb2.PeerKey]: ...
+    def peers(self, timeout: float) -> list[Peer]: ...
 
-    def post_sealed(self, keys: list[session_pb2.SealedKey], timeout: float) -> None: ...
+    def post_sealed(self, keys: list[SealedKey], timeout: float) -> None: ...
 
-    def sealed_key(self, timeout: float) -> session_pb2.SealedKey: ...
+    def sealed_key(self, timeout: float) -> SealedKey: ...
 
 
 def checked_peers(
     client: KeyRelay,
-    reply: session_pb2.JoinReply,
+    reply: Joined,
     pair: KeyPair,
     security: ClientSecurity | None,
     timeout: float,
     mutual: bool = False,
-) -> list[session_pb2.PeerKey]:
+) -> list[Peer]:
     """Every party's public key as the coordinator relays it (GetPeers), checked once for all that uses them.
 
     The set must name exactly the session's parties and hold this party's own
@@ -213,13 +239,13 @@ def checked_peers(
 
 def agree_pseudonym_key(
     client: KeyRelay,
-    reply: session_pb2.JoinReply,
+    reply: Joined,
     pair: KeyPair,
     seed: int | None,
     security: ClientSecurity | None,
     timeout: float,
     mutual: bool = False,
-    peers: list[session_pb2.PeerKey] | None = None,
+    peers: list[Peer] | None = None,
 ) -> bytes:
     """The session's pseudonym key, agreed through the coordinator without it learning the key.
 
@@ -239,7 +265,7 @@ def agree_pseudonym_key(
         sealed = []
         for name in reply.parties[1:]:
             nonce, ciphertext = seal(pair, by_name[name].public_key, key, session, me, name)
-            sealed.append(session_pb2.SealedKey(to=name, nonce=nonce, ciphertext=ciphertext))
+            sealed.append(SealedKey(to=name, nonce=nonce, ciphertext=ciphertext))
         client.post_sealed(sealed, timeout)
         return key
     envelope = client.sealed_key(timeout)

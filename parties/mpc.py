@@ -22,7 +22,9 @@ only: a frame dropped, repeated, reordered or altered fails to open and ends
 the computation. The associated data binds the frame to the session and its
 sender and receiver. A frame with an empty plaintext (its ciphertext is the
 16-byte tag alone) says the sender's program closed the link. The wire format
-is in docs/protocol.md.
+is in docs/protocol.md. The tunnel works on the plain values of
+``parties.serde`` (``Frame``, ``Mark``, ``Opened``); the Relay call given to
+``run_mpc`` turns them into messages and back.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from protos.ppcsim.v1 import session_pb2
+from parties.serde import Alignment, Frame, Mark, Opened
 
 #: HKDF label of a pair's tunnel key.
 LABEL = "mpc tunnel"
@@ -78,14 +80,14 @@ class PairCipher:
         self.sent = self.received = 0
         self.lock = threading.Lock()
 
-    def seal(self, data: bytes) -> session_pb2.RelayMessage:
+    def seal(self, data: bytes) -> Frame:
         with self.lock:  # the counter is the nonce: one sealer at a time
             seq = self.sent
             self.sent += 1
             sealed = self.aead.encrypt(nonce(self.out_direction, seq), data, self.out_ad)
-        return session_pb2.RelayMessage(frame=session_pb2.RelayFrame(peer=self.peer, seq=seq, data=sealed))
+        return Frame(peer=self.peer, seq=seq, data=sealed)
 
-    def open(self, frame: session_pb2.RelayFrame) -> bytes:
+    def open(self, frame: Frame) -> bytes:
         if frame.seq != self.received:
             raise PartyError(f"the coordinator relayed frame {frame.seq} from '{self.peer}' where frame "
                              f"{self.received} was due: a frame was dropped, repeated or reordered")
@@ -209,9 +211,8 @@ class Tunnel:
     def receive(self, responses) -> None:
         """Open every frame the coordinator relays and hand it to its link (run in its own thread)."""
         try:
-            for message in responses:
-                frame = message.frame
-                if message.WhichOneof("part") != "frame" or frame.peer not in self.inbound:
+            for frame in responses:
+                if frame.peer not in self.inbound:
                     raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
                 self.inbound[frame.peer].put(self.ciphers[frame.peer].open(frame))
         except PartyError as exc:
@@ -222,9 +223,8 @@ class Tunnel:
         for q in self.inbound.values():
             q.put(None)
 
-    def requests(self, opening: session_pb2.RelayMessage):
-        """The Relay stream's requests: the opening, then whatever the links and the program put out."""
-        yield opening
+    def requests(self):
+        """What goes up the Relay stream after its opening: whatever the links and the program put out."""
         while True:
             message = self.outgoing.get()
             if message is None:
@@ -245,18 +245,18 @@ class MpcResult:
     positions: np.ndarray | None = None
 
 
-def program_input(path: Path, X: np.ndarray, header: session_pb2.AlignmentHeader) -> None:
+def program_input(path: Path, X: np.ndarray, header: Alignment) -> None:
     """The MPyC program's input file (see parties.mpc_kmeans)."""
     np.savez(path, X=X, columns=np.asarray(header.mpc_columns, dtype=np.int64), init=np.asarray(header.init),
              k=header.n_clusters, rounds=header.max_iter, bits=header.mpc_bits, frac=header.mpc_frac,
              m=header.n_joined, reveal_centres=header.reveal_centres)
 
 
-def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
+def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
             session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
     """Run this party's MPyC program on ``X`` (its joined rows, in the join's order; no columns for the helper)
-    with its links tunnelled over ``relay`` (a function taking the request iterator and returning the
-    responses: the Relay call)."""
+    with its links tunnelled over ``relay`` (a function taking what goes up, ``Frame``, ``Mark`` and ``Opened``
+    values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call)."""
     order = list(header.mpc_parties)
     if me not in order or not set(order) <= set(peers):
         raise PartyError("the coordinator's list of MPC parties does not match the relayed keys")
@@ -269,8 +269,7 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
         data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
         program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
         tunnel.start()
-        responses = relay(tunnel.requests(session_pb2.RelayMessage(
-            open=session_pb2.RelayOpen(session=session, party=me))))
+        responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="mpc-receive", daemon=True)
         receiver.start()
         command = [sys.executable, "-m", "parties.mpc_kmeans", "--data", str(data), "--result", str(result),
@@ -289,7 +288,7 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
                     words = line.decode("utf-8", "replace").split()
                     if len(words) == 2 and words[0] == "round" and words[1].isdigit():
                         rounds = int(words[1])
-                        tunnel.outgoing.put(session_pb2.RelayMessage(mark=session_pb2.RelayMark(round=rounds)))
+                        tunnel.outgoing.put(Mark(round=rounds))
                         if rounds and rounds % 5 == 0:
                             print(f"party {me}: MPC round {rounds}", file=log, flush=True)
                 code = child.wait()
@@ -311,8 +310,7 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
                              f"{problems or 'no message'}")
         opened = np.load(result)
         labels, centres = opened["labels"].astype(np.int32), opened["centres"]
-        tunnel.outgoing.put(session_pb2.RelayMessage(result=session_pb2.RelayResult(
-            labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes())))
+        tunnel.outgoing.put(Opened(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
         tunnel.outgoing.put(None)
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
     if len(labels) != header.n_joined:

@@ -23,7 +23,7 @@ import time
 
 import grpc
 
-from protos.ppcsim.v1 import session_pb2
+from parties.serde import Status
 
 
 class Progress:
@@ -75,10 +75,9 @@ class Progress:
                     print(f"party {self.name}: {line}", file=self.log, flush=True)
                 said = now
 
-    def _status(self) -> session_pb2.StatusReply | None:
+    def _status(self) -> Status | None:
         try:
-            return self.client.stub.GetStatus(session_pb2.StatusRequest(session=self.session), timeout=2.0,
-                                              metadata=self.client.metadata)
+            return self.client.status(timeout=2.0)
         except grpc.RpcError:
             return None
 
@@ -100,7 +99,7 @@ class Progress:
             joined = [p.party for p in status.parties if p.joined]
             uploaded = [p.party for p in status.parties if p.uploaded]
             n = len(status.parties)
-            if step == "result" and status.state == session_pb2.CLUSTERING:
+            if step == "result" and status.state == "clustering":
                 return f"all {n} uploads in; the coordinator is clustering ({timing})"
             if step == "result":
                 missing = [p.party for p in status.parties if not p.uploaded]

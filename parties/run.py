@@ -1,4 +1,11 @@
-"""One party's whole run: load its columns, normalise, disguise, upload, receive the result."""
+"""One party's whole run, in steps: load and disguise its columns, join, agree keys, upload or run rounds (secure
+aggregation or MPC), receive the labels, summarise.
+
+``run_party`` reads top to bottom; each step is a method of ``Steps``, every
+call that may be tried again goes through one policy (``parties.retry``), and
+the wire is decoded at the edge (``parties.client``, ``parties.serde``): the
+steps read plain values.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +22,11 @@ import numpy as np
 from parties.client import (
     ClientSecurity,
     CoordinatorClient,
+    GrpcLink,
+    Result,
     agree_pseudonym_key,
     checked_peers,
     key_signature,
-    upload_messages,
 )
 from parties.config import PartyConfig
 from parties.data import PartyData
@@ -26,13 +34,16 @@ from parties.errors import PartyError
 from parties.files import write_private
 from parties.keys import KeyPair
 from parties.methods import Disguise, Sent, method_class
+from parties.mpc import METHOD as MPC_METHOD
+from parties.mpc import MpcResult, run_mpc
 from parties.normalize import normalize
 from parties.progress import Progress
 from parties.pseudonyms import pseudonyms
-from parties.secagg import check_alignment, check_result
+from parties.retry import Retry
+from parties.secagg import RoundsResult, check_alignment, check_result, secure_party
+from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
 from protos.ids import packed_size
-from protos.ppcsim.v1 import session_pb2
 from protos.serde import CHUNK_BYTES
 
 
@@ -81,10 +92,6 @@ def disguise(cfg: PartyConfig) -> Disguised:
     return Disguised(data, X, method, arrays, timing, cfg.dtype)
 
 
-#: Times ``ppc party`` tries a call again after its connection dropped, and the first wait (doubled each time).
-RETRIES, BACKOFF = 3, 1.0
-
-
 def run_party(
     cfg: PartyConfig,
     coordinator: str,
@@ -106,8 +113,9 @@ def run_party(
 
     ``cfg.seed`` seeds the disguise and the pseudonym key; None draws a seed
     from this process's entropy (the default for a deployed party: nothing
-    the coordinator holds can regenerate it). A dropped connection is retried
-    up to RETRIES times with backoff, joining again and uploading from scratch.
+    the coordinator holds can regenerate it). Calls are retried as
+    ``parties.retry`` says (a dropped connection, up to three times; an
+    upload tried again joins again and starts from scratch).
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
     when it runs out. ``secure_only``: the party's table names no method, so
     it refuses any session but a secure-aggregation one before sending data.
@@ -124,106 +132,183 @@ def run_party(
         cfg = replace(cfg, seed=secrets.randbits(128))
     deadline = time.monotonic() + timeout
     done = disguise(cfg)
-    data, method, arrays, timing = done.data, done.method, done.arrays, done.timing
-    print(
-        f"party {cfg.name}: {len(data.ids)} rows x {len(data.columns)} columns -> "
-        f"{cfg.method} {', '.join(f'{s.name}{list(s.array.shape)}' for s in arrays)}",
-        file=log,
-        flush=True,
-    )
+    say(cfg.name, f"{len(done.data.ids)} rows x {len(done.data.columns)} columns -> {cfg.method} "
+                  + ", ".join(f"{s.name}{list(s.array.shape)}" for s in done.arrays), log)
     pair = KeyPair.generate(cfg.seed)
-    signature = key_signature(security, session, cfg.name, pair, mutual)
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
-    step = "joining"
-
-    def left() -> float:
-        return max(deadline - time.monotonic(), 0.1)
-
-    watch = Progress(cfg.name, coordinator, client, session, log, progress, left)
-
-    def retried(what: str, call):
-        for attempt in range(RETRIES + 1):
-            try:
-                return call()
-            except grpc.RpcError as exc:
-                if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == RETRIES or left() <= BACKOFF * 2**attempt:
-                    raise
-                wait = BACKOFF * 2**attempt
-                print(f"party {cfg.name}: {what}: connection lost ({exc.details()}); trying again in {wait:g} s "
-                      f"(retry {attempt + 1} of {RETRIES})", file=log, flush=True)
-                time.sleep(wait)
-
+    steps = Steps(cfg, client, pair, key_signature(security, session, cfg.name, pair, mutual), security, mutual,
+                  deadline, log, progress)
     try:
-        watch.start()
-        t = time.perf_counter()
-        reply = retried("Join", lambda: client.join(left(), pair.public, signature))
-        mpc = reply.protocol == session_pb2.PROTOCOL_MPC
-        rounds = reply.protocol == session_pb2.PROTOCOL_SECURE_AGGREGATION or mpc
-        if ids_mode == "pseudonymous" and reply.ids != session_pb2.IDS_PSEUDONYMOUS:
+        joined = steps.join(ids_mode, secure_only)
+        peers, ids = steps.agree_keys(joined, done)
+        secure: RoundsResult | MpcResult | None = None
+        if joined.protocol == "mpc":
+            secure = steps.mpc_rounds(joined, done, peers, ids)
+        elif joined.protocol == "secure_aggregation":
+            secure = steps.secure_rounds(joined, done, peers, ids)
+        else:
+            steps.upload(joined, done, ids)
+        result = steps.receive()
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline - 0.5:
+            raise PartyError(f"this party's {timeout_name} of {timeout:g} s ran out while {steps.step}") from None
+        raise
+    finally:
+        steps.close()
+    check_result(result.labels, len(done.data.ids), secure, result.header.n_clusters)
+    return summarise(cfg, done, result, secure, steps.timing, labels_out, summary_out, log)
+
+
+def say(name: str, text: str, log) -> None:
+    print(f"party {name}: {text}", file=log, flush=True)
+
+
+class Steps:
+    """The steps of one party's run after its disguise, in the order ``run_party`` takes them; ``step`` says
+    what the party is doing (for the message when its time runs out), ``timing`` what each step took."""
+
+    def __init__(self, cfg: PartyConfig, client: CoordinatorClient, pair: KeyPair, signature: bytes,
+                 security: ClientSecurity | None, mutual: bool, deadline: float, log, progress: float):
+        self.cfg, self.client, self.pair, self.signature = cfg, client, pair, signature
+        self.security, self.mutual, self.deadline, self.log = security, mutual, deadline, log
+        self.step, self.timing = "joining", {}  # type: tuple[str, dict[str, float]]
+        self.retry = Retry(cfg.name, self.left, log)
+        self.watch = Progress(cfg.name, client.address, client, client.session, log, progress, self.left)
+        self.watch.start()
+        self.started = time.perf_counter()
+
+    def left(self) -> float:
+        """Seconds to the party's deadline (at least 0.1: a call is never given none)."""
+        return max(self.deadline - time.monotonic(), 0.1)
+
+    def close(self) -> None:
+        self.watch.stop()
+        self.client.close()
+
+    def _join(self) -> Joined:
+        return self.client.join(self.left(), self.pair.public, self.signature)
+
+    def join(self, ids_mode: str | None, secure_only: bool) -> Joined:
+        """Join; refuse a session this party's own file rules out before anything is sent."""
+        joined = self.retry("Join", self._join)
+        session = self.client.session
+        if ids_mode == "pseudonymous" and joined.ids != "pseudonymous":
             raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
                              f"session '{session}' asks for plain ids: refusing to send a raw id")
-        if secure_only and not rounds:
+        if secure_only and not joined.rounds:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
-        ids, secure = None, None
-        peers: list[session_pb2.PeerKey] = []
-        if reply.ids == session_pb2.IDS_PSEUDONYMOUS or rounds:
-            # fetched and checked once: the pseudonym key and the masks use the very same keys
-            step = ("agreeing the pseudonym key with the other parties" if reply.ids == session_pb2.IDS_PSEUDONYMOUS
-                    else "exchanging keys with the other parties")
-            watch.wait("peers")
-            peers = retried("key agreement", lambda: checked_peers(client, reply, pair, security, left(), mutual))
-        if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
-            watch.wait("key")
-            key = retried("key agreement", lambda: agree_pseudonym_key(client, reply, pair, cfg.seed, security, left(),
-                                                                         mutual, peers))
-            ids = pseudonyms(key, data.ids)
-        if mpc:
-            step = "running the MPC k-means"
-            secure = mpc_rounds(cfg, client, reply, done, pair, ids, peers, left, deadline, log)
-            timing.update(secure.timing)
-        elif rounds:
-            step = "running the secure-aggregation rounds"
-            secure = secure_rounds(cfg, client, reply, done, pair, ids, peers, left, log, watch)
-            timing.update(secure.timing)
-        step = "uploading"
-        if secure is None:  # nothing reads the party's own columns again: give them back before the upload
-            done.X = done.data.X = np.empty((0, done.data.X.shape[1]))  # not a view: that would keep X
+        return joined
 
-        tries: list[int] = []
+    def agree_keys(self, joined: Joined, done: Disguised) -> tuple[list[Peer], np.ndarray | None]:
+        """Every party's checked public key (pseudonymous ids or rounds), and the party's pseudonyms (pseudonymous
+        ids; else None: its own ids travel)."""
+        pseudonymous = joined.ids == "pseudonymous"
+        if not (pseudonymous or joined.rounds):
+            return [], None
+        # fetched and checked once: the pseudonym key and the masks use the very same keys
+        self.step = ("agreeing the pseudonym key with the other parties" if pseudonymous
+                     else "exchanging keys with the other parties")
+        self.watch.wait("peers")
+        peers = self.retry("key agreement", lambda: checked_peers(self.client, joined, self.pair, self.security,
+                                                                  self.left(), self.mutual))
+        if not pseudonymous:
+            return peers, None
+        self.watch.wait("key")
+        key = self.retry("key agreement", lambda: agree_pseudonym_key(
+            self.client, joined, self.pair, self.cfg.seed, self.security, self.left(), self.mutual, peers))
+        return peers, pseudonyms(key, done.data.ids)
 
-        def upload():
-            if tries:  # again, after a dropped connection: the coordinator discarded that upload
-                client.join(left(), pair.public, signature)
-            tries.append(1)
-            return client.upload(done.upload(session, cfg.name, reply.chunk_bytes, ids), timeout=left())
+    def upload(self, joined: Joined, done: Disguised, ids: np.ndarray | None) -> None:
+        """Upload the disguised arrays (again from scratch, after joining again, when the connection drops)."""
+        self.step = "uploading"
+        # nothing reads the party's own columns again: give them back before the upload
+        done.X = done.data.X = np.empty((0, done.data.X.shape[1]))  # not a view: that would keep X
+        self.watch.wait("uploading")
+        self.retry("Upload", lambda: self.client.upload(done.upload(self.client.session, self.cfg.name,
+                                                                    joined.chunk_bytes, ids), timeout=self.left()),
+                   again=lambda: self.retry("Join", self._join))
+        self.timing["upload"] = time.perf_counter() - self.started
 
-        if secure is None:
-            watch.wait("uploading")
-            retried("Upload", upload)
-        timing["upload"] = time.perf_counter() - t
-        step = "waiting for the clustering"
-        watch.wait("result")
+    def _keep_columns(self, joined: Joined) -> None:
+        if self.cfg.method != "none" or self.cfg.params:
+            what = "as an MPC" if joined.protocol == "mpc" else "by secure aggregation"
+            raise PartyError(f"party '{self.cfg.name}': the coordinator runs this session {what}, where a party "
+                             f"keeps its columns at home; this party is configured to disguise them with "
+                             f"'{self.cfg.method}'")
+
+    def secure_rounds(self, joined: Joined, done: Disguised, peers: list[Peer], ids: np.ndarray | None) -> RoundsResult:
+        """The secure-aggregation exchange (parties.secagg) on the party's normalised columns."""
+        self.step = "running the secure-aggregation rounds"
+        self._keep_columns(joined)
+        watch = self.watch
+
+        class Watched(GrpcLink):  # says which round's labels it waits for, numbered as the report numbers them
+            def labels(self, round_, seeding=False):
+                watch.wait(f"secure aggregation: waiting for the labels of {'seeding step' if seeding else 'round'} "
+                           f"{round_}")
+                return super().labels(round_, seeding)
+
+        result = secure_party(Watched(self.client, self.left),
+                              lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
+                              done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
+                              len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
+                              parties=list(joined.parties), log=self.log)
+        say(self.cfg.name, f"{result.rounds} rounds of secure aggregation", self.log)
+        self.timing.update(result.timing)
+        self.timing["upload"] = time.perf_counter() - self.started
+        return result
+
+    def mpc_rounds(self, joined: Joined, done: Disguised, peers: list[Peer], ids: np.ndarray | None) -> MpcResult:
+        """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
+        its MPyC program with every link relayed over the client's Relay stream."""
+        self.step = "running the MPC k-means"
+        self._keep_columns(joined)
+        client, name = self.client, self.cfg.name
+        keys = {p.party: p.public_key for p in peers}
+        if keys.get(name) != self.pair.public:
+            raise PartyError("the coordinator relayed a public key for this party that is not its own")
+        chunk = min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES)
         t = time.perf_counter()
-        result = retried("GetResult", lambda: client.result(timeout=left()))
-        timing["wait_result"] = time.perf_counter() - t
-    except grpc.RpcError as exc:
-        if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline - 0.5:
-            raise PartyError(f"this party's {timeout_name} of {timeout:g} s ran out while {step}") from None
-        raise
-    finally:
-        watch.stop()
-        client.close()
+        client.upload(upload_messages(client.session, name, MPC_METHOD, {"columns": str(len(done.data.columns))},
+                                      done.data.ids if ids is None else ids, [], len(done.data.columns), chunk),
+                      timeout=self.left())
+        t_upload = time.perf_counter() - t
+        header, positions = GrpcLink(client, self.left).alignment()
+        check_alignment(header, positions, len(done.X), name)
+        if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
+            if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
+                raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the "
+                                 "session or gives it no 32-byte key")
+            keys[header.mpc_helper] = header.mpc_helper_key
+        X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
+        result = run_mpc(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
+                         client.session, name, self.deadline, log=self.log)
+        result.timing["upload_ids"] = t_upload
+        result.positions = positions
+        say(name, f"{result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties", self.log)
+        self.timing.update(result.timing)
+        self.timing["upload"] = time.perf_counter() - self.started
+        return result
 
-    header = result.header
-    check_result(result.labels, len(data.ids), secure, header.n_clusters)
-    print(
-        f"party {cfg.name}: {header.n_joined} of {len(data.ids)} records clustered into "
-        f"{header.n_clusters} clusters, sizes {list(header.sizes)}",
-        file=log,
-        flush=True,
-    )
+    def receive(self) -> Result:
+        """Wait for the clustering and take this party's labels."""
+        self.step = "waiting for the clustering"
+        self.watch.wait("result")
+        t = time.perf_counter()
+        result = self.retry("GetResult", lambda: self.client.result(timeout=self.left()))
+        self.timing["wait_result"] = time.perf_counter() - t
+        return result
+
+
+def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsResult | MpcResult | None,
+              timing: dict[str, float], labels_out: Path | None, summary_out: Path | None, log) -> dict:
+    """Say what came back, write the labels (``labels_out``) and the party's summary (``summary_out``, 0600: it
+    holds the party's master seed); return the summary."""
+    header, data = result.header, done.data
+    say(cfg.name, f"{header.n_joined} of {len(data.ids)} records clustered into {header.n_clusters} clusters, "
+                  f"sizes {list(header.sizes)}", log)
     if labels_out:
         write_labels(labels_out, data.ids, result.labels)
     summary = {
@@ -233,81 +318,21 @@ def run_party(
         "columns": data.columns,
         "method": cfg.method,
         "params": cfg.params,
-        "normalize": cfg.normalize if method.normalizes else "none",
+        "normalize": cfg.normalize if done.method.normalizes else "none",
         "dtype": cfg.dtype,
-        "arrays": {s.name: list(s.array.shape) for s in arrays},
+        "arrays": {s.name: list(s.array.shape) for s in done.arrays},
         "n_joined": header.n_joined,
         # what the ids would have cost in the smallest plain encoding, beside the pseudonyms sent (the ledger's)
         "plain_id_bytes": packed_size(data.ids),
-        "timing": timing,
+        "timing": {**done.timing, **timing},
         "peak_rss": peak_rss(),
     }
     if secure is not None:
-        summary.update(method="mpc" if mpc else "secure_aggregation", arrays={}, rounds=secure.rounds)
+        summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
+                       rounds=secure.rounds)
     if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
         write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary
-
-
-def secure_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
-                  ids: np.ndarray | None, peers: list, left, log, watch: Progress | None = None):
-    """The secure-aggregation exchange (parties.secagg) on the party's normalised columns, over ``client``, with
-    the ``peers`` keys ``checked_peers`` returned."""
-    from parties.secagg import GrpcLink, secure_party
-
-    if cfg.method != "none" or cfg.params:
-        raise PartyError(f"party '{cfg.name}': the coordinator runs this session by secure aggregation, where a "
-                         f"party keeps its columns at home; this party is configured to disguise them with "
-                         f"'{cfg.method}'")
-    upload = lambda messages: client.upload(messages, timeout=left())  # noqa: E731
-    class Watched(GrpcLink):  # says which round's labels it waits for, numbered as the report numbers them
-        def labels(self, round_, seeding=False):
-            if watch is not None:
-                watch.wait(f"secure aggregation: waiting for the labels of {'seeding step' if seeding else 'round'} "
-                           f"{round_}")
-            return super().labels(round_, seeding)
-
-    result = secure_party(Watched(client, left), upload, peers, pair, done.X, done.data.ids if ids is None else ids,
-                          client.session, cfg.name, len(done.data.columns),
-                          min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), parties=list(reply.parties), log=log)
-    print(f"party {cfg.name}: {result.rounds} rounds of secure aggregation", file=log, flush=True)
-    return result
-
-
-def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguised, pair: KeyPair,
-               ids: np.ndarray | None, peers: list, left, deadline: float, log):
-    """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
-    its MPyC program with every link relayed over ``client``'s Relay stream."""
-    from parties.mpc import METHOD, run_mpc
-    from parties.secagg import GrpcLink
-
-    if cfg.method != "none" or cfg.params:
-        raise PartyError(f"party '{cfg.name}': the coordinator runs this session as an MPC, where a party keeps "
-                         f"its columns at home; this party is configured to disguise them with '{cfg.method}'")
-    keys = {p.party: p.public_key for p in peers}
-    if keys.get(cfg.name) != pair.public:
-        raise PartyError("the coordinator relayed a public key for this party that is not its own")
-    chunk = min(reply.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES)
-    t = time.perf_counter()
-    client.upload(upload_messages(client.session, cfg.name, METHOD, {"columns": str(len(done.data.columns))},
-                                  done.data.ids if ids is None else ids, [], len(done.data.columns), chunk),
-                  timeout=left())
-    t_upload = time.perf_counter() - t
-    header, positions = GrpcLink(client, left).alignment()
-    check_alignment(header, positions, len(done.X), cfg.name)
-    if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
-        if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
-            raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the session "
-                             "or gives it no 32-byte key")
-        keys[header.mpc_helper] = header.mpc_helper_key
-    X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
-    relay = lambda requests: client.stub.Relay(requests, timeout=left(), metadata=client.metadata)  # noqa: E731
-    result = run_mpc(relay, header, X, pair, keys, client.session, cfg.name, deadline, log=log)
-    result.timing["upload_ids"] = t_upload
-    result.positions = positions
-    print(f"party {cfg.name}: {result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties",
-          file=log, flush=True)
-    return result
 
 
 def peak_rss() -> int | None:

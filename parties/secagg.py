@@ -25,8 +25,11 @@ give the arbiter noise, and checks every answer after that (``check_labels``,
 ``check_result``).
 
 The rounds are written against a small link (``Link``): over gRPC
-(``GrpcLink``) in a party process, or straight into the coordinator's handler
-functions in one process (ppcsim.simulate.simulate_secure).
+(``parties.client.GrpcLink``) in a party process, or straight into the
+coordinator's handler functions in one process (ppcsim.simulate.simulate_secure).
+They read the plain values ``parties.serde`` decodes (``Alignment``,
+``LabelsAnswer``, ``Tag``), and hand the link the DistanceMessage stream
+``parties.serde.distance_messages`` builds.
 """
 
 from __future__ import annotations
@@ -37,13 +40,24 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from protos.ppcsim.v1 import session_pb2
+from parties.serde import (
+    Alignment,
+    LabelsAnswer,
+    Tag,
+    distance_messages,
+    read_int32,  # noqa: F401 - the in-process link (ppcsim.simulate) imports it from here
+    upload_messages,
+)
+
+if TYPE_CHECKING:
+    from parties.mpc import MpcResult
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32
@@ -201,7 +215,7 @@ def _refuse(what: str) -> PartyError:
                       "that sends this is broken or lying)")
 
 
-def check_alignment(header: session_pb2.AlignmentHeader, positions: np.ndarray, n_rows: int, me: str,
+def check_alignment(header: Alignment, positions: np.ndarray, n_rows: int, me: str,
                     parties: list[str] | None = None) -> None:
     """PartyError unless the alignment is one this party can take part in honestly.
 
@@ -255,7 +269,7 @@ def check_alignment(header: session_pb2.AlignmentHeader, positions: np.ndarray, 
 FIELDS = ("parties", "n_joined", "n_clusters", "init", "seeding_steps", "scale_bits", "max_iter", "records")
 
 
-def confirmed_fields(header: session_pb2.AlignmentHeader, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+def confirmed_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
     """The bytes of every field of ``FIELDS`` as this party was told it.
 
     ``records`` is the joined records as this party holds them, in the
@@ -302,7 +316,7 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
     was told names the party and the fields that differ.
     """
     keys = _confirm_keys(pair, peers, order, session, me)
-    tags = [session_pb2.ConfirmTag(to=name, field=f, mac=_tag(key, me, name, f, fields[f]))
+    tags = [Tag(to=name, field=f, mac=_tag(key, me, name, f, fields[f]))
             for name, key in keys.items() for f in FIELDS]
     received = {(t.sender, t.field): t.mac for t in link.confirm(tags)}
     differ = {}
@@ -325,19 +339,20 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
 # -- the link to the arbiter -----------------------------------------------------------------------
 
 class Link:
-    """What the rounds need from the coordinator; see GrpcLink and ppcsim.simulate."""
+    """What the rounds need from the coordinator; see parties.client.GrpcLink and ppcsim.simulate."""
 
-    def alignment(self) -> tuple[session_pb2.AlignmentHeader, np.ndarray]:
+    def alignment(self) -> tuple[Alignment, np.ndarray]:
         raise NotImplementedError
 
-    def post(self, messages: Iterator[session_pb2.DistanceMessage]) -> None:
+    def post(self, messages: Iterator) -> None:
+        """Send one DistanceMessage stream (``parties.serde.distance_messages``)."""
         raise NotImplementedError
 
-    def labels(self, round_: int, seeding: bool = False) -> tuple[session_pb2.LabelsHeader, np.ndarray]:
+    def labels(self, round_: int, seeding: bool = False) -> tuple[LabelsAnswer, np.ndarray]:
         """Round ``round_``'s labels; with ``seeding``, seeding step ``round_``'s header (its chosen centre)."""
         raise NotImplementedError
 
-    def confirm(self, tags: list[session_pb2.ConfirmTag]) -> list[session_pb2.ConfirmTag]:
+    def confirm(self, tags: list[Tag]) -> list[Tag]:
         """Post this party's confirmation tags; every other party's tags addressed to it, once all posted."""
         raise NotImplementedError
 
@@ -345,77 +360,6 @@ class Link:
         """Tell the coordinator (Confirm with ``refusal``) that this party refuses what it was sent, so that the
         session fails for every party at once; a failure to tell it is ignored (the party stops anyway)."""
         raise NotImplementedError
-
-
-def read_int32(messages, part: str) -> tuple[object, np.ndarray]:
-    """(header, int32 array) from a header-then-chunks stream whose chunk field is ``part``."""
-    header, pieces = None, []
-    for message in messages:
-        if message.WhichOneof("part") == "header":
-            header = message.header
-        else:
-            pieces.append(getattr(message, part).data)
-    if header is None:
-        raise PartyError("the coordinator's reply had no header")
-    values = np.frombuffer(b"".join(pieces), dtype="<i4")
-    return header, values
-
-
-class GrpcLink(Link):
-    """The rounds over a party's CoordinatorClient."""
-
-    def __init__(self, client, timeout):
-        self.client, self.timeout = client, timeout  # timeout: a function giving the seconds left
-
-    def _request(self, cls, **fields):
-        return cls(session=self.client.session, party=self.client.party, **fields)
-
-    def alignment(self):
-        stream = self.client.stub.GetAlignment(self._request(session_pb2.AlignmentRequest), timeout=self.timeout(),
-                                               metadata=self.client.metadata)
-        return read_int32(stream, "positions")
-
-    def post(self, messages):
-        self.client.stub.PostDistances(messages, timeout=self.timeout(), metadata=self.client.metadata)
-
-    def labels(self, round_, seeding=False):
-        stream = self.client.stub.GetLabels(self._request(session_pb2.LabelsRequest, round=round_, seeding=seeding),
-                                            timeout=self.timeout(), metadata=self.client.metadata)
-        return read_int32(stream, "labels")
-
-    def confirm(self, tags):
-        import grpc  # here, as in secure_party: the in-process simulation runs without gRPC
-
-        try:
-            reply = self.client.stub.Confirm(self._request(session_pb2.ConfirmRequest, tags=tags),
-                                             timeout=self.timeout(), metadata=self.client.metadata)
-        except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
-                raise
-            raise PartyError("the coordinator does not relay the parties' confirmations (Confirm): it cannot show "
-                             "that it told every party the same alignment, so this party posts nothing") from None
-        return list(reply.tags)
-
-    def refuse(self, why):
-        import grpc
-
-        try:
-            self.client.stub.Confirm(self._request(session_pb2.ConfirmRequest, refusal=why[:1024]),
-                                     timeout=min(self.timeout(), 10.0), metadata=self.client.metadata)
-        except grpc.RpcError:
-            pass  # the session fails as asked (FAILED_PRECONDITION), or the coordinator did not listen
-
-
-def distance_messages(session: str, party: str, round_: int, values: np.ndarray, shape: tuple[int, int],
-                      masked: bool, chunk_bytes: int, seeding: bool = False) -> Iterator[session_pb2.DistanceMessage]:
-    """A header, then ``values`` (uint64) as little-endian ArrayChunks of at most ``chunk_bytes`` bytes."""
-    yield session_pb2.DistanceMessage(header=session_pb2.DistanceHeader(
-        session=session, party=party, round=round_, rows=shape[0], cols=shape[1], masked=masked, seeding=seeding))
-    data = np.ascontiguousarray(values, dtype="<u8").reshape(-1).view(np.uint8).data
-    for offset in range(0, len(data), chunk_bytes):
-        message = session_pb2.DistanceMessage()
-        message.chunk.array, message.chunk.offset, message.chunk.data = 0, offset, bytes(data[offset : offset + chunk_bytes])
-        yield message
 
 
 @dataclass
@@ -512,7 +456,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     return RoundsResult(round_ + 1, labels, centres, timing, positions)
 
 
-def check_labels(answer: session_pb2.LabelsHeader, labels: np.ndarray, round_: int, m: int, k: int,
+def check_labels(answer: LabelsAnswer, labels: np.ndarray, round_: int, m: int, k: int,
                  max_iter: int) -> None:
     """PartyError unless round ``round_``'s answer is that round's, with a label 0..k-1 for each of the m joined
     records, and ends the rounds by round ``max_iter`` at the latest."""
@@ -527,7 +471,7 @@ def check_labels(answer: session_pb2.LabelsHeader, labels: np.ndarray, round_: i
         raise PartyError(f"round {round_}: the coordinator asks for another round, past max_iter = {max_iter}")
 
 
-def check_result(labels: np.ndarray, n_rows: int, rounds: RoundsResult | None, n_clusters: int) -> None:
+def check_result(labels: np.ndarray, n_rows: int, rounds: RoundsResult | MpcResult | None, n_clusters: int) -> None:
     """PartyError unless GetResult gave one label per uploaded row, each a cluster, -1 or -2; after rounds, the
     last round's labels at the joined rows and -2 everywhere else."""
     if len(labels) != n_rows:
@@ -550,12 +494,10 @@ def secure_party(link: Link, upload, peers: list, pair: KeyPair, X: np.ndarray, 
     """A joined party's whole secure-aggregation exchange after Join (and the pseudonym key, if any).
 
     ``upload`` sends an Upload stream (here: the ids only, for the
-    alignment); ``peers`` are the PeerKey messages GetPeers relayed; ``ids``
+    alignment); ``peers`` are the keys GetPeers relayed (``parties.serde.Peer``); ``ids``
     are what the party uploads (its pseudonyms, or its ids); ``parties`` the
     session's parties as Join named them.
     """
-    from parties.client import upload_messages  # the client module pulls in gRPC; the simulation needs none
-
     keys = {p.party: p.public_key for p in peers}
     if keys.get(me) != pair.public:
         raise PartyError("the coordinator relayed a public key for this party that is not its own")

@@ -28,6 +28,7 @@ from coordinator.protocols.secagg import mpc_fields
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import run_mpc
+from parties.serde import alignment_from_proto, relay_frames, relay_requests
 from protos.ppcsim.v1 import session_pb2
 
 
@@ -54,11 +55,11 @@ def run(session, log=sys.stderr) -> None:
                                              max_iter=spec.max_iter, parties=session.spec.parties,
                                              **mpc_fields(session))
 
-        def stream(requests):
-            requests = iter(requests)
-            return relay(session, next(requests), requests, helper=True)
+        def stream(items):
+            requests = relay_requests(session.spec.name, HELPER, items)
+            return relay_frames(relay(session, next(requests), requests, helper=True))
 
-        run_mpc(stream, header, np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
+        run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
                 time.monotonic() + session.seconds_left(), log=log)
     except (SessionError, PartyError) as exc:
         session.fail(f"the coordinator's helper: {exc}")

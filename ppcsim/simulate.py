@@ -23,6 +23,8 @@ from parties.client import agree_pseudonym_key
 from parties.keys import KeyPair
 from parties.pseudonyms import pseudonyms
 from parties.run import Disguised, disguise
+from parties.serde import (Peer, SealedKey, joined_from_proto, peer_from_proto, sealed_from_proto, sealed_to_proto,
+                           tag_from_proto, tag_to_proto)
 from ppcsim.scenario import Scenario
 from protos.ppcsim.v1 import session_pb2
 
@@ -35,17 +37,17 @@ class _Direct:
     session: str  # its name, as a client knows it
     party: str
 
-    def peers(self, timeout: float) -> list[session_pb2.PeerKey]:
+    def peers(self, timeout: float) -> list[Peer]:
         request = session_pb2.PeersRequest(session=self.session, party=self.party)
-        return list(handlers.peers(self.coordinator, request).peers)
+        return [peer_from_proto(p) for p in handlers.peers(self.coordinator, request).peers]
 
-    def post_sealed(self, keys: list[session_pb2.SealedKey], timeout: float) -> None:
-        request = session_pb2.SealedKeys(session=self.session, party=self.party, keys=keys)
+    def post_sealed(self, keys: list[SealedKey], timeout: float) -> None:
+        request = session_pb2.SealedKeys(session=self.session, party=self.party, keys=map(sealed_to_proto, keys))
         handlers.post_sealed(self.coordinator, request)
 
-    def sealed_key(self, timeout: float) -> session_pb2.SealedKey:
+    def sealed_key(self, timeout: float) -> SealedKey:
         request = session_pb2.SealedKeyRequest(session=self.session, party=self.party)
-        return handlers.sealed_key(self.coordinator, request)
+        return sealed_from_proto(handlers.sealed_key(self.coordinator, request))
 
 
 def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
@@ -63,8 +65,8 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
     for cfg in scenario.parties:  # the key leader first: the others then find its sealed key waiting
         reply, ids = replies[cfg.name], None
         if reply.ids == session_pb2.IDS_PSEUDONYMOUS:
-            key = agree_pseudonym_key(_Direct(session, scenario.name, cfg.name), reply, pairs[cfg.name], cfg.seed,
-                                      None, 0.0)
+            key = agree_pseudonym_key(_Direct(session, scenario.name, cfg.name), joined_from_proto(reply),
+                                      pairs[cfg.name], cfg.seed, None, 0.0)
             ids = pseudonyms(key, own[cfg.name].data.ids)
         messages = serde.upload_stream(own[cfg.name].upload(scenario.name, cfg.name, reply.chunk_bytes, ids))
         handlers.upload(session, next(messages), messages)
@@ -114,8 +116,8 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
             return read_int32(handlers.labels(session, request), "labels")
 
         def confirm(self, tags):
-            request = session_pb2.ConfirmRequest(session=spec.name, party=self.party, tags=tags)
-            return list(handlers.confirm(session, request).tags)
+            request = session_pb2.ConfirmRequest(session=spec.name, party=self.party, tags=map(tag_to_proto, tags))
+            return [tag_from_proto(tag) for tag in handlers.confirm(session, request).tags]
 
         def refuse(self, why):
             try:

@@ -61,32 +61,32 @@ def test_frames_are_aes_gcm_under_the_documented_key_nonce_and_associated_data()
     message = ab.seal(b"shares")
     key = a.pair_secret(b.public, LABEL, "s", "a", "b")
     # the documented construction, computed independently: direction 0 (a -> b), frame 0
-    assert message.frame.data == AESGCM(key).encrypt(bytes(4) + bytes(8), b"shares",
+    assert message.data == AESGCM(key).encrypt(bytes(4) + bytes(8), b"shares",
                                                      b"ppcsim.v1 mpc tunnel\x00s\x00a\x00b")
     assert nonce(1, 2) == b"\x00\x00\x00\x01" + (2).to_bytes(8, "big")
     assert associated("s", "b", "a") == b"ppcsim.v1 mpc tunnel\x00s\x00b\x00a"
-    assert ba.open(message.frame) == b"shares"
+    assert ba.open(message) == b"shares"
     back = ba.seal(b"reply")  # the other direction: nonce prefix 1, its own counter
-    assert back.frame.seq == 0 and back.frame.data == AESGCM(key).encrypt(
+    assert back.seq == 0 and back.data == AESGCM(key).encrypt(
         b"\x00\x00\x00\x01" + bytes(8), b"reply", b"ppcsim.v1 mpc tunnel\x00s\x00b\x00a")
-    assert ab.open(back.frame) == b"reply"
+    assert ab.open(back) == b"reply"
 
 
 def test_a_frame_dropped_repeated_or_altered_is_refused():
     ab, ba, _, _ = _pair()
     first, second = ab.seal(b"one"), ab.seal(b"two")
     with pytest.raises(PartyError, match="frame 1 from 'a' where frame 0 was due"):
-        ba.open(second.frame)
-    assert ba.open(first.frame) == b"one"
+        ba.open(second)
+    assert ba.open(first) == b"one"
     with pytest.raises(PartyError, match="frame 0 from 'a' where frame 1 was due"):
-        ba.open(first.frame)  # replayed
-    second.frame.data = bytes([second.frame.data[0] ^ 1]) + second.frame.data[1:]
+        ba.open(first)  # replayed
+    second.data = bytes([second.data[0] ^ 1]) + second.data[1:]
     with pytest.raises(PartyError, match="does not open"):
-        ba.open(second.frame)
+        ba.open(second)
     other = _pair("another session")[0].seal(b"two")  # same keys' owners, another session: another key
-    other.frame.seq = 1
+    other.seq = 1
     with pytest.raises(PartyError, match="does not open"):
-        ba.open(other.frame)
+        ba.open(other)
 
 
 # -- the scenario's checks --------------------------------------------------------------------------

@@ -104,6 +104,7 @@ def test_ppc_run_turns_its_parties_lines_off():
 def test_each_wait_is_described_from_the_channel_and_the_coordinator_s_status():
     import grpc
 
+    from parties.client import CoordinatorClient
     from parties.progress import Progress
     from protos.ppcsim.v1 import session_pb2
 
@@ -117,8 +118,9 @@ def test_each_wait_is_described_from_the_channel_and_the_coordinator_s_status():
             assert request.session == "s"
             return status
 
-    class Client:
-        stub, metadata = Stub(), None
+    class Client:  # the real client's GetStatus call and decoding, over the stub above
+        stub, metadata, session = Stub(), None, "s"
+        status = CoordinatorClient.status
 
     watch = Progress("a", "10.0.0.1:50051", Client(), "s", log=None, every=5.0, left=lambda: 90.4)
     watch.connectivity = grpc.ChannelConnectivity.TRANSIENT_FAILURE

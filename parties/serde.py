@@ -1,0 +1,354 @@
+"""The party's side of the wire: protobuf messages to and from the plain values a party's logic works on.
+
+The one module of ``parties/`` besides the gRPC client (``parties.client``)
+that names ``session_pb2``: what the coordinator answers is decoded here
+(``*_from_proto``), what a party sends is encoded here (``*_to_proto`` and
+the stream builders ``upload_messages``, ``distance_messages``,
+``relay_requests``), so key agreement, secure aggregation, the MPC tunnel and
+the progress lines (``parties.keys``/``client``, ``secagg``, ``mpc``,
+``progress``) read dataclasses, never messages. Every decoder reads the
+message's fields by name into the dataclass of the same field names; every
+encoder is the reverse, so a value survives ``x_from_proto(x_to_proto(v))``
+unchanged (tests/parties/test_party_serde.py). Encoding changes no byte: the
+messages a party sends are those it sent before this module existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+
+import numpy as np
+
+from parties.errors import PartyError
+from parties.methods import Sent
+from protos.ids import TEXT as ID_TEXT
+from protos.ids import pack as pack_ids
+from protos.ppcsim.v1 import session_pb2
+from protos.serde import array_pieces, array_spec
+
+#: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
+IDS_PER_CHUNK = 20_000
+
+#: JoinReply.protocol and JoinReply.ids, by the names a party's logic uses.
+PROTOCOLS = {session_pb2.PROTOCOL_UPLOAD: "upload", session_pb2.PROTOCOL_SECURE_AGGREGATION: "secure_aggregation",
+             session_pb2.PROTOCOL_MPC: "mpc"}
+ID_MODES = {session_pb2.IDS_PLAIN: "plain", session_pb2.IDS_PSEUDONYMOUS: "pseudonymous"}
+#: StatusReply.state by name.
+STATES = {session_pb2.SESSION_STATE_UNSPECIFIED: "unspecified", session_pb2.WAITING: "waiting",
+          session_pb2.CLUSTERING: "clustering", session_pb2.DONE: "done", session_pb2.FAILED: "failed"}
+
+
+# -- what the coordinator says -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Joined:
+    """The coordinator's answer to Join: the session's protocol ("upload", "secure_aggregation" or "mpc"), its
+    ids ("plain" or "pseudonymous"), its parties in order (the first is the key leader) and the upload's
+    largest chunk."""
+
+    chunk_bytes: int
+    seconds_left: float
+    ids: str
+    parties: list[str]
+    protocol: str
+
+    @property
+    def rounds(self) -> bool:
+        """Whether the party keeps its columns and takes part in rounds (secure aggregation or MPC)."""
+        return self.protocol in ("secure_aggregation", "mpc")
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A party's X25519 public key as the coordinator relays it, with its signature and certificate (mutual
+    TLS)."""
+
+    party: str
+    public_key: bytes
+    key_signature: bytes = b""
+    certificate: bytes = b""
+
+
+@dataclass(frozen=True)
+class SealedKey:
+    """The pseudonym key sealed by the key leader (``sender``) to party ``to``."""
+
+    to: str
+    nonce: bytes
+    ciphertext: bytes
+    sender: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The header of GetResult: the clustering's algorithm, clusters and their sizes, noise, joined records and
+    labels that follow."""
+
+    algorithm: str
+    n_clusters: int
+    sizes: list[int]
+    noise: int
+    n_joined: int
+    n_labels: int
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """The header of GetAlignment (secure aggregation and MPC): the join as the arbiter fixed it, the rounds'
+    parameters, and for an MPC its share-holders (docs/secure-aggregation.md, docs/protocol.md)."""
+
+    n_joined: int = 0
+    n_rows: int = 0
+    n_clusters: int = 0
+    init: list[int] = field(default_factory=list)
+    scale_bits: int = 0
+    max_iter: int = 0
+    parties: list[str] = field(default_factory=list)
+    seeding_steps: int = 0
+    mpc_parties: list[str] = field(default_factory=list)
+    mpc_columns: list[int] = field(default_factory=list)
+    mpc_bits: int = 0
+    mpc_frac: int = 0
+    reveal_centres: bool = False
+    mpc_helper: str = ""
+    mpc_helper_key: bytes = b""
+    revision: int = 0
+
+
+@dataclass(frozen=True)
+class LabelsAnswer:
+    """The header of GetLabels: round ``round``'s answer (with ``seeding``, a seeding step's chosen centre)."""
+
+    round: int = 0
+    done: bool = False
+    changed: int = 0
+    sizes: list[int] = field(default_factory=list)
+    n_labels: int = 0
+    seeding: bool = False
+    centre: int = 0
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A confirmation MAC from ``sender`` to ``to`` over one confirmed field (docs/secure-aggregation.md)."""
+
+    to: str
+    field: str
+    mac: bytes
+    sender: str = ""
+
+
+@dataclass
+class Frame:
+    """One sealed frame of an MPC link, to (or, relayed, from) ``peer``; ``seq`` counts the directed link."""
+
+    peer: str
+    seq: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A note on the Relay stream that the party's MPC program began round ``round``."""
+
+    round: int
+
+
+@dataclass(frozen=True)
+class Opened:
+    """What the party's MPC opened, told to the coordinator at the end of its Relay stream."""
+
+    labels: bytes
+    centres: bytes
+
+
+@dataclass(frozen=True)
+class PartyState:
+    """One party's line of GetStatus."""
+
+    party: str
+    joined: bool
+    uploaded: bool
+    payload_bytes: int = 0
+    payload_expected: int = 0
+
+
+@dataclass(frozen=True)
+class Status:
+    """GetStatus: the session's state ("waiting", "clustering", "done", "failed") and every party's line."""
+
+    state: str
+    error: str
+    parties: list[PartyState]
+
+
+T = TypeVar("T")
+
+
+def _from(cls: type[T], message: Any) -> T:
+    """``cls`` from the fields of ``message`` of the same names (repeated fields as lists)."""
+    values = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        value = getattr(message, f.name)
+        values[f.name] = value if isinstance(value, (str, bytes, bool, int, float)) else list(value)
+    return cls(**values)
+
+
+def _to(cls: Any, value: Any) -> Any:
+    return cls(**{f.name: getattr(value, f.name) for f in fields(value)})
+
+
+def joined_from_proto(message: session_pb2.JoinReply) -> Joined:
+    return Joined(chunk_bytes=message.chunk_bytes, seconds_left=message.seconds_left, ids=ID_MODES[message.ids],
+                  parties=list(message.parties), protocol=PROTOCOLS[message.protocol])
+
+
+def joined_to_proto(value: Joined) -> session_pb2.JoinReply:
+    return session_pb2.JoinReply(
+        chunk_bytes=value.chunk_bytes, seconds_left=value.seconds_left, parties=value.parties,
+        ids={v: k for k, v in ID_MODES.items()}[value.ids],
+        protocol={v: k for k, v in PROTOCOLS.items()}[value.protocol])
+
+
+def peer_from_proto(message: session_pb2.PeerKey) -> Peer:
+    return _from(Peer, message)
+
+
+def peer_to_proto(value: Peer) -> session_pb2.PeerKey:
+    return _to(session_pb2.PeerKey, value)
+
+
+def sealed_from_proto(message: session_pb2.SealedKey) -> SealedKey:
+    return _from(SealedKey, message)
+
+
+def sealed_to_proto(value: SealedKey) -> session_pb2.SealedKey:
+    return _to(session_pb2.SealedKey, value)
+
+
+def outcome_from_proto(message: session_pb2.ResultHeader) -> Outcome:
+    return _from(Outcome, message)
+
+
+def outcome_to_proto(value: Outcome) -> session_pb2.ResultHeader:
+    return _to(session_pb2.ResultHeader, value)
+
+
+def alignment_from_proto(message: session_pb2.AlignmentHeader) -> Alignment:
+    return _from(Alignment, message)
+
+
+def alignment_to_proto(value: Alignment) -> session_pb2.AlignmentHeader:
+    return _to(session_pb2.AlignmentHeader, value)
+
+
+def labels_from_proto(message: session_pb2.LabelsHeader) -> LabelsAnswer:
+    return _from(LabelsAnswer, message)
+
+
+def labels_to_proto(value: LabelsAnswer) -> session_pb2.LabelsHeader:
+    return _to(session_pb2.LabelsHeader, value)
+
+
+def tag_from_proto(message: session_pb2.ConfirmTag) -> Tag:
+    return _from(Tag, message)
+
+
+def tag_to_proto(value: Tag) -> session_pb2.ConfirmTag:
+    return _to(session_pb2.ConfirmTag, value)
+
+
+def status_from_proto(message: session_pb2.StatusReply) -> Status:
+    return Status(state=STATES.get(message.state, "unspecified"), error=message.error,
+                  parties=[_from(PartyState, p) for p in message.parties])
+
+
+def read_int32(messages: Iterable, part: str) -> tuple[Any, np.ndarray]:
+    """(header, int32 array) from a GetAlignment (``part`` "positions": an Alignment) or GetLabels (``part``
+    "labels": a LabelsAnswer) stream of a header then chunks."""
+    decode = alignment_from_proto if part == "positions" else labels_from_proto
+    header, pieces = None, []
+    for message in messages:
+        if message.WhichOneof("part") == "header":
+            header = decode(message.header)
+        else:
+            pieces.append(getattr(message, part).data)
+    if header is None:
+        raise PartyError("the coordinator's reply had no header")
+    values = np.frombuffer(b"".join(pieces), dtype="<i4")
+    return header, values
+
+
+# -- what the party sends -------------------------------------------------------------------------------
+
+def upload_messages(
+    session: str,
+    party: str,
+    method: str,
+    params: dict[str, str],
+    ids: np.ndarray,
+    arrays: list[Sent],
+    n_columns: int,
+    chunk_bytes: int,
+    dtype: str | None = None,
+) -> Iterator[session_pb2.UploadMessage]:
+    """The upload stream: a header, the ids (as text or packed, whichever is smaller), then each array in chunks
+    (as ``dtype`` when given, else as computed)."""
+    encoding, packed = pack_ids(ids)
+    header = session_pb2.UploadHeader(
+        session=session,
+        party=party,
+        method=method,
+        params=params,
+        n_ids=len(ids),
+        arrays=[array_spec(s.name, s.array, s.layout, dtype) for s in arrays],
+        n_columns=n_columns,
+        id_encoding=encoding,
+        packed_id_bytes=len(packed),
+    )
+    yield session_pb2.UploadMessage(header=header)
+    if encoding == ID_TEXT:
+        id_list = ids.tolist()
+        for start in range(0, len(id_list), IDS_PER_CHUNK):
+            yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=id_list[start : start + IDS_PER_CHUNK]))
+    for start in range(0, len(packed), chunk_bytes):
+        yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
+    for index, sent in enumerate(arrays):
+        for offset, data in array_pieces(sent.array, chunk_bytes, dtype):
+            message = session_pb2.UploadMessage()  # filled in place: wrapping an ArrayChunk would copy it again
+            message.chunk.array, message.chunk.offset, message.chunk.data = index, offset, data
+            yield message
+
+
+def distance_messages(session: str, party: str, round_: int, values: np.ndarray, shape: tuple[int, int],
+                      masked: bool, chunk_bytes: int, seeding: bool = False) -> Iterator[session_pb2.DistanceMessage]:
+    """A header, then ``values`` (uint64) as little-endian ArrayChunks of at most ``chunk_bytes`` bytes."""
+    yield session_pb2.DistanceMessage(header=session_pb2.DistanceHeader(
+        session=session, party=party, round=round_, rows=shape[0], cols=shape[1], masked=masked, seeding=seeding))
+    data = np.ascontiguousarray(values, dtype="<u8").reshape(-1).view(np.uint8).data
+    for offset in range(0, len(data), chunk_bytes):
+        message = session_pb2.DistanceMessage()
+        message.chunk.array, message.chunk.offset, message.chunk.data = 0, offset, bytes(data[offset : offset + chunk_bytes])
+        yield message
+
+
+def relay_requests(session: str, party: str, items: Iterable[Frame | Mark | Opened]) -> Iterator[session_pb2.RelayMessage]:
+    """A Relay stream's requests: its opening for ``party`` of ``session``, then each frame, mark or result."""
+    yield session_pb2.RelayMessage(open=session_pb2.RelayOpen(session=session, party=party))
+    for item in items:
+        if isinstance(item, Frame):
+            yield session_pb2.RelayMessage(frame=session_pb2.RelayFrame(peer=item.peer, seq=item.seq, data=item.data))
+        elif isinstance(item, Mark):
+            yield session_pb2.RelayMessage(mark=session_pb2.RelayMark(round=item.round))
+        else:
+            yield session_pb2.RelayMessage(result=session_pb2.RelayResult(labels=item.labels, centres=item.centres))
+
+
+def relay_frames(responses: Iterable[session_pb2.RelayMessage]) -> Iterator[Frame]:
+    """The frames a Relay stream relays to the party; PartyError at anything else."""
+    for message in responses:
+        if message.WhichOneof("part") != "frame":
+            raise PartyError(f"the coordinator relayed a '{message.WhichOneof('part')}' where only frames come")
+        yield Frame(message.frame.peer, message.frame.seq, message.frame.data)

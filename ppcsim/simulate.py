@@ -23,8 +23,16 @@ from parties.client import agree_pseudonym_key
 from parties.keys import KeyPair
 from parties.pseudonyms import pseudonyms
 from parties.run import Disguised, disguise
-from parties.serde import (Peer, SealedKey, joined_from_proto, peer_from_proto, sealed_from_proto, sealed_to_proto,
-                           tag_from_proto, tag_to_proto)
+from parties.serde import (
+    Peer,
+    SealedKey,
+    joined_from_proto,
+    peer_from_proto,
+    sealed_from_proto,
+    sealed_to_proto,
+    tag_from_proto,
+    tag_to_proto,
+)
 from ppcsim.scenario import Scenario
 from protos.ppcsim.v1 import session_pb2
 

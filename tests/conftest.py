@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import html
 import json
+import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -10,6 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+#: The repository's root folder.
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_ppc(*args: str, timeout: float = 180.0, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -55,14 +64,77 @@ def by_hand(path: Path, tmp_path: Path, parties: list[str], timeout: float = 120
     return errors
 
 
-def write_scenario(directory: Path, text: str, name: str = "scenario.toml") -> Path:
+#: The thirteen feature columns of scikit-learn's wine data (``sklearn:wine``), in its order.
+WINE = ("alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols", "flavanoids",
+        "nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "od280/od315_of_diluted_wines", "proline")
+
+
+def party(name: str, columns, method: str = "none", **params) -> dict:
+    """One ``[[parties]]`` table: its name, its columns, its disguise method and the method's parameters."""
+    return {"name": name, "columns": list(columns), "method": method, **params}
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+
+
+def _toml_table(header: str, table: dict, inline: bool = False) -> list[str]:
+    """``[header]`` (or nothing for the top level), its plain fields, then its sub-tables as ``[header.key]``
+    (or, ``inline``, as inline tables among its fields)."""
+    lines = [f"[{header}]"] if header else []
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items()
+              if v is not None and (inline or not isinstance(v, dict))]
+    for k, v in table.items():
+        if isinstance(v, dict) and not inline:
+            lines += _toml_table(f"{header}.{_toml_key(k)}" if header else _toml_key(k), v)
+    return lines
+
+
+def scenario_toml(name: str = "test", parties=(), *, data: str | dict = "sklearn:wine", clustering: dict | None = None,
+                  security: dict | None = None, network: dict | None = None, sweep: dict | None = None,
+                  tables: dict | None = None, **top) -> str:
+    """A scenario file's text from keyword arguments, for tests that write their own scenario.
+
+    ``parties`` are ``[[parties]]`` tables (see :func:`party`); ``data`` is the ``[data]`` table, or its
+    ``source`` alone; ``clustering``, ``security``, ``network`` and ``sweep`` are those tables (a dict inside a
+    table is its sub-table: ``network={"b": {...}}`` writes ``[network.b]``), ``tables`` any other tables; every
+    other keyword is a top-level field (``seed``, ``deadline``, ``chunk_bytes`` ...). A field whose value is None
+    is left out. Keys that are not bare TOML keys (``"lab.columns"``) are quoted."""
+    lines = _toml_table("", {"name": name, **top})
+    sections = {"data": {"source": data} if isinstance(data, str) else data, "clustering": clustering,
+                "security": security, "network": network, **(tables or {})}
+    for header, table in sections.items():
+        if table is not None:
+            lines += _toml_table(header, table)
+    for one in parties:
+        lines += ["[[parties]]", *_toml_table("", one, inline=True)]
+    if sweep is not None:
+        lines += _toml_table("sweep", sweep)
+    return "\n".join(lines) + "\n"
+
+
+def write_scenario(directory: Path, text: str | None = None, name: str = "scenario.toml", **scenario) -> Path:
+    """Write ``directory/name``: ``text`` (dedented), or the scenario that :func:`scenario_toml` builds from the
+    keyword arguments. Returns the path."""
     path = directory / name
-    path.write_text(textwrap.dedent(text))
+    path.write_text(textwrap.dedent(text) if text is not None else scenario_toml(**scenario))
     return path
 
 
 #: The JSON Schema of report.json as the docs publish it: every report a test produces is checked against it.
-REPORT_SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "report.schema.json"
+REPORT_SCHEMA = ROOT / "docs" / "report.schema.json"
 
 
 def check_report(data: dict, where: Path) -> None:
@@ -135,7 +207,99 @@ def docs_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     pytest.importorskip("sphinx", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
     pytest.importorskip("myst_nb", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
     html = tmp_path_factory.mktemp("site") / "html"
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(root / "docs"),
                            str(html)], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     return html, proc
+
+
+#: gRPC's C core logs to stderr by itself (e.g. "E1125 22:38:53.9 4482 add_port.cc:83] ...").
+GRPC_LOG = re.compile(r"^[DIWEF]\d{4} \d\d:\d\d:\d\d")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# The two parties' data of the roles by hand (tests/ppcsim/cli/test_roles_by_hand.py), a party's state file
+# (tests/parties/test_state_file.py).
+# Two well separated groups: r01..r06 near the origin, r07..r12 near 10 in every column.
+NEAR = {f"r{i:02d}": i for i in range(1, 7)}
+FAR = {f"r{i:02d}": i for i in range(7, 13)}
+A_ORDER = ["r07", "r02", "r11", "r99", "r05", "r01", "r09", "r12", "r03", "r08", "r06", "r10", "r04"]
+B_ORDER = ["r10", "r01", "r06", "r03", "r12", "r08", "r02", "r05", "r11", "r09", "r04", "r07"]
+JOINED = [i for i in A_ORDER if i != "r99"]  # the join keeps the first party's order
+
+
+def value(record: str, column: int) -> str:
+    """A deterministic cell: the group's level plus a small spread."""
+    n = int(record[1:]) if record != "r99" else 3
+    base = 10.0 if record in FAR else 0.0
+    return f"{base + 0.1 * ((n * (column + 2)) % 7):.2f}"
+
+
+def write_csv(path: Path, header: list[str], order: list[str]) -> None:
+    rows = [[record] + [value(record, j) for j in range(len(header) - 1)] for record in order]
+    path.write_text("\n".join(",".join(r) for r in [header, *rows]) + "\n")
+
+
+def read_labels(path: Path) -> list[tuple[str, int]]:
+    with open(path, newline="") as fh:
+        reader = csv.reader(fh)
+        assert next(reader) == ["id", "cluster"]
+        return [(row[0], int(row[1])) for row in reader]
+
+
+def ppc_cmd(*args) -> list[str]:
+    return [sys.executable, "-m", "ppcsim", *map(str, args)]
+
+
+# The page in a real browser (tests/ppcsim/report/test_html_in_browser.py, tests/docs/test_docs_site.py).
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+#: Put first in <head>: records every script or loading error, then, once the page has loaded, writes what it
+#: found into the page, where --dump-dom shows it.
+PROBE = """<script>
+window.__errors = [];
+window.addEventListener("error", e => window.__errors.push(
+  (e.message || ("failed to load " + (e.target && (e.target.alt || e.target.src || e.target.tagName))))), true);
+window.addEventListener("load", () => {
+  const images = [...document.images];
+  const out = document.createElement("pre");
+  out.id = "probe";
+  out.textContent = JSON.stringify({
+    images: images.map(i => ({alt: i.alt, src: i.getAttribute("src"), complete: i.complete, width: i.naturalWidth,
+                              height: i.naturalHeight})),
+    errors: window.__errors,
+    title: document.title,
+  });
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def browser() -> str:
+    found = next((path for path in map(shutil.which, BROWSERS) if path), None)
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail("no Chromium on this machine: CI must install it (apt-get install chromium), see .ci/run")
+    pytest.skip("no Chromium on this machine (apt-get install chromium); CI runs this test")
+
+
+def probe(chromium: str, page, tmp, copy=None) -> dict:
+    """Load ``page`` in headless Chromium with the probe and return what it found; the probed copy is ``copy``
+    (beside the page, for a page whose images are files of their own), else in ``tmp``."""
+    text = page.read_text(encoding="utf-8")
+    checked = copy or tmp / "probe.html"
+    checked.write_text(text.replace("<head>", "<head>" + PROBE, 1), encoding="utf-8")
+    proc = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         f"--user-data-dir={tmp / 'profile'}", "--virtual-time-budget=10000", "--dump-dom", checked.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', proc.stdout, re.S)  # a theme may add attributes
+    assert found, f"the page did not finish loading in Chromium: {proc.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))

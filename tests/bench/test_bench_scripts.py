@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from conftest import ROOT
+
+BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 import last_measured  # noqa: E402
 

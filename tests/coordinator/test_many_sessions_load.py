@@ -5,11 +5,11 @@ k-means, agglomerative, ward and DBSCAN clusterings) are served by ONE
 coordinator over TLS with a token per party; all 64 ``ppc party`` processes
 start at once. Every session's labels.csv must equal the labels of running
 that scenario alone: through ppcsim.simulate (the same party and coordinator
-code in one process, which tests/test_sweep.py shows equals a real run), and
+code in one process, which tests/ppcsim/run/test_sweep.py shows equals a real run), and
 for two of the sixteen also through a real ``ppc run``.
 
 The small tests below it check how ``ppc coordinator`` refuses bad sets of
-scenarios and credentials (tests/test_faults.py serves two sessions with
+scenarios and credentials (tests/ppcsim/run/test_process_faults.py serves two sessions with
 ``--credentials`` given once per scenario).
 """
 

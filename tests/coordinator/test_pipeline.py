@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import pdist
 from sklearn.cluster import KMeans
 
+from conftest import ROOT
 from coordinator.clock import ManualClock
 from coordinator.clustering import ClusteringSpec
 from coordinator.errors import SessionError
@@ -23,7 +23,6 @@ from coordinator.upload import Received
 from parties.client import upload_messages
 from parties.methods.base import rows
 
-ROOT = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(11)
 IDS = np.array([f"r{i}" for i in range(30)])
 BLOCKS = {"a": RNG.normal(size=(30, 2)), "b": RNG.normal(size=(30, 3))}

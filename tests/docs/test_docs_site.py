@@ -3,7 +3,7 @@ resolving, the reference pages and the API reference there, a search box, and th
 a real browser (headless Chromium, as the report page is checked).
 
 The site is built once per test session (the ``docs_site`` fixture, which also
-executes the tutorials for tests/test_tutorials.py).
+executes the tutorials for tests/docs/test_tutorials.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from test_html_browser import browser, probe
+from conftest import browser, probe
 
 PAGES = ("index", "readme", "api", "report", "protocol", "secure-aggregation", "methods", "comparison",
          "reproduction", "scaling", "cluster", "benchmarks", "tutorials/index", "tutorials/01-table1-three-parties",

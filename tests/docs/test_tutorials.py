@@ -8,13 +8,12 @@ build keeps are checked here: no error, and the figures are there.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+
+from conftest import ROOT
 
 nbformat = pytest.importorskip("nbformat", reason="the tutorials need the docs extra: pip install -e '.[docs]'")
 
-ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.ipynb"))
 
 

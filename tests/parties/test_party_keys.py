@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from conftest import ROOT
 from coordinator.errors import InvalidArgument
 from coordinator.session import Session, SessionSpec
 from coordinator.upload import Received
@@ -21,8 +21,6 @@ from parties.pseudonyms import id_blocks, pseudonyms
 from ppcsim.credentials import make_credentials
 from protos.ids import PSEUDONYMS, as_text, pack, unpack
 from protos.ppcsim.v1 import session_pb2
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def independent_pseudonym(key: bytes, text: str) -> bytes:

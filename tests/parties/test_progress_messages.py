@@ -6,15 +6,12 @@ party in a three-party session whose third party never comes.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from test_cli_errors import GRPC_LOG
-
-from conftest import run_ppc, write_scenario
+from conftest import GRPC_LOG, free_port, run_ppc, write_scenario
 
 SCENARIO = """
     name = "waiting"
@@ -36,12 +33,6 @@ SCENARIO = """
     columns = ["ash"]
     method = "none"
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def lines(text: str) -> list[str]:

@@ -10,9 +10,8 @@ import subprocess
 import time
 
 import pytest
-from test_cli_roles import A_ORDER, B_ORDER, ppc_cmd, read_labels, write_csv
 
-from conftest import run_ppc
+from conftest import A_ORDER, B_ORDER, ppc_cmd, read_labels, run_ppc, write_csv
 from parties.errors import PartyError
 from parties.state import session_seed, state_path
 

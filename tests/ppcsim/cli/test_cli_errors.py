@@ -9,7 +9,6 @@ process fails, the coordinator fails the session and ``ppc run`` reports it.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -17,13 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import read_report, run_ppc
+from conftest import GRPC_LOG, read_report, run_ppc
 from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
-
-#: gRPC's C core logs to stderr by itself (e.g. "E1125 22:38:53.9 4482 add_port.cc:83] ...").
-GRPC_LOG = re.compile(r"^[DIWEF]\d{4} \d\d:\d\d:\d\d")
 
 A_ROWS = [  # id, x1, x2, x3
     ("r1", "1.0", "2.0", "3.0"),

@@ -10,50 +10,17 @@ sees pseudonyms, never a raw id, and no party's seed.
 
 from __future__ import annotations
 
-import csv
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import read_report, run_ppc
+from conftest import A_ORDER, B_ORDER, FAR, JOINED, NEAR, ppc_cmd, read_labels, read_report, run_ppc, write_csv
 from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
-
-# Two well separated groups: r01..r06 near the origin, r07..r12 near 10 in every column.
-NEAR = {f"r{i:02d}": i for i in range(1, 7)}
-FAR = {f"r{i:02d}": i for i in range(7, 13)}
-A_ORDER = ["r07", "r02", "r11", "r99", "r05", "r01", "r09", "r12", "r03", "r08", "r06", "r10", "r04"]
-B_ORDER = ["r10", "r01", "r06", "r03", "r12", "r08", "r02", "r05", "r11", "r09", "r04", "r07"]
-JOINED = [i for i in A_ORDER if i != "r99"]  # the join keeps the first party's order
-
-
-def value(record: str, column: int) -> str:
-    """A deterministic cell: the group's level plus a small spread."""
-    n = int(record[1:]) if record != "r99" else 3
-    base = 10.0 if record in FAR else 0.0
-    return f"{base + 0.1 * ((n * (column + 2)) % 7):.2f}"
-
-
-def write_csv(path: Path, header: list[str], order: list[str]) -> None:
-    rows = [[record] + [value(record, j) for j in range(len(header) - 1)] for record in order]
-    path.write_text("\n".join(",".join(r) for r in [header, *rows]) + "\n")
-
-
-def read_labels(path: Path) -> list[tuple[str, int]]:
-    with open(path, newline="") as fh:
-        reader = csv.reader(fh)
-        assert next(reader) == ["id", "cluster"]
-        return [(row[0], int(row[1])) for row in reader]
-
-
-def ppc_cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "ppcsim", *map(str, args)]
-
 
 def run_session(tmp: Path, seed: int | None = None):
     """One session run by hand: the coordinator, then both parties at once, each with its own file."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
 
 import ppcsim
+from conftest import ROOT
 from ppcsim.api import load
 from ppcsim.report import build, summary_table, write_outputs
 from ppcsim.report_model import (
@@ -34,7 +34,7 @@ from ppcsim.report_model import (
 from ppcsim.report_schema import main as schema_main
 from ppcsim.simulate import simulate as simulate_session
 
-DOCS_SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "report.schema.json"
+DOCS_SCHEMA = ROOT / "docs" / "report.schema.json"
 
 IRIS = {
     "name": "iris-two", "seed": 5,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from scipy.spatial.distance import pdist
 from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.datasets import load_wine
 
-from conftest import assert_same_partition, read_report, run_ppc, write_scenario
+from conftest import ROOT, assert_same_partition, read_report, run_ppc, write_scenario
 from ppcsim.scenario import party_seed
 
 WINE = load_wine()
@@ -265,7 +264,7 @@ def test_50000_rows_four_parties_upload_in_chunks(tmp_path):
 
 
 def test_osbr_float32_transfer_halves_the_bytes_and_barely_moves_stress(tmp_path):
-    text = (Path(__file__).parents[1] / "scenarios" / "wine-osbr.toml").read_text().replace('method = "osbr"', 'method = "osbr"\ndtype = "float32"')
+    text = (ROOT / "scenarios" / "wine-osbr.toml").read_text().replace('method = "osbr"', 'method = "osbr"\ndtype = "float32"')
     path = write_scenario(tmp_path, text)
     proc = run_ppc("run", str(path), "--out", str(tmp_path / "out"), "--no-attacks")
     assert proc.returncode == 0, proc.stderr

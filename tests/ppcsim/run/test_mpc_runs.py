@@ -5,13 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from conftest import by_hand, read_report, run_ppc, write_scenario
+from conftest import ROOT, by_hand, read_report, run_ppc, write_scenario
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import LABEL, PairCipher, associated, nonce
@@ -216,7 +215,7 @@ def test_roles_by_hand_over_mutual_tls_two_parties_and_the_coordinators_helper(t
 
 
 def test_bundled_wine_scenario_runs_through_ppc_run(tmp_path):
-    done = run_ppc("run", Path(__file__).resolve().parent.parent / "scenarios" / "wine-mpc.toml", "--out",
+    done = run_ppc("run", ROOT / "scenarios" / "wine-mpc.toml", "--out",
                    tmp_path / "out", "--no-attacks", timeout=400)
     assert done.returncode == 0, done.stderr
     report = read_report(tmp_path / "out")

@@ -13,7 +13,7 @@ from sklearn.cluster import AgglomerativeClustering, Birch
 from sklearn.datasets import make_moons
 from sklearn.metrics import adjusted_rand_score
 
-from conftest import write_scenario
+from conftest import ROOT, write_scenario
 from coordinator.clustering import ALGORITHMS, Algorithm, ClusteringSpec, cluster, fields
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.forms import FORMS, Form, Parts
@@ -518,9 +518,8 @@ def test_no_file_of_the_project_names_the_plugins():
     """Each plug-in above is its definition here and its registry line: nothing else in the project knows it
     (``cityblock`` is also scipy's name for the Manhattan metric, which osbr's eq. 5 calls, so it is sought as
     a registered form's name)."""
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     names = ("manhattan", "rotated-distances", "birch", '"cityblock":', 'form("cityblock"', "moons", "delimited", "delimiter")
     found = [f"{path.relative_to(root)}: {name}"
              for folder in ("coordinator", "parties", "ppcsim", "protos", "scenarios")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report
+from conftest import ROOT, read_report
 from parties.client import ClientSecurity
 from ppcsim.cli import main as ppc_main
 from ppcsim.outdir import LOCK
@@ -426,7 +426,7 @@ def test_write_atomic_killed_mid_write_leaves_the_old_file_whole(tmp_path):
          "import sys, time\nfrom pathlib import Path\nfrom ppcsim.report import write_atomic\n"
          "def slow(fh):\n    fh.write(b'{\"new\": '); fh.flush(); print('writing', flush=True); time.sleep(60)\n"
          f"write_atomic(Path({str(target)!r}), slow)\n"],
-        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=Path(__file__).resolve().parent.parent)
+        stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=ROOT)
     try:
         assert writer.stdout.readline().strip() == "writing"
         writer.send_signal(signal.SIGKILL)

@@ -1,14 +1,13 @@
 """The scenarios shipped in scenarios/ are valid, and the demo runs with no files."""
 
-from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run_ppc
+from conftest import ROOT, read_report, run_ppc
 from ppcsim.scenario import load_scenario
 from ppcsim.sweep import plan
 
-SCENARIOS = sorted(Path(__file__).resolve().parent.parent.joinpath("scenarios").glob("*.toml"))
+SCENARIOS = sorted(ROOT.joinpath("scenarios").glob("*.toml"))
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
@@ -31,7 +30,7 @@ def test_demo_runs_with_no_files(demo_run):
     assert [p["method"] for p in report["parties"]] == ["drbt", "drbt", "none"]
     assert sum(report["clustering"]["sizes"]) == 178
     # the README's sample table shows this run's bytes (wire bytes vary by a few with TLS and HTTP/2 framing)
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     for party in report["parties"]:
         line = next(line for line in readme.splitlines() if line.startswith(f"{party['name']} ") and "dims" in line)
         cells = line.split()
@@ -43,7 +42,7 @@ def test_demo_runs_with_no_files(demo_run):
 
 
 def test_readme_sample_errors_are_what_ppc_prints(tmp_path):
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     shown = [line for line in readme.splitlines() if line.startswith("ppc run: error: bad.toml:")]
     (tmp_path / "bad.toml").write_text('name = "bad"\nseed = 1\n[data]\nsource = "sklearn:wine"\n[[parties]]\n'
                                        'name = "lab"\ncolumns = ["alcohol"]\nmethod = "drtb"\n[clustering]\n'
@@ -55,7 +54,7 @@ def test_readme_sample_errors_are_what_ppc_prints(tmp_path):
 def test_clinic_insurer_reports_dropped_rows(tmp_path):
     """Own CSVs with ids in different orders and patients the other party lacks."""
     proc = run_ppc("run", "scenarios/clinic-insurer.toml", "--out", tmp_path / "ci", "--quiet",
-                   cwd=Path(__file__).resolve().parent.parent)
+                   cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     report = read_report(tmp_path / "ci")
     assert report["join"] == {"rows_joined": 216, "dropped": {"clinic": 14, "insurer": 9}}

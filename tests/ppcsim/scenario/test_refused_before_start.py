@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_party_progress import free_port
 
-from conftest import run_ppc
+from conftest import free_port, run_ppc
 from ppcsim.scenario import ScenarioError, load_scenario
 from protos.schema import closest, unknown
 

@@ -69,9 +69,59 @@ WINE = ("alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total
         "nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "od280/od315_of_diluted_wines", "proline")
 
 
-def party(name: str, columns, method: str = "none", **params) -> dict:
-    """One ``[[parties]]`` table: its name, its columns, its disguise method and the method's parameters."""
+def party_table(name: str, columns, method: str | None = "none", **params) -> dict:
+    """One ``[[parties]]`` table: its name, its columns, its disguise method (None: no ``method`` field, as in a
+    secure-aggregation or MPC session) and the method's parameters."""
     return {"name": name, "columns": list(columns), "method": method, **params}
+
+
+def changed(parties, name: str, **fields) -> list[dict]:
+    """``parties`` with party ``name``'s fields changed (a field given None is removed); the others as they are."""
+    out = [dict(one) for one in parties]
+    one = next(one for one in out if one.get("name") == name)
+    one.update(fields)
+    for key in [k for k, v in fields.items() if v is None]:
+        del one[key]
+    return out
+
+
+#: ``[data]`` of scikit-learn's wine data with its true classes, for the observer's utility.
+WINE_LABELLED = {"source": "sklearn:wine", "label_column": "target"}
+
+#: Two wine parties disguising with DRBT: the lab's six columns to k = 4, the shop's four to k = 3 (sparse).
+LAB_SHOP_DRBT = (party_table("lab", WINE[:6], "drbt", k=4),
+                 party_table("shop", ("hue", "proline", "color_intensity", "flavanoids"), "drbt", projection="sparse", k=3))
+
+
+#: The four feature columns of scikit-learn's iris data (``sklearn:iris``).
+IRIS = ("sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)")
+
+#: Two iris parties: a's sepals by DRBT to one dimension, b's petals as OSBR dissimilarities.
+IRIS_DRBT_OSBR = (party_table("a", IRIS[:2], "drbt", k=1), party_table("b", IRIS[2:], "osbr"))
+
+#: ``[security]`` of a plain-text session on loopback: no TLS, no tokens.
+NO_TLS = {"tls": False, "tokens": False}
+
+
+def blobs(rows: int, columns: int, clusters: int, **options) -> dict:
+    """``[data]`` of generated Gaussian blobs (``synthetic:blobs``): ``rows`` records of the columns x0, x1 ...
+    around ``clusters`` centres; ``options``: the source's other fields (``cluster_std``, ``label_column`` ...)."""
+    return {"source": "synthetic:blobs", "rows": rows, "columns": columns, "clusters": clusters, **options}
+
+
+def split_x(*widths: int, method: str | None = None) -> list[dict]:
+    """Parties a, b, c ... holding the blob columns x0, x1 ... in turn, ``widths[i]`` columns each, with no
+    ``method`` field unless one is given (a secure-aggregation or MPC session's parties)."""
+    parties, first = [], 0
+    for i, width in enumerate(widths):
+        parties.append(party_table("abcdefghijklmnopqrstuvwxyz"[i], [f"x{j}" for j in range(first, first + width)], method))
+        first += width
+    return parties
+
+
+def kmeans(n_clusters: int, protocol: str | None = None, **fields) -> dict:
+    """``[clustering]`` of k-means, under ``protocol`` (``secure_aggregation``, ``mpc``) when one is given."""
+    return {"algorithm": "kmeans", "protocol": protocol, "n_clusters": n_clusters, **fields}
 
 
 def _toml_key(key: str) -> str:
@@ -107,28 +157,28 @@ def scenario_toml(name: str = "test", parties=(), *, data: str | dict = "sklearn
                   tables: dict | None = None, **top) -> str:
     """A scenario file's text from keyword arguments, for tests that write their own scenario.
 
-    ``parties`` are ``[[parties]]`` tables (see :func:`party`); ``data`` is the ``[data]`` table, or its
+    ``parties`` are ``[[parties]]`` tables (see :func:`party_table`); ``data`` is the ``[data]`` table, or its
     ``source`` alone; ``clustering``, ``security``, ``network`` and ``sweep`` are those tables (a dict inside a
     table is its sub-table: ``network={"b": {...}}`` writes ``[network.b]``), ``tables`` any other tables; every
     other keyword is a top-level field (``seed``, ``deadline``, ``chunk_bytes`` ...). A field whose value is None
-    is left out. Keys that are not bare TOML keys (``"lab.columns"``) are quoted."""
+    is left out. Keys that are not bare TOML keys (``"lab.columns"``) are quoted. The tables come in the order
+    top-level fields, ``[data]``, ``[[parties]]``, ``[clustering]``, ``[security]``, ``[network]``, ``tables``,
+    ``[sweep]``, so text appended to the result without a header of its own lands in the last of them."""
     lines = _toml_table("", {"name": name, **top})
-    sections = {"data": {"source": data} if isinstance(data, str) else data, "clustering": clustering,
-                "security": security, "network": network, **(tables or {})}
+    lines += _toml_table("data", {"source": data} if isinstance(data, str) else data)
+    for one in parties:
+        lines += ["[[parties]]", *_toml_table("", one, inline=True)]
+    sections = {"clustering": clustering, "security": security, "network": network, **(tables or {}), "sweep": sweep}
     for header, table in sections.items():
         if table is not None:
             lines += _toml_table(header, table)
-    for one in parties:
-        lines += ["[[parties]]", *_toml_table("", one, inline=True)]
-    if sweep is not None:
-        lines += _toml_table("sweep", sweep)
     return "\n".join(lines) + "\n"
 
 
-def write_scenario(directory: Path, text: str | None = None, name: str = "scenario.toml", **scenario) -> Path:
-    """Write ``directory/name``: ``text`` (dedented), or the scenario that :func:`scenario_toml` builds from the
-    keyword arguments. Returns the path."""
-    path = directory / name
+def write_scenario(directory: Path, text: str | None = None, filename: str = "scenario.toml", **scenario) -> Path:
+    """Write ``directory/filename``: ``text`` (dedented), or the scenario that :func:`scenario_toml` builds from
+    the keyword arguments (``name``, ``parties``, ``data`` ...). Returns the path."""
+    path = directory / filename
     path.write_text(textwrap.dedent(text) if text is not None else scenario_toml(**scenario))
     return path
 

@@ -9,7 +9,7 @@ import grpc
 import numpy as np
 import pytest
 
-from conftest import write_scenario
+from conftest import IRIS_DRBT_OSBR, NO_TLS, changed, scenario_toml, write_scenario
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
@@ -32,26 +32,8 @@ def coordinator():
 
 def test_status_and_ledger_after_two_party_processes(coordinator, tmp_path):
     registry, stub, port = coordinator
-    path = write_scenario(tmp_path, """
-        name = "st"
-        seed = 5
-        [security]
-        tls = false
-        tokens = false
-        [data]
-        source = "sklearn:iris"
-        [[parties]]
-        name = "a"
-        columns = ["sepal length (cm)", "sepal width (cm)"]
-        method = "drbt"
-        k = 1
-        [[parties]]
-        name = "b"
-        columns = ["petal length (cm)", "petal width (cm)"]
-        method = "none"
-        [clustering]
-        n_clusters = 3
-    """)
+    path = write_scenario(tmp_path, scenario_toml("st", changed(IRIS_DRBT_OSBR, "b", method="none"), seed=5, data="sklearn:iris",
+                                                   security=NO_TLS, clustering={"n_clusters": 3}))
     session = registry.create(load_scenario(path).session_spec())
     procs = [
         subprocess.Popen([sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}",

@@ -8,7 +8,7 @@ import grpc
 import numpy as np
 import pytest
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import IRIS, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from coordinator.errors import SessionError
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
@@ -127,25 +127,9 @@ def test_plaintext_is_served_on_loopback_only():
 
 
 def test_a_run_with_mutual_tls_reports_what_protected_each_connection(tmp_path):
-    path = write_scenario(tmp_path, """
-        name = "mtls"
-        seed = 1
-        [security]
-        mutual = true
-        [data]
-        source = "sklearn:iris"
-        [[parties]]
-        name = "a"
-        columns = ["sepal length (cm)", "sepal width (cm)"]
-        method = "rotation"
-        [[parties]]
-        name = "b"
-        columns = ["petal length (cm)", "petal width (cm)"]
-        method = "drbt"
-        k = 1
-        [clustering]
-        n_clusters = 3
-    """)
+    path = write_scenario(tmp_path, scenario_toml(
+        "mtls", [party_table("a", IRIS[:2], "rotation"), party_table("b", IRIS[2:], "drbt", k=1)], seed=1, security={"mutual": True},
+        data="sklearn:iris", clustering={"n_clusters": 3}))
     proc = run_ppc("run", path, "--out", tmp_path / "out", "--no-attacks")
     assert proc.returncode == 0, proc.stderr
     assert "security: mutual TLS, identified by token and certificate" in proc.stderr

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from conftest import write_scenario
+from conftest import NO_TLS, blobs, kmeans, scenario_toml, split_x, write_scenario
 from coordinator import confirm as confirm_handler
 from coordinator import secagg
 from coordinator.server import start_server
@@ -29,29 +29,8 @@ from parties.secagg import FIELDS, Link, check_alignment, confirm_alignment, con
 from ppcsim.scenario import load_scenario
 from protos.ppcsim.v1 import session_pb2
 
-SCENARIO = """\
-name = "lied-to"
-seed = 3
-deadline = 60
-[data]
-source = "synthetic:blobs"
-rows = 80
-columns = 4
-clusters = 3
-[[parties]]
-name = "a"
-columns = ["x0", "x1"]
-[[parties]]
-name = "b"
-columns = ["x2", "x3"]
-[clustering]
-algorithm = "kmeans"
-protocol = "secure_aggregation"
-n_clusters = 3
-[security]
-tls = false
-tokens = false
-"""
+SCENARIO = scenario_toml("lied-to", split_x(2, 2), seed=3, deadline=60, data=blobs(80, 4, 3),
+                         clustering=kmeans(3, "secure_aggregation"), security=NO_TLS)
 #: Seconds a party process may take, start-up included (far more than a refusal needs).
 PARTY_SECONDS = 90
 

@@ -11,28 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import GRPC_LOG, free_port, run_ppc, write_scenario
+from conftest import GRPC_LOG, NO_TLS, WINE, free_port, party_table, run_ppc, scenario_toml, write_scenario
 
-SCENARIO = """
-    name = "waiting"
-    [data]
-    source = "sklearn:wine"
-    [security]
-    tls = false
-    tokens = false
-    [[parties]]
-    name = "a"
-    columns = ["alcohol", "malic_acid"]
-    method = "none"
-    [[parties]]
-    name = "b"
-    columns = ["hue"]
-    method = "none"
-    [[parties]]
-    name = "c"
-    columns = ["ash"]
-    method = "none"
-"""
+SCENARIO = scenario_toml("waiting", [party_table("a", WINE[:2]), party_table("b", ["hue"]), party_table("c", ["ash"])], security=NO_TLS)
 
 
 def lines(text: str) -> list[str]:

@@ -7,7 +7,19 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from sklearn.cluster import KMeans
 
-from conftest import by_hand, read_report, run_ppc, write_scenario
+from conftest import WINE as WINE_COLUMNS
+from conftest import (
+    WINE_LABELLED,
+    blobs,
+    by_hand,
+    kmeans,
+    party_table,
+    read_report,
+    run_ppc,
+    scenario_toml,
+    split_x,
+    write_scenario,
+)
 from coordinator import secagg
 from parties.errors import PartyError
 from parties.keys import KeyPair
@@ -26,27 +38,10 @@ from ppcsim.evaluate.secure import evaluate_secure
 from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate_secure
 
-WINE = """\
-name = "wine-secure"
-seed = 7
-deadline = 120
-[data]
-source = "sklearn:wine"
-label_column = "target"
-[[parties]]
-name = "lab"
-columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium"]
-[[parties]]
-name = "winery"
-columns = ["total_phenols", "flavanoids", "nonflavanoid_phenols", "proanthocyanins"]
-[[parties]]
-name = "shop"
-columns = ["color_intensity", "hue", "od280/od315_of_diluted_wines", "proline"]
-[clustering]
-algorithm = "kmeans"
-protocol = "secure_aggregation"
-n_clusters = 3
-"""
+WINE = scenario_toml(
+    "wine-secure", [party_table("lab", WINE_COLUMNS[:5], None), party_table("winery", WINE_COLUMNS[5:9], None),
+                    party_table("shop", WINE_COLUMNS[9:], None)],
+    seed=7, deadline=120, data=WINE_LABELLED, clustering=kmeans(3, "secure_aggregation"))
 
 
 # -- fixed point and masks ------------------------------------------------------------------------
@@ -191,25 +186,8 @@ def _unmasked_post(scenario):
 
 
 def test_multilateration_locates_every_record_when_k_exceeds_the_columns(tmp_path):
-    text = """\
-    name = "blobs-secure"
-    seed = 3
-    [data]
-    source = "synthetic:blobs"
-    rows = 300
-    columns = 2
-    clusters = 5
-    [[parties]]
-    name = "a"
-    columns = ["x0"]
-    [[parties]]
-    name = "b"
-    columns = ["x1"]
-    [clustering]
-    algorithm = "kmeans"
-    protocol = "secure_aggregation"
-    n_clusters = 5
-    """
+    text = scenario_toml("blobs-secure", split_x(1, 1), seed=3, data=blobs(300, 2, 5),
+                         clustering=kmeans(5, "secure_aggregation"))
     scenario = load_scenario(write_scenario(tmp_path, text))
     session, _, own = simulate_secure(scenario)
     attack = evaluate_secure(scenario, session, None, own)["privacy"]["multilateration"]
@@ -258,27 +236,8 @@ def test_roles_by_hand_over_tls(tmp_path):
 
 
 def test_kmeans_plus_plus_seeding_through_secure_sums(tmp_path):
-    text = """\
-    name = "blobs-plusplus"
-    seed = 4
-    [data]
-    source = "synthetic:blobs"
-    rows = 400
-    columns = 4
-    clusters = 4
-    cluster_std = 0.3
-    [[parties]]
-    name = "a"
-    columns = ["x0", "x1"]
-    [[parties]]
-    name = "b"
-    columns = ["x2", "x3"]
-    [clustering]
-    algorithm = "kmeans"
-    protocol = "secure_aggregation"
-    n_clusters = 4
-    init = "k-means++"
-    """
+    text = scenario_toml("blobs-plusplus", split_x(2, 2), seed=4, data=blobs(400, 4, 4, cluster_std=0.3),
+                         clustering=kmeans(4, "secure_aggregation", init="k-means++"))
     scenario = load_scenario(write_scenario(tmp_path, text))
     session, results, own = simulate_secure(scenario)
     acc = secagg.accounting(session)

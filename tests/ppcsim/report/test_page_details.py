@@ -5,38 +5,15 @@ from __future__ import annotations
 
 import tomllib
 
+from conftest import WINE, party_table, scenario_toml
 from ppcsim.html import table
 from ppcsim.sweep import _left, describe_partial_keys, sweep_notes
 
-FOUR = """
-name = "four"
-[data]
-source = "sklearn:wine"
-[[parties]]
-name = "lab"
-columns = ["alcohol", "malic_acid", "ash"]
-method = "drbt"
-k = 2
-[[parties]]
-name = "shop"
-columns = ["hue", "proline"]
-method = "none"
-[[parties]]
-name = "winery"
-columns = ["flavanoids", "total_phenols", "magnesium"]
-method = "pca"
-k = 2
-[[parties]]
-name = "clinic"
-columns = ["color_intensity", "proanthocyanins"]
-method = "noise"
-[clustering]
-algorithm = "kmeans"
-n_clusters = 3
-[sweep]
-k = [1, 2]
-projection = ["gaussian", "sparse"]
-"""
+FOUR = scenario_toml(
+    "four", [party_table("lab", WINE[:3], "drbt", k=2), party_table("shop", ["hue", "proline"]),
+             party_table("winery", ["flavanoids", "total_phenols", "magnesium"], "pca", k=2),
+             party_table("clinic", ["color_intensity", "proanthocyanins"], "noise")],
+    clustering={"algorithm": "kmeans", "n_clusters": 3}, sweep={"k": [1, 2], "projection": ["gaussian", "sparse"]})
 
 
 def test_a_swept_key_that_only_some_parties_take_says_which_and_why():

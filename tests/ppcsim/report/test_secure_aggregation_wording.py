@@ -12,26 +12,12 @@ from __future__ import annotations
 import html
 import re
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import WINE, kmeans, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from ppcsim.report import uniformity
 
-SCENARIO = """\
-name = "secure-words"
-seed = 3
-[data]
-source = "sklearn:wine"
-[[parties]]
-name = "a"
-columns = ["alcohol", "malic_acid", "ash"]
-[[parties]]
-name = "b"
-columns = ["hue", "proline"]
-[clustering]
-algorithm = "kmeans"
-protocol = "secure_aggregation"
-n_clusters = 5
-init = "k-means++"
-"""
+SCENARIO = scenario_toml(
+    "secure-words", [party_table("a", WINE[:3], None), party_table("b", ["hue", "proline"], None)], seed=3,
+    clustering=kmeans(5, "secure_aggregation", init="k-means++"))
 
 
 def test_the_ks_verdict_has_enough_digits_and_says_whether_uniformity_is_rejected():

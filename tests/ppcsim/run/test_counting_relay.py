@@ -6,7 +6,7 @@ import socket
 import threading
 import time
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import IRIS_DRBT_OSBR, read_report, run_ppc, scenario_toml, write_scenario
 from ppcsim.relay import Link, Relay
 
 
@@ -62,27 +62,9 @@ def test_a_shaped_link_takes_at_least_its_transmission_time_and_latency():
 
 
 def test_runs_report_wire_bytes_and_the_link(tmp_path):
-    path = write_scenario(tmp_path, """
-        name = "wire"
-        [data]
-        source = "sklearn:iris"
-        [[parties]]
-        name = "a"
-        columns = ["sepal length (cm)", "sepal width (cm)"]
-        method = "drbt"
-        k = 1
-        [[parties]]
-        name = "b"
-        columns = ["petal length (cm)", "petal width (cm)"]
-        method = "osbr"
-        [clustering]
-        algorithm = "agglomerative"
-        n_clusters = 3
-        [network]
-        latency_ms = 5
-        [network.b]
-        bandwidth_mbit = 50
-    """)
+    path = write_scenario(tmp_path, scenario_toml(
+        "wire", IRIS_DRBT_OSBR, data="sklearn:iris", clustering={"algorithm": "agglomerative", "n_clusters": 3},
+        network={"latency_ms": 5, "b": {"bandwidth_mbit": 50}}))
     proc = run_ppc("run", path, "--out", tmp_path / "out", "--no-attacks")
     assert proc.returncode == 0, proc.stderr
     a, b = read_report(tmp_path / "out")["parties"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from conftest import write_scenario
+from conftest import LAB_SHOP_DRBT, WINE_LABELLED, scenario_toml, write_scenario
 from ppcsim import reproduce as rp
 from ppcsim.cli import main
 from ppcsim.errors import RunError
@@ -25,26 +25,8 @@ psutil = pytest.importorskip("psutil")
 from ppcsim.cluster import ClusterTasks, parse_local, run_all, sweep_on_cluster  # noqa: E402
 from ppcsim.sweep import sweep  # noqa: E402
 
-SCENARIO = """
-    name = "cl"
-    seed = 3
-    [data]
-    source = "sklearn:wine"
-    label_column = "target"
-    [[parties]]
-    name = "lab"
-    columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols"]
-    method = "drbt"
-    k = 4
-    [[parties]]
-    name = "shop"
-    columns = ["hue", "proline", "color_intensity", "flavanoids"]
-    method = "drbt"
-    projection = "sparse"
-    k = 3
-    [clustering]
-    n_clusters = 3
-"""
+CL = dict(parties=LAB_SHOP_DRBT, seed=3, data=WINE_LABELLED, clustering={"n_clusters": 3})
+SCENARIO = scenario_toml("cl", **CL)
 
 
 @pytest.fixture(scope="module")
@@ -179,8 +161,7 @@ def test_scheduler_errors_say_what_to_do(tmp_path, monkeypatch, capsys):
 
 
 def test_ctrl_c_cancels_the_sweep_and_leaves_no_process_behind(tmp_path):
-    path = write_scenario(tmp_path, SCENARIO.replace('name = "cl"', 'name = "cc"\ndeadline = 120')
-                          + "\n[sweep]\nk = [2, 3]\nseed = [0, 1, 2]\n")
+    path = write_scenario(tmp_path, name="cc", deadline=120, **CL, sweep={"k": [2, 3], "seed": [0, 1, 2]})
     proc = subprocess.Popen([sys.executable, "-m", "ppcsim", "sweep", str(path), "--out", str(tmp_path / "o"),
                              "--no-attacks", "--scheduler", "local:2"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)

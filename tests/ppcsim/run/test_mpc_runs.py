@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from conftest import ROOT, by_hand, read_report, run_ppc, write_scenario
+from conftest import ROOT, blobs, by_hand, kmeans, read_report, run_ppc, scenario_toml, split_x, write_scenario
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import LABEL, PairCipher, associated, nonce
@@ -18,34 +18,10 @@ from ppcsim.scenario import ScenarioError, load_scenario
 
 pytest.importorskip("mpyc")
 
-BLOBS = """\
-name = "blobs-mpc"
-seed = 5
-deadline = 240
-[data]
-source = "synthetic:blobs"
-rows = 45
-columns = 6
-clusters = 3
-label_column = "target"
-[[parties]]
-name = "a"
-columns = ["x0", "x1"]
-[[parties]]
-name = "b"
-columns = ["x2", "x3"]
-[[parties]]
-name = "c"
-columns = ["x4", "x5"]
-[clustering]
-algorithm = "kmeans"
-protocol = "mpc"
-n_clusters = 3
-max_iter = 3
-"""
+MPC = dict(seed=5, deadline=240, data=blobs(45, 6, 3, label_column="target"), clustering=kmeans(3, "mpc", max_iter=3))
+BLOBS = scenario_toml("blobs-mpc", split_x(2, 2, 2), **MPC)
 
-TWO = BLOBS.replace('[[parties]]\nname = "c"\ncolumns = ["x4", "x5"]\n', "").replace(
-    'columns = ["x2", "x3"]', 'columns = ["x2", "x3", "x4", "x5"]')
+TWO = scenario_toml("blobs-mpc", split_x(2, 4), **MPC)
 
 
 # -- the tunnel's encryption ------------------------------------------------------------------------

@@ -11,30 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_ppc, write_scenario
+from conftest import IRIS_DRBT_OSBR, changed, run_ppc, scenario_toml, write_scenario
 from ppcsim.outdir import LOCK, OutputError, claim
 
-SMALL = """
-    name = "small"
-    seed = 3
-    [data]
-    source = "sklearn:iris"
-    label_column = "target"
-    [[parties]]
-    name = "a"
-    columns = ["sepal length (cm)", "sepal width (cm)"]
-    method = "drbt"
-    projection = "sparse"
-    k = 1
-    [[parties]]
-    name = "b"
-    columns = ["petal length (cm)", "petal width (cm)"]
-    method = "osbr"
-    [clustering]
-    algorithm = "agglomerative"
-    linkage = "average"
-    n_clusters = 3
-"""
+SMALL = scenario_toml(
+    "small", changed(IRIS_DRBT_OSBR, "a", projection="sparse"), seed=3, data={"source": "sklearn:iris", "label_column": "target"},
+    clustering={"algorithm": "agglomerative", "linkage": "average", "n_clusters": 3})
 
 
 def test_a_folder_is_claimed_by_one_command_at_a_time(tmp_path):

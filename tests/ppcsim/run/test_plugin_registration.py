@@ -13,7 +13,7 @@ from sklearn.cluster import AgglomerativeClustering, Birch
 from sklearn.datasets import make_moons
 from sklearn.metrics import adjusted_rand_score
 
-from conftest import ROOT, write_scenario
+from conftest import IRIS, NO_TLS, ROOT, party_table, scenario_toml, write_scenario
 from coordinator.clustering import ALGORITHMS, Algorithm, ClusteringSpec, cluster, fields
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.forms import FORMS, Form, Parts
@@ -100,34 +100,17 @@ def test_a_form_that_takes_no_features_refuses_a_feature_party(monkeypatch):
         pipeline([near, rows], ClusteringSpec(algorithm="agglomerative", n_clusters=3))
 
 
-SCENARIO = """
-    name = "plugin"
-    seed = 3
-    [data]
-    source = "sklearn:iris"
-    label_column = "target"
-    [security]
-    tls = false
-    tokens = false
-    [[parties]]
-    name = "a"
-    columns = ["sepal length (cm)", "sepal width (cm)"]
-    method = "{a}"
-    [[parties]]
-    name = "b"
-    columns = ["petal length (cm)", "petal width (cm)"]
-    method = "{b}"
-    [clustering]
-    {clustering}
-"""
+def plugin_scenario(a: str, b: str, **clustering) -> str:
+    """Iris's sepals with party a, disguised by method ``a``, its petals with b by ``b``; ``clustering``: the table."""
+    return scenario_toml("plugin", [party_table("a", IRIS[:2], a), party_table("b", IRIS[2:], b)], seed=3,
+                         data={"source": "sklearn:iris", "label_column": "target"}, security=NO_TLS, clustering=clustering)
 
 
 def test_a_new_form_and_its_disguise_run_through_a_session(tmp_path, monkeypatch):
     """Scenario file, party code, upload messages, the coordinator's handlers and the observer's reference."""
     monkeypatch.setitem(FORMS, "cityblock", CITYBLOCK)
     monkeypatch.setitem(METHODS, "manhattan", Manhattan)
-    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
-        a="manhattan", b="manhattan", clustering='algorithm = "agglomerative"\nn_clusters = 3')))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("manhattan", "manhattan", algorithm="agglomerative", n_clusters=3)))
     session, own = simulate(scenario)
     outcome = session.outcome
     assert outcome is not None, session.error
@@ -145,8 +128,7 @@ def test_a_new_form_and_its_disguise_run_through_a_session(tmp_path, monkeypatch
 
 def test_an_unregistered_form_is_refused_at_upload_naming_the_known_ones(tmp_path, monkeypatch):
     monkeypatch.setitem(METHODS, "manhattan", Manhattan)  # the method alone: the coordinator knows no 'cityblock'
-    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
-        a="manhattan", b="manhattan", clustering='algorithm = "agglomerative"\nn_clusters = 3')))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("manhattan", "manhattan", algorithm="agglomerative", n_clusters=3)))
     with pytest.raises(InvalidArgument, match="party 'a': osbr metric 'cityblock' is not one of euclidean, "
                                               "gower, jaccard"):
         simulate(scenario)
@@ -233,8 +215,7 @@ def test_a_new_disguise_in_an_existing_form_needs_only_its_registry_line(tmp_pat
     check_method("rotated-distances")
     # beside a feature party: the form 'euclidean' takes feature blocks, so the coordinator turns them into
     # squared distances and adds them, and the observer's reference is the joined columns themselves
-    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
-        a="rotated-distances", b="none", clustering='algorithm = "agglomerative"\nn_clusters = 3')))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("rotated-distances", "none", algorithm="agglomerative", n_clusters=3)))
     session, own = simulate(scenario)
     outcome = session.outcome
     assert outcome is not None, session.error
@@ -270,8 +251,7 @@ BIRCH = Algorithm("birch", {"threshold": Param(float, 0.5, above=0, rule="a posi
 
 def test_a_new_algorithm_is_accepted_in_clustering_and_equals_sklearn(tmp_path, monkeypatch):
     monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
-    scenario = load_scenario(write_scenario(tmp_path, SCENARIO.format(
-        a="none", b="none", clustering='algorithm = "birch"\nn_clusters = 3\nthreshold = 0.3')))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("none", "none", algorithm="birch", n_clusters=3, threshold=0.3)))
     spec = scenario.clustering
     assert (spec.algorithm, spec.n_clusters, spec.threshold) == ("birch", 3, 0.3)
     assert vars(spec)["threshold"] == 0.3  # recorded beside the built-in fields
@@ -290,7 +270,7 @@ def test_a_new_algorithm_is_accepted_in_clustering_and_equals_sklearn(tmp_path, 
 
 def test_a_new_algorithm_s_parameter_is_checked_like_the_others(tmp_path, monkeypatch):
     monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
-    bad = SCENARIO.format(a="none", b="none", clustering='algorithm = "birch"\nthreshold = -1\nthresold = 2')
+    bad = plugin_scenario("none", "none", algorithm="birch", threshold=-1, thresold=2)
     with pytest.raises(ScenarioError) as err:
         load_scenario(write_scenario(tmp_path, bad))
     assert "[clustering]: 'threshold' must be a positive number, got -1" in str(err.value)
@@ -299,7 +279,7 @@ def test_a_new_algorithm_s_parameter_is_checked_like_the_others(tmp_path, monkey
 
 
 def test_without_its_registry_line_the_algorithm_and_its_field_are_unknown(tmp_path):
-    bad = SCENARIO.format(a="none", b="none", clustering='algorithm = "birch"\nthreshold = 0.3')
+    bad = plugin_scenario("none", "none", algorithm="birch", threshold=0.3)
     with pytest.raises(ScenarioError) as err:
         load_scenario(write_scenario(tmp_path, bad))
     assert "threshold" not in fields()

@@ -9,32 +9,14 @@ import xml.etree.ElementTree as ET
 import matplotlib.image
 import pytest
 
-from conftest import run_ppc, write_scenario
+from conftest import LAB_SHOP_DRBT, WINE_LABELLED, changed, run_ppc, scenario_toml, write_scenario
 from ppcsim.evaluate.settings import Settings
 from ppcsim.partition import share_k
 from ppcsim.scenario import ScenarioError
 from ppcsim.sweep import apply_point, plan, split_columns, sweep
 
-SCENARIO = """
-    name = "sw"
-    seed = 0
-    [data]
-    source = "sklearn:wine"
-    label_column = "target"
-    [[parties]]
-    name = "lab"
-    columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols"]
-    method = "drbt"
-    k = 4
-    [[parties]]
-    name = "shop"
-    columns = ["hue", "proline", "color_intensity", "flavanoids"]
-    method = "drbt"
-    projection = "sparse"
-    k = 3
-    [clustering]
-    n_clusters = 3
-"""
+SW = dict(seed=0, data=WINE_LABELLED, clustering={"n_clusters": 3})
+SCENARIO = scenario_toml("sw", LAB_SHOP_DRBT, **SW)
 
 
 def test_split_and_share():
@@ -152,10 +134,8 @@ def test_a_sweep_over_methods_draws_them_in_one_figure(tmp_path):
 
 def test_sweeping_method_keeps_every_other_field_of_a_party(tmp_path):
     """A party's own fields (the scenario schema's) survive a method sweep: float32 travels in every point."""
-    path = write_scenario(tmp_path, SCENARIO.replace('k = 3', 'k = 3\n    dtype = "float32"') + """
-        [sweep]
-        method = ["none", "drbt", "rotation"]
-    """)
+    path = write_scenario(tmp_path, name="sw", parties=changed(LAB_SHOP_DRBT, "shop", dtype="float32"), **SW,
+                          sweep={"method": ["none", "drbt", "rotation"]})
     rows = sweep(path, tmp_path / "out", in_process=True, settings=Settings(attacks=False))
     for r in rows:  # shop: 178 rows of 4 values (none, rotation) or 3 (drbt), 4 bytes each
         with open(next((tmp_path / "out" / "points").glob(f"*-{r['point']:03d}.toml"))) as fh:
@@ -165,8 +145,8 @@ def test_sweeping_method_keeps_every_other_field_of_a_party(tmp_path):
 
 
 def test_sweeping_k_reaches_every_method_that_takes_k(tmp_path):
-    path = write_scenario(tmp_path, SCENARIO.replace('method = "drbt"\n    projection = "sparse"', 'method = "pca"')
-                          + "\n[sweep]\nk = [1, 2]\n")
+    path = write_scenario(tmp_path, name="sw", parties=changed(LAB_SHOP_DRBT, "shop", method="pca", projection=None),
+                          **SW, sweep={"k": [1, 2]})
     rows = sweep(path, tmp_path / "out", in_process=True, settings=Settings(attacks=False))
     assert [r["output_dims"] for r in rows] == [2, 4]  # lab (drbt) and shop (pca) each at k
 
@@ -188,8 +168,8 @@ def test_parties_key_refuses_what_it_would_ignore(tmp_path):
     path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nparties = [2, 3]\n"lab.k" = [1, 2]\n')
     with pytest.raises(ScenarioError, match=r"'lab.k' cannot be swept beside 'parties'.*party 'lab' does not exist"):
         plan(path, tmp_path / "out")
-    own = SCENARIO.replace('name = "shop"', 'name = "shop"\n    data = "shop.csv"\n    id_column = "id"')
-    path = write_scenario(tmp_path, own + "\n[sweep]\nparties = [2]\n")
+    path = write_scenario(tmp_path, name="sw", parties=changed(LAB_SHOP_DRBT, "shop", data="shop.csv", id_column="id"),
+                          **SW, sweep={"parties": [2]})
     with pytest.raises(ScenarioError, match=r"'parties' re-splits the columns of \[data\].*shop reads its own data"):
         plan(path, tmp_path / "out2")
 

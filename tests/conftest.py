@@ -93,6 +93,10 @@ LAB_SHOP_DRBT = (party_table("lab", WINE[:6], "drbt", k=4),
                  party_table("shop", ("hue", "proline", "color_intensity", "flavanoids"), "drbt", projection="sparse", k=3))
 
 
+#: The wine columns of the shop in the three-party wine scenarios (the lab holds ``WINE[:5]``, the winery
+#: ``WINE[5:9]``).
+SHOP = ("color_intensity", "hue", "proline")
+
 #: The four feature columns of scikit-learn's iris data (``sklearn:iris``).
 IRIS = ("sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)")
 
@@ -152,20 +156,21 @@ def _toml_table(header: str, table: dict, inline: bool = False) -> list[str]:
     return lines
 
 
-def scenario_toml(name: str = "test", parties=(), *, data: str | dict = "sklearn:wine", clustering: dict | None = None,
+def scenario_toml(name: str = "test", parties=(), *, data: str | dict | None = "sklearn:wine", clustering: dict | None = None,
                   security: dict | None = None, network: dict | None = None, sweep: dict | None = None,
                   tables: dict | None = None, **top) -> str:
     """A scenario file's text from keyword arguments, for tests that write their own scenario.
 
     ``parties`` are ``[[parties]]`` tables (see :func:`party_table`); ``data`` is the ``[data]`` table, or its
-    ``source`` alone; ``clustering``, ``security``, ``network`` and ``sweep`` are those tables (a dict inside a
+    ``source`` alone (None: no ``[data]``, every party reads its own file); ``clustering``, ``security``, ``network`` and ``sweep`` are those tables (a dict inside a
     table is its sub-table: ``network={"b": {...}}`` writes ``[network.b]``), ``tables`` any other tables; every
     other keyword is a top-level field (``seed``, ``deadline``, ``chunk_bytes`` ...). A field whose value is None
     is left out. Keys that are not bare TOML keys (``"lab.columns"``) are quoted. The tables come in the order
     top-level fields, ``[data]``, ``[[parties]]``, ``[clustering]``, ``[security]``, ``[network]``, ``tables``,
     ``[sweep]``, so text appended to the result without a header of its own lands in the last of them."""
     lines = _toml_table("", {"name": name, **top})
-    lines += _toml_table("data", {"source": data} if isinstance(data, str) else data)
+    if data is not None:
+        lines += _toml_table("data", {"source": data} if isinstance(data, str) else data)
     for one in parties:
         lines += ["[[parties]]", *_toml_table("", one, inline=True)]
     sections = {"clustering": clustering, "security": security, "network": network, **(tables or {}), "sweep": sweep}
@@ -300,6 +305,25 @@ def read_labels(path: Path) -> list[tuple[str, int]]:
         reader = csv.reader(fh)
         assert next(reader) == ["id", "cluster"]
         return [(row[0], int(row[1])) for row in reader]
+
+
+def children(pid: int) -> list[tuple[int, list[str]]]:
+    """(pid, argv) of the live child processes of ``pid``, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            if ppid != pid:
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        found.append((int(entry), argv))
+    return found
 
 
 def ppc_cmd(*args) -> list[str]:

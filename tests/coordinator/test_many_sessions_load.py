@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run_ppc
+from conftest import ppc_cmd, read_report, run_ppc
 from ppcsim.cli import main as ppc_main
 from ppcsim.scenario import load_scenario, party_seed
 from ppcsim.simulate import simulate
@@ -109,10 +108,6 @@ def scenario_text(name: str, seed: int, data: str, parties: list, clustering: st
         quoted = ", ".join(f'"{c}"' for c in columns)
         text += f'\n[[parties]]\nname = "{party}"\ncolumns = [{quoted}]\n{method}\n'
     return text + f"\n[clustering]\n{clustering}\n"
-
-
-def ppc_cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "ppcsim", *map(str, args)]
 
 
 def alone_labels(path: Path) -> tuple[str, dict[str, str]]:

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import GRPC_LOG, read_report, run_ppc
+from conftest import GRPC_LOG, children, read_report, run_ppc
 from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
@@ -226,25 +226,6 @@ def test_port_in_use_names_the_address(tmp_path):
     assert proc.returncode == 2
     line = one_error(proc)
     assert line == f"ppc run: error: cannot listen on 127.0.0.1:{port}: the address is in use or not valid"
-
-
-def children(pid: int) -> list[tuple[int, list[str]]]:
-    """(pid, argv) of the live child processes of ``pid``, from /proc."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            if ppid != pid:
-                continue
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-        except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile
-        found.append((int(entry), argv))
-    return found
 
 
 def party_pid(ppc_pid: int, party: str) -> int | None:

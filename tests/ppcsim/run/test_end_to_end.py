@@ -10,7 +10,20 @@ from scipy.spatial.distance import pdist
 from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.datasets import load_wine
 
-from conftest import ROOT, assert_same_partition, read_report, run_ppc, write_scenario
+from conftest import (
+    ROOT,
+    SHOP,
+    WINE_LABELLED,
+    assert_same_partition,
+    blobs,
+    kmeans,
+    party_table,
+    read_report,
+    run_ppc,
+    scenario_toml,
+    write_scenario,
+)
+from conftest import WINE as WINE_COLUMNS
 from ppcsim.scenario import party_seed
 
 WINE = load_wine()
@@ -31,31 +44,10 @@ def labels_csv(out):
 def wine_run(tmp_path_factory):
     """One run on wine: a drbt party (RP1), a drbt party (RP2), a plain party."""
     tmp = tmp_path_factory.mktemp("wine")
-    scenario = write_scenario(tmp, """
-        name = "wine-e2e"
-        seed = 7
-        [data]
-        source = "sklearn:wine"
-        label_column = "target"
-        [[parties]]
-        name = "lab"
-        columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium"]
-        method = "drbt"
-        k = 3
-        [[parties]]
-        name = "winery"
-        columns = ["total_phenols", "flavanoids", "nonflavanoid_phenols", "proanthocyanins"]
-        method = "drbt"
-        projection = "sparse"
-        k = 2
-        [[parties]]
-        name = "shop"
-        columns = ["color_intensity", "hue", "proline"]
-        method = "none"
-        [clustering]
-        algorithm = "kmeans"
-        n_clusters = 3
-    """)
+    scenario = write_scenario(tmp, scenario_toml(
+        "wine-e2e", [party_table("lab", WINE_COLUMNS[:5], "drbt", k=3),
+                     party_table("winery", WINE_COLUMNS[5:9], "drbt", projection="sparse", k=2), party_table("shop", SHOP)],
+        seed=7, data=WINE_LABELLED, clustering=kmeans(3)))
     out = tmp / "out"
     proc = run_ppc("run", scenario, "--out", out)
     assert proc.returncode == 0, proc.stderr
@@ -137,24 +129,10 @@ def test_summary_table_is_printed(wine_run):
 
 
 def test_none_clusters_exactly_like_sklearn_on_joined_data(tmp_path):
-    scenario = write_scenario(tmp_path, """
-        name = "plain"
-        seed = 3
-        [data]
-        source = "sklearn:wine"
-        [[parties]]
-        name = "a"
-        columns = ["alcohol", "malic_acid", "ash", "flavanoids"]
-        method = "none"
-        [[parties]]
-        name = "b"
-        columns = ["hue", "proline", "color_intensity"]
-        method = "none"
-        normalize = "minmax"
-        [clustering]
-        algorithm = "kmeans"
-        n_clusters = 4
-    """)
+    scenario = write_scenario(tmp_path, scenario_toml(
+        "plain", [party_table("a", ["alcohol", "malic_acid", "ash", "flavanoids"]),
+                  party_table("b", ["hue", "proline", "color_intensity"], normalize="minmax")],
+        seed=3, clustering=kmeans(4)))
     proc = run_ppc("run", scenario, "--out", tmp_path / "out", "--quiet")
     assert proc.returncode == 0, proc.stderr
     a = zscore(WINE.data[:, [NAMES.index(c) for c in ("alcohol", "malic_acid", "ash", "flavanoids")]])
@@ -179,26 +157,10 @@ def test_osbr_over_csv_parties_matches_centralised_clustering(tmp_path):
             fh.write("key," + ",".join(f"c{c}" for c in cols) + "\n")
             for i in order:
                 fh.write(ids[i] + "," + ",".join(repr(float(X[i, c])) for c in cols) + "\n")
-    scenario = write_scenario(tmp_path, """
-        name = "osbr-csv"
-        seed = 1
-        [[parties]]
-        name = "a"
-        data = "a.csv"
-        id_column = "key"
-        columns = ["c0", "c1", "c2", "c3"]
-        method = "osbr"
-        [[parties]]
-        name = "b"
-        data = "b.csv"
-        id_column = "key"
-        columns = ["c9", "c10", "c12"]
-        method = "osbr"
-        [clustering]
-        algorithm = "agglomerative"
-        linkage = "average"
-        n_clusters = 3
-    """)
+    scenario = write_scenario(tmp_path, scenario_toml(
+        "osbr-csv", [party_table("a", ["c0", "c1", "c2", "c3"], "osbr", data="a.csv", id_column="key"),
+                     party_table("b", ["c9", "c10", "c12"], "osbr", data="b.csv", id_column="key")],
+        seed=1, data=None, clustering={"algorithm": "agglomerative", "linkage": "average", "n_clusters": 3}))
     out = tmp_path / "out"
     proc = run_ppc("run", scenario, "--out", out, "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -225,31 +187,10 @@ def test_osbr_over_csv_parties_matches_centralised_clustering(tmp_path):
 def test_50000_rows_four_parties_upload_in_chunks(tmp_path):
     """Each party sends 50,000 x 12 float64 = 4.8 MB, more than gRPC's 4 MiB
     default message limit, in chunks and without raising any limit."""
-    parties = "\n".join(
-        f"""
-        [[parties]]
-        name = "p{j}"
-        columns = [{", ".join(f'"x{c}"' for c in range(16 * j, 16 * j + 16))}]
-        method = "drbt"
-        projection = "{'gaussian' if j % 2 == 0 else 'sparse'}"
-        k = 12
-        """
-        for j in range(4)
-    )
-    scenario = write_scenario(tmp_path, f"""
-        name = "big"
-        seed = 11
-        [data]
-        source = "synthetic:blobs"
-        rows = 50000
-        columns = 64
-        clusters = 5
-        {parties}
-        [clustering]
-        algorithm = "kmeans"
-        n_clusters = 5
-        n_init = 1
-    """)
+    scenario = write_scenario(tmp_path, scenario_toml("big", [party_table(f"p{j}", [f"x{c}" for c in range(16 * j, 16 * j + 16)], "drbt",
+                                                             projection="gaussian" if j % 2 == 0 else "sparse", k=12)
+                                                 for j in range(4)],
+                                          seed=11, data=blobs(50000, 64, 5), clustering=kmeans(5, n_init=1)))
     out = tmp_path / "out"
     proc = run_ppc("run", scenario, "--out", out, timeout=400)
     assert proc.returncode == 0, proc.stderr

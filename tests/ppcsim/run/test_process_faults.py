@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, read_report
+from conftest import ROOT, WINE, WINE_LABELLED, children, kmeans, party_table, ppc_cmd, read_report, write_scenario
 from parties.client import ClientSecurity
 from ppcsim.cli import main as ppc_main
 from ppcsim.outdir import LOCK
@@ -36,33 +36,14 @@ TIMEOUT = 120.0
 #: One BLAS/OpenMP thread per party process, as ``ppc run`` gives its parties.
 PARTY_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
-WINE_PARTIES = """
-[[parties]]
-name = "a"
-columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols"]
-method = "drbt"
-k = 3
-
-[[parties]]
-name = "b"
-columns = ["flavanoids", "hue", "proline", "color_intensity"]
-method = "none"
-
-[clustering]
-algorithm = "kmeans"
-n_clusters = 3
-"""
+#: Two wine parties: a's six columns by DRBT to k = 3, b's four plain.
+WINE_PARTIES = (party_table("a", WINE[:6], "drbt", k=3), party_table("b", ["flavanoids", "hue", "proline", "color_intensity"]))
 
 
 def wine_scenario(tmp: Path, name: str, deadline: float = 60, seed: int = 5) -> Path:
-    path = tmp / f"{name}.toml"
-    path.write_text(f'name = "{name}"\nseed = {seed}\ndeadline = {deadline}\n\n'
-                    f'[data]\nsource = "sklearn:wine"\nlabel_column = "target"\n{WINE_PARTIES}')
+    path = write_scenario(tmp, None, f"{name}.toml", name=name, seed=seed, deadline=deadline, data=WINE_LABELLED,
+                          parties=WINE_PARTIES, clustering=kmeans(3))
     return path
-
-
-def ppc_cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "ppcsim", *map(str, args)]
 
 
 class Roles:
@@ -338,22 +319,6 @@ def test_coordinator_stopped_by_sigterm_tells_the_waiting_parties(tmp_path, role
 
 
 # -- outputs are whole or absent ----------------------------------------------------------------------------
-
-
-def children(pid: int) -> list[tuple[int, list[str]]]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                if int(fh.read().rsplit(")", 1)[1].split()[1]) != pid:
-                    continue
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                found.append((int(entry), [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]))
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
 
 
 def test_failed_run_leaves_a_whole_report_and_no_temporary_files(tmp_path):

@@ -326,6 +326,14 @@ def children(pid: int) -> list[tuple[int, list[str]]]:
     return found
 
 
+def party_pid(ppc_pid: int, party: str) -> int | None:
+    """The pid of the ``ppc party --party PARTY`` process that ``ppc_pid`` started, or None."""
+    for pid, argv in children(ppc_pid):
+        if "--party" in argv[:-1] and argv[argv.index("--party") + 1] == party:
+            return pid
+    return None
+
+
 def ppc_cmd(*args) -> list[str]:
     return [sys.executable, "-m", "ppcsim", *map(str, args)]
 

@@ -14,7 +14,7 @@ from scipy.spatial.distance import pdist
 from sklearn.cluster import KMeans
 from sklearn.datasets import load_wine, make_blobs
 
-from conftest import read_report, run_ppc, write_scenario
+from conftest import SHOP, WINE, WINE_LABELLED, kmeans, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from parties.methods import DCT, PCA, SVD, Geometric, Noise, Rotation, method_class
 from parties.methods.base import Sent
 from parties.methods.rotation import haar_orthogonal
@@ -280,30 +280,10 @@ def test_every_new_method_sends_float64_rows_of_the_party_records(name):
 
 
 def test_mixed_feature_consortium_runs_through_the_cli(tmp_path):
-    scenario = write_scenario(tmp_path, """
-        name = "wine-more-methods"
-        seed = 5
-        [data]
-        source = "sklearn:wine"
-        label_column = "target"
-        [[parties]]
-        name = "lab"
-        columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium"]
-        method = "rotation"
-        [[parties]]
-        name = "winery"
-        columns = ["total_phenols", "flavanoids", "nonflavanoid_phenols", "proanthocyanins"]
-        method = "geometric"
-        sigma = 0
-        [[parties]]
-        name = "shop"
-        columns = ["color_intensity", "hue", "proline"]
-        method = "pca"
-        k = 2
-        [clustering]
-        algorithm = "kmeans"
-        n_clusters = 3
-    """)
+    scenario = write_scenario(tmp_path, scenario_toml(
+        "wine-more-methods", [party_table("lab", WINE[:5], "rotation"), party_table("winery", WINE[5:9], "geometric", sigma=0),
+                              party_table("shop", SHOP, "pca", k=2)],
+        seed=5, data=WINE_LABELLED, clustering=kmeans(3)))
     out = tmp_path / "out"
     proc = run_ppc("run", scenario, "--out", out, "--quiet", timeout=180)
     assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import GRPC_LOG, children, read_report, run_ppc
+from conftest import GRPC_LOG, party_pid, read_report, run_ppc
 from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
@@ -226,13 +226,6 @@ def test_port_in_use_names_the_address(tmp_path):
     assert proc.returncode == 2
     line = one_error(proc)
     assert line == f"ppc run: error: cannot listen on 127.0.0.1:{port}: the address is in use or not valid"
-
-
-def party_pid(ppc_pid: int, party: str) -> int | None:
-    for pid, argv in children(ppc_pid):
-        if "--party" in argv[:-1] and argv[argv.index("--party") + 1] == party:
-            return pid
-    return None
 
 
 def test_party_process_that_dies(tmp_path):

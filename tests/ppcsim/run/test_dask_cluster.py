@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from conftest import LAB_SHOP_DRBT, WINE_LABELLED, scenario_toml, write_scenario
+from conftest import LAB_SHOP_DRBT, WINE, WINE_LABELLED, party_table, scenario_toml, write_scenario
 from ppcsim import reproduce as rp
 from ppcsim.cli import main
 from ppcsim.errors import RunError
@@ -85,25 +85,9 @@ def test_multi_process_points_start_on_the_workers_and_their_outputs_come_back(t
 def test_a_failed_point_is_reported_and_the_sweep_goes_on(tmp_path, cluster, capsys):
     (tmp_path / "t.csv").write_text("id,a,b,c,d\n" + "".join(
         f"{i},{i % 3},{i % 5},{'x' if i == 4 else i % 7},{i % 2}\n" for i in range(1, 13)))
-    path = write_scenario(tmp_path, """
-        name = "f"
-        seed = 0
-        [data]
-        source = "t.csv"
-        id_column = "id"
-        [[parties]]
-        name = "lab"
-        columns = ["a", "b"]
-        method = "none"
-        [[parties]]
-        name = "shop"
-        columns = ["d"]
-        method = "none"
-        [clustering]
-        n_clusters = 2
-        [sweep]
-        "lab.columns" = [["a", "b"], ["a", "c"], ["b"]]
-    """)
+    path = write_scenario(tmp_path, scenario_toml(
+        "f", [party_table("lab", ["a", "b"]), party_table("shop", ["d"])], seed=0, data={"source": "t.csv", "id_column": "id"},
+        clustering={"n_clusters": 2}, sweep={"lab.columns": [["a", "b"], ["a", "c"], ["b"]]}))
     code = main(["sweep", str(path), "--out", str(tmp_path / "out"), "--in-process", "--no-attacks",
                  "--scheduler", cluster.scheduler_address])
     err = capsys.readouterr().err
@@ -191,28 +175,10 @@ def test_ctrl_c_cancels_the_sweep_and_leaves_no_process_behind(tmp_path):
     assert not (tmp_path / "o" / "sweep.csv").exists()
 
 
-THREE = """
-    name = "three"
-    seed = 8
-    [data]
-    source = "sklearn:wine"
-    label_column = "target"
-    [[parties]]
-    name = "lab"
-    columns = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash"]
-    method = "drbt"
-    k = 2
-    [[parties]]
-    name = "winery"
-    columns = ["magnesium", "total_phenols", "flavanoids", "hue"]
-    method = "rotation"
-    [[parties]]
-    name = "shop"
-    columns = ["proline", "color_intensity"]
-    method = "none"
-    [clustering]
-    n_clusters = 3
-"""
+THREE = scenario_toml(
+    "three", [party_table("lab", WINE[:4], "drbt", k=2), party_table("winery", ["magnesium", "total_phenols", "flavanoids", "hue"], "rotation"),
+              party_table("shop", ["proline", "color_intensity"])],
+    seed=8, data=WINE_LABELLED, clustering={"n_clusters": 3})
 
 
 def test_one_scenarios_parties_on_workers_give_the_local_runs_labels_and_payload(tmp_path, cluster):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, WINE, WINE_LABELLED, children, kmeans, party_table, ppc_cmd, read_report, write_scenario
+from conftest import ROOT, WINE, WINE_LABELLED, kmeans, party_pid, party_table, ppc_cmd, read_report, write_scenario
 from parties.client import ClientSecurity
 from ppcsim.cli import main as ppc_main
 from ppcsim.outdir import LOCK
@@ -328,8 +328,7 @@ def test_failed_run_leaves_a_whole_report_and_no_temporary_files(tmp_path):
     try:
         end, victim = time.monotonic() + 60, None
         while victim is None and proc.poll() is None and time.monotonic() < end:
-            victim = next((pid for pid, argv in children(proc.pid)
-                           if "--party" in argv[:-1] and argv[argv.index("--party") + 1] == "b"), None)
+            victim = party_pid(proc.pid, "b")
             time.sleep(0.01)
         assert victim is not None, "party b's process never appeared"
         os.kill(victim, signal.SIGKILL)

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -332,6 +333,24 @@ def party_pid(ppc_pid: int, party: str) -> int | None:
         if "--party" in argv[:-1] and argv[argv.index("--party") + 1] == party:
             return pid
     return None
+
+
+def kill_a_party(proc: subprocess.Popen, party: str, timeout: float = 120.0) -> str:
+    """Kill (SIGKILL) party ``party``'s process once the ``ppc run`` process ``proc`` has started it, then wait for
+    ``proc`` to end; returns its standard error. ``proc`` is killed if it is still running at the end."""
+    try:
+        end, victim = time.monotonic() + 60, None
+        while victim is None and proc.poll() is None and time.monotonic() < end:
+            victim = party_pid(proc.pid, party)
+            time.sleep(0.01)
+        assert victim is not None, f"party {party}'s process never appeared"
+        os.kill(victim, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return stderr
 
 
 def ppc_cmd(*args) -> list[str]:

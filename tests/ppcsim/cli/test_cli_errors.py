@@ -8,15 +8,13 @@ process fails, the coordinator fails the session and ``ppc run`` reports it.
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from conftest import GRPC_LOG, party_pid, read_report, run_ppc
+from conftest import GRPC_LOG, kill_a_party, read_report, run_ppc
 from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
@@ -237,19 +235,7 @@ def test_party_process_that_dies(tmp_path):
         [sys.executable, "-m", "ppcsim", "run", str(scenario), "--out", str(out), "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=tmp_path,
     )
-    try:
-        end = time.monotonic() + 60
-        victim = None
-        while victim is None and proc.poll() is None and time.monotonic() < end:
-            victim = party_pid(proc.pid, "a")
-            time.sleep(0.01)
-        assert victim is not None, "party a's process never appeared"
-        os.kill(victim, signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    stderr = kill_a_party(proc, "a", TIMEOUT)
     result = subprocess.CompletedProcess(proc.args, proc.returncode, "", stderr)
     line = one_error(result)
     assert proc.returncode == 1

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, WINE, WINE_LABELLED, kmeans, party_pid, party_table, ppc_cmd, read_report, write_scenario
+from conftest import ROOT, WINE, WINE_LABELLED, kill_a_party, kmeans, party_table, ppc_cmd, read_report, write_scenario
 from parties.client import ClientSecurity
 from ppcsim.cli import main as ppc_main
 from ppcsim.outdir import LOCK
@@ -325,18 +325,7 @@ def test_failed_run_leaves_a_whole_report_and_no_temporary_files(tmp_path):
     scenario, out = wine_scenario(tmp_path, "broken"), tmp_path / "out"
     proc = subprocess.Popen(ppc_cmd("run", scenario, "--out", out, "--quiet"), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        end, victim = time.monotonic() + 60, None
-        while victim is None and proc.poll() is None and time.monotonic() < end:
-            victim = party_pid(proc.pid, "b")
-            time.sleep(0.01)
-        assert victim is not None, "party b's process never appeared"
-        os.kill(victim, signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    stderr = kill_a_party(proc, "b", TIMEOUT)
     assert proc.returncode == 1 and "Traceback" not in stderr
     assert "party 'b' was killed by signal 9" in stderr
     report = json.loads((out / "report.json").read_text())  # whole: it parses

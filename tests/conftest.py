@@ -109,7 +109,8 @@ WINE_LABELLED = {"source": "sklearn:wine", "label_column": "target"}
 
 #: Two wine parties disguising with DRBT: the lab's six columns to k = 4, the shop's four to k = 3 (sparse).
 LAB_SHOP_DRBT = (party_table("lab", WINE[:6], "drbt", k=4),
-                 party_table("shop", ("hue", "proline", "color_intensity", "flavanoids"), "drbt", projection="sparse", k=3))
+                 party_table("shop", ("hue", "proline", "color_intensity", "flavanoids"), "drbt", projection="sparse",
+                             k=3))
 
 
 #: The wine columns of the shop in the three-party wine scenarios (the lab holds ``WINE[:5]``, the winery
@@ -137,7 +138,8 @@ def split_x(*widths: int, method: str | None = None) -> list[dict]:
     ``method`` field unless one is given (a secure-aggregation or MPC session's parties)."""
     parties, first = [], 0
     for i, width in enumerate(widths):
-        parties.append(party_table("abcdefghijklmnopqrstuvwxyz"[i], [f"x{j}" for j in range(first, first + width)], method))
+        columns = [f"x{j}" for j in range(first, first + width)]
+        parties.append(party_table("abcdefghijklmnopqrstuvwxyz"[i], columns, method))
         first += width
     return parties
 
@@ -175,18 +177,22 @@ def _toml_table(header: str, table: dict, inline: bool = False) -> list[str]:
     return lines
 
 
-def scenario_toml(name: str = "test", parties=(), *, data: str | dict | None = "sklearn:wine", clustering: dict | None = None,
-                  security: dict | None = None, network: dict | None = None, sweep: dict | None = None,
-                  tables: dict | None = None, **top) -> str:
+def scenario_toml(name: str = "test", parties=(), *, data: str | dict | None = "sklearn:wine",
+                  clustering: dict | None = None, security: dict | None = None, network: dict | None = None,
+                  sweep: dict | None = None, tables: dict | None = None, **top) -> str:
     """A scenario file's text from keyword arguments, for tests that write their own scenario.
 
     ``parties`` are ``[[parties]]`` tables (see :func:`party_table`); ``data`` is the ``[data]`` table, or its
-    ``source`` alone (None: no ``[data]``, every party reads its own file); ``clustering``, ``security``, ``network`` and ``sweep`` are those tables (a dict inside a
-    table is its sub-table: ``network={"b": {...}}`` writes ``[network.b]``), ``tables`` any other tables; every
-    other keyword is a top-level field (``seed``, ``deadline``, ``chunk_bytes`` ...). A field whose value is None
-    is left out. Keys that are not bare TOML keys (``"lab.columns"``) are quoted. The tables come in the order
-    top-level fields, ``[data]``, ``[[parties]]``, ``[clustering]``, ``[security]``, ``[network]``, ``tables``,
-    ``[sweep]``, so text appended to the result without a header of its own lands in the last of them."""
+    ``source`` alone (None: no ``[data]``, every party reads its own file); ``clustering``, ``security``,
+    ``network`` and ``sweep`` are those tables (a dict inside a table is its sub-table: ``network={"b": {...}}``
+    writes ``[network.b]``), ``tables`` any other tables; every other keyword is a top-level field (``seed``,
+    ``deadline``, ``chunk_bytes`` ...). A field whose value is None is left out. Keys that are not bare TOML keys
+    (``"lab.columns"``) are quoted. The tables come in the order top-level fields, ``[data]``, ``[[parties]]``,
+    ``[clustering]``, ``[security]``, ``[network]``, ``tables``, ``[sweep]``, so text appended to the result
+    without a header of its own lands in the last of them.
+
+    Example: ``scenario_toml("two", [party_table("a", IRIS[:2], "drbt", k=1), party_table("b", IRIS[2:])],
+    seed=3, data="sklearn:iris", clustering=kmeans(3), security=NO_TLS)``."""
     lines = _toml_table("", {"name": name, **top})
     if data is not None:
         lines += _toml_table("data", {"source": data} if isinstance(data, str) else data)

@@ -32,8 +32,8 @@ def coordinator():
 
 def test_status_and_ledger_after_two_party_processes(coordinator, tmp_path):
     registry, stub, port = coordinator
-    path = write_scenario(tmp_path, scenario_toml("st", changed(IRIS_DRBT_OSBR, "b", method="none"), seed=5, data="sklearn:iris",
-                                                   security=NO_TLS, clustering={"n_clusters": 3}))
+    path = write_scenario(tmp_path, scenario_toml("st", changed(IRIS_DRBT_OSBR, "b", method="none"), seed=5,
+                                                  data="sklearn:iris", security=NO_TLS, clustering={"n_clusters": 3}))
     session = registry.create(load_scenario(path).session_spec())
     procs = [
         subprocess.Popen([sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}",

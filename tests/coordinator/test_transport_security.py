@@ -128,8 +128,8 @@ def test_plaintext_is_served_on_loopback_only():
 
 def test_a_run_with_mutual_tls_reports_what_protected_each_connection(tmp_path):
     path = write_scenario(tmp_path, scenario_toml(
-        "mtls", [party_table("a", IRIS[:2], "rotation"), party_table("b", IRIS[2:], "drbt", k=1)], seed=1, security={"mutual": True},
-        data="sklearn:iris", clustering={"n_clusters": 3}))
+        "mtls", [party_table("a", IRIS[:2], "rotation"), party_table("b", IRIS[2:], "drbt", k=1)], seed=1,
+        security={"mutual": True}, data="sklearn:iris", clustering={"n_clusters": 3}))
     proc = run_ppc("run", path, "--out", tmp_path / "out", "--no-attacks")
     assert proc.returncode == 0, proc.stderr
     assert "security: mutual TLS, identified by token and certificate" in proc.stderr

@@ -281,8 +281,8 @@ def test_every_new_method_sends_float64_rows_of_the_party_records(name):
 
 def test_mixed_feature_consortium_runs_through_the_cli(tmp_path):
     scenario = write_scenario(tmp_path, scenario_toml(
-        "wine-more-methods", [party_table("lab", WINE[:5], "rotation"), party_table("winery", WINE[5:9], "geometric", sigma=0),
-                              party_table("shop", SHOP, "pca", k=2)],
+        "wine-more-methods", [party_table("lab", WINE[:5], "rotation"),
+                              party_table("winery", WINE[5:9], "geometric", sigma=0), party_table("shop", SHOP, "pca", k=2)],
         seed=5, data=WINE_LABELLED, clustering=kmeans(3)))
     out = tmp_path / "out"
     proc = run_ppc("run", scenario, "--out", out, "--quiet", timeout=180)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from conftest import GRPC_LOG, NO_TLS, WINE, free_port, party_table, run_ppc_together, scenario_toml, write_scenario
 
-SCENARIO = scenario_toml("waiting", [party_table("a", WINE[:2]), party_table("b", ["hue"]), party_table("c", ["ash"])], security=NO_TLS)
+SCENARIO = scenario_toml("waiting", [party_table("a", WINE[:2]), party_table("b", ["hue"]), party_table("c", ["ash"])],
+                         security=NO_TLS)
 
 
 def lines(text: str) -> list[str]:

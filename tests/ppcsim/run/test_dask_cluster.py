@@ -86,8 +86,9 @@ def test_a_failed_point_is_reported_and_the_sweep_goes_on(tmp_path, cluster, cap
     (tmp_path / "t.csv").write_text("id,a,b,c,d\n" + "".join(
         f"{i},{i % 3},{i % 5},{'x' if i == 4 else i % 7},{i % 2}\n" for i in range(1, 13)))
     path = write_scenario(tmp_path, scenario_toml(
-        "f", [party_table("lab", ["a", "b"]), party_table("shop", ["d"])], seed=0, data={"source": "t.csv", "id_column": "id"},
-        clustering={"n_clusters": 2}, sweep={"lab.columns": [["a", "b"], ["a", "c"], ["b"]]}))
+        "f", [party_table("lab", ["a", "b"]), party_table("shop", ["d"])], seed=0,
+        data={"source": "t.csv", "id_column": "id"}, clustering={"n_clusters": 2},
+        sweep={"lab.columns": [["a", "b"], ["a", "c"], ["b"]]}))
     code = main(["sweep", str(path), "--out", str(tmp_path / "out"), "--in-process", "--no-attacks",
                  "--scheduler", cluster.scheduler_address])
     err = capsys.readouterr().err
@@ -176,7 +177,8 @@ def test_ctrl_c_cancels_the_sweep_and_leaves_no_process_behind(tmp_path):
 
 
 THREE = scenario_toml(
-    "three", [party_table("lab", WINE[:4], "drbt", k=2), party_table("winery", ["magnesium", "total_phenols", "flavanoids", "hue"], "rotation"),
+    "three", [party_table("lab", WINE[:4], "drbt", k=2),
+              party_table("winery", ["magnesium", "total_phenols", "flavanoids", "hue"], "rotation"),
               party_table("shop", ["proline", "color_intensity"])],
     seed=8, data=WINE_LABELLED, clustering={"n_clusters": 3})
 

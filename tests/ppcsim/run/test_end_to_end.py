@@ -46,7 +46,8 @@ def wine_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wine")
     scenario = write_scenario(tmp, scenario_toml(
         "wine-e2e", [party_table("lab", WINE_COLUMNS[:5], "drbt", k=3),
-                     party_table("winery", WINE_COLUMNS[5:9], "drbt", projection="sparse", k=2), party_table("shop", SHOP)],
+                     party_table("winery", WINE_COLUMNS[5:9], "drbt", projection="sparse", k=2),
+                     party_table("shop", SHOP)],
         seed=7, data=WINE_LABELLED, clustering=kmeans(3)))
     out = tmp / "out"
     proc = run_ppc("run", scenario, "--out", out)
@@ -187,10 +188,10 @@ def test_osbr_over_csv_parties_matches_centralised_clustering(tmp_path):
 def test_50000_rows_four_parties_upload_in_chunks(tmp_path):
     """Each party sends 50,000 x 12 float64 = 4.8 MB, more than gRPC's 4 MiB
     default message limit, in chunks and without raising any limit."""
-    scenario = write_scenario(tmp_path, scenario_toml("big", [party_table(f"p{j}", [f"x{c}" for c in range(16 * j, 16 * j + 16)], "drbt",
-                                                             projection="gaussian" if j % 2 == 0 else "sparse", k=12)
-                                                 for j in range(4)],
-                                          seed=11, data=blobs(50000, 64, 5), clustering=kmeans(5, n_init=1)))
+    parties = [party_table(f"p{j}", [f"x{c}" for c in range(16 * j, 16 * j + 16)], "drbt",
+                           projection="gaussian" if j % 2 == 0 else "sparse", k=12) for j in range(4)]
+    scenario = write_scenario(tmp_path, name="big", parties=parties, seed=11, data=blobs(50000, 64, 5),
+                              clustering=kmeans(5, n_init=1))
     out = tmp_path / "out"
     proc = run_ppc("run", scenario, "--out", out, timeout=400)
     assert proc.returncode == 0, proc.stderr

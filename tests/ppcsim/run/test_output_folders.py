@@ -15,7 +15,8 @@ from conftest import IRIS_DRBT_OSBR, changed, run_ppc, scenario_toml, write_scen
 from ppcsim.outdir import LOCK, OutputError, claim
 
 SMALL = scenario_toml(
-    "small", changed(IRIS_DRBT_OSBR, "a", projection="sparse"), seed=3, data={"source": "sklearn:iris", "label_column": "target"},
+    "small", changed(IRIS_DRBT_OSBR, "a", projection="sparse"), seed=3,
+    data={"source": "sklearn:iris", "label_column": "target"},
     clustering={"algorithm": "agglomerative", "linkage": "average", "n_clusters": 3})
 
 

@@ -103,14 +103,16 @@ def test_a_form_that_takes_no_features_refuses_a_feature_party(monkeypatch):
 def plugin_scenario(a: str, b: str, **clustering) -> str:
     """Iris's sepals with party a, disguised by method ``a``, its petals with b by ``b``; ``clustering``: the table."""
     return scenario_toml("plugin", [party_table("a", IRIS[:2], a), party_table("b", IRIS[2:], b)], seed=3,
-                         data={"source": "sklearn:iris", "label_column": "target"}, security=NO_TLS, clustering=clustering)
+                         data={"source": "sklearn:iris", "label_column": "target"}, security=NO_TLS,
+                         clustering=clustering)
 
 
 def test_a_new_form_and_its_disguise_run_through_a_session(tmp_path, monkeypatch):
     """Scenario file, party code, upload messages, the coordinator's handlers and the observer's reference."""
     monkeypatch.setitem(FORMS, "cityblock", CITYBLOCK)
     monkeypatch.setitem(METHODS, "manhattan", Manhattan)
-    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("manhattan", "manhattan", algorithm="agglomerative", n_clusters=3)))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("manhattan", "manhattan", algorithm="agglomerative",
+                                                                      n_clusters=3)))
     session, own = simulate(scenario)
     outcome = session.outcome
     assert outcome is not None, session.error
@@ -128,7 +130,8 @@ def test_a_new_form_and_its_disguise_run_through_a_session(tmp_path, monkeypatch
 
 def test_an_unregistered_form_is_refused_at_upload_naming_the_known_ones(tmp_path, monkeypatch):
     monkeypatch.setitem(METHODS, "manhattan", Manhattan)  # the method alone: the coordinator knows no 'cityblock'
-    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("manhattan", "manhattan", algorithm="agglomerative", n_clusters=3)))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("manhattan", "manhattan", algorithm="agglomerative",
+                                                                      n_clusters=3)))
     with pytest.raises(InvalidArgument, match="party 'a': osbr metric 'cityblock' is not one of euclidean, "
                                               "gower, jaccard"):
         simulate(scenario)
@@ -215,7 +218,8 @@ def test_a_new_disguise_in_an_existing_form_needs_only_its_registry_line(tmp_pat
     check_method("rotated-distances")
     # beside a feature party: the form 'euclidean' takes feature blocks, so the coordinator turns them into
     # squared distances and adds them, and the observer's reference is the joined columns themselves
-    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("rotated-distances", "none", algorithm="agglomerative", n_clusters=3)))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("rotated-distances", "none",
+                                                                      algorithm="agglomerative", n_clusters=3)))
     session, own = simulate(scenario)
     outcome = session.outcome
     assert outcome is not None, session.error
@@ -251,7 +255,8 @@ BIRCH = Algorithm("birch", {"threshold": Param(float, 0.5, above=0, rule="a posi
 
 def test_a_new_algorithm_is_accepted_in_clustering_and_equals_sklearn(tmp_path, monkeypatch):
     monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)
-    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("none", "none", algorithm="birch", n_clusters=3, threshold=0.3)))
+    scenario = load_scenario(write_scenario(tmp_path, plugin_scenario("none", "none", algorithm="birch", n_clusters=3,
+                                                                      threshold=0.3)))
     spec = scenario.clustering
     assert (spec.algorithm, spec.n_clusters, spec.threshold) == ("birch", 3, 0.3)
     assert vars(spec)["threshold"] == 0.3  # recorded beside the built-in fields

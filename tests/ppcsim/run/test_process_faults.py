@@ -37,7 +37,8 @@ TIMEOUT = 120.0
 PARTY_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 #: Two wine parties: a's six columns by DRBT to k = 3, b's four plain.
-WINE_PARTIES = (party_table("a", WINE[:6], "drbt", k=3), party_table("b", ["flavanoids", "hue", "proline", "color_intensity"]))
+WINE_PARTIES = (party_table("a", WINE[:6], "drbt", k=3),
+                party_table("b", ["flavanoids", "hue", "proline", "color_intensity"]))
 
 
 def wine_scenario(tmp: Path, name: str, deadline: float = 60, seed: int = 5) -> Path:

@@ -1,4 +1,5 @@
-"""Secure-aggregation k-means: fixed point, masks, rounds, accounting, the arbiter's view, real processes."""
+"""Secure-aggregation k-means: fixed point, masks, rounds, accounting, the arbiter's view, whole sessions in one
+process. (Real party processes: tests/ppcsim/run/test_secure_aggregation_runs.py.)"""
 
 from __future__ import annotations
 
@@ -7,15 +8,10 @@ import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from sklearn.cluster import KMeans
 
-from conftest import WINE as WINE_COLUMNS
+from conftest import WINE_SECURE_AGGREGATION as WINE
 from conftest import (
-    WINE_LABELLED,
     blobs,
-    by_hand,
     kmeans,
-    party_table,
-    read_report,
-    run_ppc,
     scenario_toml,
     split_x,
     write_scenario,
@@ -37,12 +33,6 @@ from parties.secagg import (
 from ppcsim.evaluate.secure import evaluate_secure
 from ppcsim.scenario import ScenarioError, load_scenario
 from ppcsim.simulate import simulate_secure
-
-WINE = scenario_toml(
-    "wine-secure", [party_table("lab", WINE_COLUMNS[:5], None), party_table("winery", WINE_COLUMNS[5:9], None),
-                    party_table("shop", WINE_COLUMNS[9:], None)],
-    seed=7, deadline=120, data=WINE_LABELLED, clustering=kmeans(3, "secure_aggregation"))
-
 
 # -- fixed point and masks ------------------------------------------------------------------------
 
@@ -203,36 +193,6 @@ def test_a_party_naming_a_disguise_or_another_algorithm_is_refused(tmp_path):
     assert "[[parties]] 'winery'" in text and "remove 'method'" in text and "'algorithm' must be \"kmeans\"" in text
     with pytest.raises(ScenarioError, match="scale_bits"):
         load_scenario(write_scenario(tmp_path, WINE + "scale_bits = 60\n"))
-
-
-# -- real processes over TLS ----------------------------------------------------------------------
-
-def test_ppc_run_over_mutual_tls_gives_scikit_learns_labels(tmp_path):
-    path = write_scenario(tmp_path, WINE + "[security]\nmutual = true\n")
-    done = run_ppc("run", path, "--out", tmp_path / "out", "--html")
-    assert done.returncode == 0, done.stderr
-    assert "<h2>Secure aggregation</h2>" in (tmp_path / "out" / "report.html").read_text()
-    report = read_report(tmp_path / "out")
-    assert report["utility"]["labels_equal_same_init"]
-    secure = report["secure_aggregation"]
-    assert secure["rounds"] > 2 and all(p["exact"] for p in secure["by_party"].values())
-    assert all(p["bytes"]["payload"] == p["bytes"]["predicted"] for p in report["parties"])
-    assert all(p["bytes"]["wire_down"] > 0 and p["bytes"]["wire"] > p["bytes"]["serialized"]
-               for p in report["parties"])
-    assert "secure aggregation:" in done.stderr and "equal to scikit-learn" in done.stderr
-
-
-def test_roles_by_hand_over_tls(tmp_path):
-    path = write_scenario(tmp_path, WINE + "[security]\nmutual = true\n")
-    errors = by_hand(path, tmp_path, ["lab", "winery", "shop"])
-    assert all("rounds of secure aggregation" in err for err in errors.values())
-    out = tmp_path / "out"
-    report = read_report(out)
-    assert report["state"] == "done" and report["secure_aggregation"]["rounds"] > 2
-    assert all(p["exact"] for p in report["secure_aggregation"]["by_party"].values())
-    lab = (tmp_path / "lab.csv").read_text().splitlines()
-    assert lab[0] == "id,cluster" and len(lab) == 179
-    assert lab == (tmp_path / "shop.csv").read_text().splitlines()
 
 
 def test_kmeans_plus_plus_seeding_through_secure_sums(tmp_path):

@@ -58,10 +58,11 @@ def test_the_site_builds_with_no_warning(docs_site):
 def test_every_internal_link_and_anchor_resolves(docs_site):
     html, _ = docs_site
     pages = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts)  # _static: the theme's templates
-    ids = {path: parsed(path).ids for path in pages}
+    links = {path: parsed(path) for path in pages}  # each page read and parsed once
+    ids = {path: found.ids for path, found in links.items()}
     broken = []
     for path in pages:
-        for target in parsed(path).targets:
+        for target in links[path].targets:
             parts = urlsplit(target)
             if parts.scheme or target.startswith(("//", "mailto:", "javascript:")):
                 continue
@@ -70,8 +71,8 @@ def test_every_internal_link_and_anchor_resolves(docs_site):
                 file = file / "index.html"
             if not file.exists():
                 broken.append(f"{path.relative_to(html)}: {target}")
-            elif parts.fragment and file.suffix == ".html" and unquote(parts.fragment) not in ids.get(
-                    file, parsed(file).ids):
+            elif parts.fragment and file.suffix == ".html" and unquote(parts.fragment) not in (
+                    ids[file] if file in ids else parsed(file).ids):
                 broken.append(f"{path.relative_to(html)}: {target} (no such anchor)")
     assert broken == []
 

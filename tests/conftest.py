@@ -30,24 +30,6 @@ def run_ppc(*args: str, timeout: float = 180.0, cwd: Path | None = None) -> subp
     )
 
 
-def run_ppc_together(*argvs, timeout: float = 180.0) -> list[subprocess.CompletedProcess]:
-    """Each of ``argvs`` as ``python -m ppcsim ARGV`` in its own process, all at once (for commands that only wait,
-    so that their waits overlap); their finished processes, in order. Never hangs past ``timeout``."""
-    procs = [subprocess.Popen([sys.executable, "-m", "ppcsim", *map(str, argv)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True) for argv in argvs]
-    done = []
-    try:
-        for proc in procs:
-            out, err = proc.communicate(timeout=timeout)
-            done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return done
-
-
 def by_hand(path: Path, tmp_path: Path, parties: list[str], timeout: float = 120.0) -> dict[str, str]:
     """The by-hand roles of scenario ``path``: ``ppc credentials``, then ``ppc coordinator`` and one ``ppc party``
     per name, each in its own process over loopback; every party writes ``tmp_path/<name>.csv`` and the

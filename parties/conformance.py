@@ -25,7 +25,7 @@ synthetic party, and checks what every method promises:
   real handlers).
 
 A new method registered in ``parties.methods.METHODS`` gets these checks from
-``tests/test_conformance.py`` without any new test.
+``tests/ppcsim/run/test_method_conformance.py`` without any new test.
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def _table3_section(t3: dict) -> str:
         "combination of Table 1's integers, which Att2 and Att3 are not. So the paper's RP2 is eq. 9 with unit-length "
         "columns: `drbt`'s `projection = \"sparse-unit\"` (which then scales by sqrt(d/k), eq. 8, as RP1 "
         "does). `\"sparse\"` stays the simulator's RP2 so that existing scenarios keep their numbers; both "
-        "estimate squared distances without bias. `tests/test_methods.py` checks this table as it checks "
+        "estimate squared distances without bias. `tests/parties/test_disguise_methods.py` checks this table as it checks "
         "eq. 11.\n\n" + _table(head, rows))
 
 

@@ -5,7 +5,7 @@ the coordinator's handlers, the join, the combination and the clustering are
 the ones a real run uses; only the sockets and processes are left out. The
 ledger therefore counts the same messages with the same sizes, and every
 number but the timings equals the real run's for the same seed
-(tests/test_sweep.py checks this). For sweeps, where a point costs seconds of
+(tests/ppcsim/run/test_sweep.py checks this). For sweeps, where a point costs seconds of
 process start-up otherwise.
 """
 

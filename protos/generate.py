@@ -1,7 +1,7 @@
 """Regenerate the Python code beside the .proto files.
 
 Run from the repository root: ``python -m protos.generate`` (needs grpcio-tools).
-tests/test_proto_current.py fails when the committed code differs from a fresh
+tests/protos/test_generated_code_current.py fails when the committed code differs from a fresh
 generation.
 """
 

@@ -40,7 +40,7 @@ class DRBT(Reduction):
       no other step.
     - ``"sparse-unit"`` is RP2 as 004 built it: eq. 9's entries with every
       column normalised to unit length, like RP1. 004's Table 3 RP2 block is
-      exactly Table 1 times such a matrix (``tests/test_methods.py`` checks
+      exactly Table 1 times such a matrix (``tests/parties/test_disguise_methods.py`` checks
       it). An all-zero column cannot be normalised, so it is drawn again. The
       block is scaled by sqrt(d/k), eq. 8, as for RP1 (Table 3 prints D·R
       before that scale; a scale does not change the disguise, only the

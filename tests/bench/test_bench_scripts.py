@@ -1,0 +1,57 @@
+"""Every benchmark in bench/ runs to the end at a small size and writes well-formed figures.
+
+Each script runs as its own process, as a user runs it, with the smoke
+arguments of ``bench/last_measured.py`` (the sizes are far too small for the
+figures to mean anything: no speed or memory target is checked here). What is
+checked: the script exits 0, writes its ``--json`` figures, every figure is a
+finite number, every target names its value and whether it was met, and the
+targets that are exact rather than timed (the labels equal scikit-learn's, the
+payload equals the paper's prediction, the sweeps agree) are met.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+BENCH = ROOT / "bench"
+sys.path.insert(0, str(BENCH))
+import last_measured  # noqa: E402
+
+
+@pytest.mark.parametrize("script", sorted(last_measured.RUNS))
+def test_every_benchmark_runs_at_smoke_size_and_writes_well_formed_figures(script, tmp_path):
+    assert (BENCH / script).is_file()
+    figures = last_measured.run(script, smoke=True, tmp=tmp_path)
+    assert figures["script"] == script
+    assert isinstance(figures["summary"], str) and figures["summary"]
+    assert figures["figures"], f"{script} wrote no figures"
+    for name, value in figures["figures"].items():
+        assert isinstance(value, float) and math.isfinite(value) and value >= 0, (script, name, value)
+    for check in figures["checks"]:
+        assert set(check) == {"what", "value", "target", "met"} and isinstance(check["met"], bool), check
+        assert math.isfinite(check["value"]), check
+        if check["target"] == "== 1":  # exact, not timed: must hold at any size
+            assert check["met"], f"{script}: {check['what']} does not hold"
+
+
+def test_every_script_in_bench_is_run_by_the_suite():
+    scripts = {p.name for p in BENCH.glob("*.py")} - {"harness.py", "last_measured.py"}
+    assert scripts == set(last_measured.RUNS)
+
+
+def test_the_readme_table_is_rewritten_from_the_figures_keeping_the_rows_not_rerun(tmp_path):
+    readme = tmp_path / "README.md"
+    old_row = "| `throughput.py --rows 500000` | an older figure | - |"
+    readme.write_text(f"# Benchmarks\n\n{last_measured.BEGIN}\n\n| command | figures | targets |\n|---|---|---|\n"
+                      f"{old_row}\n| `wire_bytes.py --rows 100000` | to be replaced | - |\n\n{last_measured.END}\n"
+                      "after\n")
+    done = last_measured.main(["--smoke", "--only", "wire_bytes.py", "--readme", str(readme)])
+    text = readme.read_text()
+    assert done == 0 and old_row in text and "to be replaced" not in text and text.endswith("after\n")
+    assert "| `wire_bytes.py --rows 3000` | worst wire / payload" in text
+    assert (BENCH / "README.md").read_text().count(last_measured.BEGIN) == 1

@@ -17,7 +17,7 @@ At the end every party sends the labels its MPC opened; the coordinator
 checks that all agree and makes them the session's result (GetResult, as in
 every session). With two data parties a third share-holder with no data
 (the *helper*) gives threshold t = 1; ``ppc run`` and ``ppc coordinator``
-start it beside the coordinator (``ppcsim.helper``); the assumption is that
+start it beside the coordinator (``ppcsim.run.helper``); the assumption is that
 it does not collude with either party.
 
 Alignment reuses the secure-aggregation one (coordinator.secagg): each party
@@ -288,7 +288,7 @@ def open_hub(session, arbiter: Arbiter) -> None:
 def opening(session, first: session_pb2.RelayMessage, size: int, helper: bool = False) -> Hub:
     """The hub a Relay stream opened by ``first`` joins, once every party's ids are joined (a wait: WouldWait
     under PROBING); the opening counted once in the ledger. ``helper``: the coordinator's own helper, in its
-    process (ppcsim.helper); over gRPC only the session's parties may open a stream."""
+    process (ppcsim.run.helper); over gRPC only the session's parties may open a stream."""
     party = first.open.party
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")
@@ -318,7 +318,7 @@ def attach(session, hub: Hub, party: str, deliver: Deliver) -> None:
 
 def relay(session, first: session_pb2.RelayMessage, rest: Iterator[session_pb2.RelayMessage],
           size=lambda m: m.ByteSize(), helper: bool = False) -> Iterator[session_pb2.RelayMessage]:
-    """One Relay stream served by threads (the coordinator's own helper, ppcsim.helper): its messages read in a
+    """One Relay stream served by threads (the coordinator's own helper, ppcsim.run.helper): its messages read in a
     thread of its own, the frames its peers address to it returned as they come. The gRPC server serves the
     parties' streams as coroutines instead (coordinator.servicer's Relay)."""
     party = first.open.party

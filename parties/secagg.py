@@ -26,7 +26,7 @@ give the arbiter noise, and checks every answer after that (``check_labels``,
 
 The rounds are written against a small link (``Link``): over gRPC
 (``GrpcLink``) in a party process, or straight into the coordinator's handler
-functions in one process (ppcsim.simulate.simulate_secure).
+functions in one process (ppcsim.run.inprocess.simulate_secure).
 """
 
 from __future__ import annotations
@@ -325,7 +325,7 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
 # -- the link to the arbiter -----------------------------------------------------------------------
 
 class Link:
-    """What the rounds need from the coordinator; see GrpcLink and ppcsim.simulate."""
+    """What the rounds need from the coordinator; see GrpcLink and ppcsim.run.inprocess."""
 
     def alignment(self) -> tuple[session_pb2.AlignmentHeader, np.ndarray]:
         raise NotImplementedError

@@ -1,3 +1,3 @@
-from ppcsim.cli import main
+from ppcsim.cli.commands import main
 
 raise SystemExit(main())

@@ -26,7 +26,7 @@ from coordinator.servicer import Registry
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.secagg import FIELDS, Link, check_alignment, confirm_alignment, confirmed_fields
-from ppcsim.scenario import load_scenario
+from ppcsim.scenario.load import load_scenario
 from protos.ppcsim.v1 import session_pb2
 
 SCENARIO = """\
@@ -88,7 +88,7 @@ def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra:
     Returns each party's (exit code, standard error) and the session.
     """
     from coordinator.security import ServerSecurity, load_server_security, load_token_digests
-    from ppcsim.credentials import make_credentials
+    from ppcsim.run.credentials import make_credentials
 
     path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true") if mutual
                           else SCENARIO)
@@ -335,7 +335,7 @@ def _equivocate(tmp_path, monkeypatch):
     """Round 0's labels as they are to 'a', all 0 to 'b' (b's centres 1, 2 then stay put: empty clusters); the
     arbiter's round-0 and round-1 sums, and what a's partial distances alone changed by between them."""
     import parties.secagg as party_secagg
-    from ppcsim.simulate import simulate_secure
+    from ppcsim.run.inprocess import simulate_secure
 
     real = secagg.labels
 
@@ -376,7 +376,7 @@ def test_labels_told_differently_would_isolate_one_party_and_now_give_noise(tmp_
 def test_the_report_says_what_an_active_coordinator_could_do_without_mutual_tls(tmp_path):
     from coordinator.session import Session
     from parties.client import WITHOUT_MUTUAL_TLS
-    from ppcsim.report import coordinator_learns
+    from ppcsim.report.outputs import coordinator_learns
 
     plain = load_scenario(write_scenario(tmp_path, SCENARIO, "plain.toml"))
     learns = coordinator_learns(plain, Session(plain.session_spec()))
@@ -396,7 +396,7 @@ def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_with
     never see. With k - 1 clusters of one record each round, the next round's sums are every joined record's
     squared distance to those records: the whole distance matrix in about m / (k - 1) rounds, which max_iter
     bounds (a party refuses a round past it)."""
-    from ppcsim.simulate import simulate_secure
+    from ppcsim.run.inprocess import simulate_secure
 
     seen: dict[int, np.ndarray] = {}
     batches: dict[int, np.ndarray] = {}
@@ -431,7 +431,7 @@ def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_with
 
 @pytest.fixture(scope="module")
 def two_sessions(tmp_path_factory):
-    from ppcsim.credentials import make_shared_credentials
+    from ppcsim.run.credentials import make_shared_credentials
 
     return make_shared_credentials(tmp_path_factory.mktemp("shared"), {"A": ["lab", "shop"], "B": ["lab", "shop"]})
 
@@ -503,7 +503,7 @@ def test_the_coordinator_refuses_another_sessions_certificate_without_tokens(two
 
 
 def test_no_party_may_take_the_coordinators_name(tmp_path):
-    from ppcsim.credentials import make_credentials
+    from ppcsim.run.credentials import make_credentials
 
     with pytest.raises(PartyError, match="no party may be named 'ppc-coordinator'"):
         make_credentials(tmp_path / "c", "s", ["lab", "ppc-coordinator"])
@@ -564,7 +564,7 @@ def test_a_partys_summary_holding_its_seed_is_0600(tmp_path, monkeypatch):
 
 def test_ppc_coordinator_out_takes_the_folder_as_ppc_run_does(tmp_path):
     from conftest import run_ppc
-    from ppcsim.outdir import claim
+    from ppcsim.run.outdir import claim
 
     path = write_scenario(tmp_path, SCENARIO)
     out = tmp_path / "out"
@@ -650,7 +650,7 @@ def test_a_party_refuses_a_coordinator_whose_certificate_is_not_for_a_server(tmp
     from coordinator.security import ServerSecurity
     from coordinator.session import SessionSpec
     from parties.client import ClientSecurity, CoordinatorClient
-    from ppcsim.credentials import _certificate, _key, _pem_key, make_authority
+    from ppcsim.run.credentials import _certificate, _key, _pem_key, make_authority
 
     ca = make_authority(tmp_path / "ca", "s")
     answers = {}

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from conftest import read_report, run_ppc
-from ppcsim.scenario import load_scenario
-from ppcsim.sweep import plan
+from ppcsim.run.sweep import plan
+from ppcsim.scenario.load import load_scenario
 
 SCENARIOS = sorted(Path(__file__).resolve().parent.parent.joinpath("scenarios").glob("*.toml"))
 

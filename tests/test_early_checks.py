@@ -16,7 +16,7 @@ import pytest
 from test_party_progress import free_port
 
 from conftest import run_ppc
-from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.scenario.load import ScenarioError, load_scenario
 from protos.schema import closest, unknown
 
 

@@ -12,7 +12,7 @@ from sklearn.cluster import AgglomerativeClustering, KMeans
 from sklearn.datasets import load_wine
 
 from conftest import assert_same_partition, read_report, run_ppc, write_scenario
-from ppcsim.scenario import party_seed
+from ppcsim.scenario.load import party_seed
 
 WINE = load_wine()
 NAMES = list(WINE.feature_names)

@@ -15,7 +15,7 @@ from conftest import by_hand, read_report, run_ppc, write_scenario
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import LABEL, PairCipher, associated, nonce
-from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.scenario.load import ScenarioError, load_scenario
 
 pytest.importorskip("mpyc")
 
@@ -163,7 +163,7 @@ def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
     report = read_report(tmp_path / "out")
     scenario = load_scenario(path)
     from parties.run import disguise
-    from ppcsim.evaluate.secure import joined_data
+    from ppcsim.run.observer_secure import joined_data
 
     own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
 

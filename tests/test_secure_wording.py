@@ -13,7 +13,7 @@ import html
 import re
 
 from conftest import read_report, run_ppc, write_scenario
-from ppcsim.report import uniformity
+from ppcsim.report.outputs import uniformity
 
 SCENARIO = """\
 name = "secure-words"

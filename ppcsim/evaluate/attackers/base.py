@@ -29,7 +29,7 @@ from parties.methods.base import Disguise
 from parties.run import Disguised
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
-from ppcsim.scenario import Scenario
+from ppcsim.scenario.load import Scenario
 from protos.serde import Layout
 
 #: Records an attack is evaluated on at most (seeded sample), to bound its cost.

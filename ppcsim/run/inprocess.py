@@ -23,7 +23,7 @@ from parties.client import agree_pseudonym_key
 from parties.keys import KeyPair
 from parties.pseudonyms import pseudonyms
 from parties.run import Disguised, disguise
-from ppcsim.scenario import Scenario
+from ppcsim.scenario.load import Scenario
 from protos.ppcsim.v1 import session_pb2
 
 

@@ -17,7 +17,7 @@ from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
 from parties.client import WITHOUT_MUTUAL_TLS
 from parties.run import peak_rss
-from ppcsim.report_model import (
+from ppcsim.report.model import (
     ABSENT,
     FORMAT,
     Absent,
@@ -50,12 +50,12 @@ from ppcsim.report_model import (
     as_report,
     given,
 )
-from ppcsim.scenario import Scenario
+from ppcsim.scenario.load import Scenario
 from protos.ids import as_text, for_file
 from protos.ppcsim.v1 import session_pb2
 
 if TYPE_CHECKING:
-    from ppcsim.relay import Relay
+    from ppcsim.run.relay import Relay
 
 
 def _umask() -> int:
@@ -126,7 +126,7 @@ def build(
     failure : str, optional
         Why the run failed, when the launcher knows better than the session.
     evaluation : Evaluation, optional
-        What the observer measured (ppcsim.evaluate.observer.evaluate, or evaluate_secure for secure aggregation).
+        What the observer measured (ppcsim.run.observer.evaluate, or evaluate_secure for secure aggregation).
     observer : bool
         Whether the report has an observer section (every party's seed): ``ppc run`` and the Python API.
     cluster : (str, dict), optional

@@ -42,7 +42,7 @@ from coordinator.errors import SessionError
 from parties.errors import PartyError
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
-from ppcsim.scenario import ScenarioError
+from ppcsim.scenario.load import ScenarioError
 
 INSTALL = "pip install 'ppc-sim[dask]'"
 #: Times a task may be on a worker that dies before it counts as failed (``local:N`` clusters).
@@ -293,7 +293,7 @@ def run_point_task(task: PointTask, settings: Settings, in_process: bool) -> dic
     A multi-process point starts its coordinator and party processes here, on
     this worker, exactly as ``ppc run`` does.
     """
-    from ppcsim.sweep import Point, row, run_point
+    from ppcsim.run.sweep import Point, row, run_point
 
     with tempfile.TemporaryDirectory(prefix="ppc-point-") as tmp:
         path = Path(tmp) / "points" / f"{task.name}.toml"
@@ -316,8 +316,8 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
     Returns the rows (point order) and the failed points (``point``, parameters,
     ``error``); the failures are also written to ``out/failures.csv``.
     """
-    from ppcsim.report import write_atomic
-    from ppcsim.sweep import plan, write_csv
+    from ppcsim.report.outputs import write_atomic
+    from ppcsim.run.sweep import plan, write_csv
 
     log = log or sys.stderr
     _distributed(), parse_local(scheduler)  # a missing Dask or a bad local:N is said before anything is written
@@ -375,7 +375,7 @@ _local = threading.local()
 
 def _stress_task(task: tuple, X, d) -> float:
     """On a worker: one seeded projection's stress (004 eq. 6) against the original distances ``d``."""
-    from ppcsim.reproduce import projection_stress
+    from ppcsim.reproduce.reproduction import projection_stress
 
     sizes, ks, projection, seed = task
     out = getattr(_local, "out", None)
@@ -440,7 +440,7 @@ def run_party_task(token: str, scenario: str, name: str, address: str, session: 
     secede()
     with tempfile.TemporaryDirectory(prefix="ppc-party-") as tmp:
         folder = Path(tmp)
-        from ppcsim.launcher import PARTY_ENV, party_argv
+        from ppcsim.run.launcher import PARTY_ENV, party_argv
 
         if credentials is not None:
             (folder / "credentials").mkdir(mode=0o700)

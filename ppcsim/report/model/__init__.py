@@ -17,7 +17,7 @@ object. Three rules cover every shape a report takes:
 key or an unknown one with :class:`ReportError` naming the field
 (``parties[1].bytes.payload``), and :func:`schema` is the JSON Schema of
 ``report.json`` that ``docs/report.schema.json`` publishes
-(``python -m ppcsim.report_schema`` writes it). The field descriptions of
+(``python -m ppcsim.report.schema`` writes it). The field descriptions of
 the schema are the ``Attributes`` of each class's docstring.
 """
 

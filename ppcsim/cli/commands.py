@@ -18,12 +18,12 @@ from coordinator.limits import Limits
 from parties.errors import PartyError
 from ppcsim.errors import RunError, UsageError
 from ppcsim.evaluate.settings import Settings
-from ppcsim.outdir import OutputError, claim
-from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.run.outdir import OutputError, claim
+from ppcsim.scenario.load import ScenarioError, load_scenario
 from protos.serde import WireError
 
 if TYPE_CHECKING:
-    from ppcsim.report_model import Report
+    from ppcsim.report.model import Report
 
 # Each command imports what it needs inside its function: a party process, which runs
 # 'ppc party', then starts without matplotlib, scikit-learn or the observer's attacks.
@@ -83,13 +83,13 @@ def measure_settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ppcsim import reproduce  # scipy's distances: imported only for this command
+    from ppcsim.reproduce import reproduction  # scipy's distances: imported only for this command
 
-    return reproduce.run(args)
+    return reproduction.run(args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ppcsim.launcher import run_scenario
+    from ppcsim.run.launcher import run_scenario
 
     scenario = load_scenario(args.scenario or demo_path())
     settings = settings_from(args)
@@ -97,8 +97,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     log = io.StringIO() if args.quiet else sys.stderr
     details: dict | None = {} if args.html else None  # the arrays behind the page's pictures
     with claim(out, replace=args.replace):
-        if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/cluster.py)
-            from ppcsim.cluster import ClusterParties, connect, parse_local
+        if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/run/cluster.py)
+            from ppcsim.run.cluster import ClusterParties, connect, parse_local
 
             with connect(args.scheduler, log=log) as client:
                 parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
@@ -134,29 +134,29 @@ def default_out(name: str) -> Path:
 
 
 def _write_run_page(args: argparse.Namespace, out: Path, report: Report, details: dict | None) -> None:
-    from ppcsim.report import write_atomic
+    from ppcsim.report.outputs import write_atomic
 
     if args.html:  # matplotlib is imported only for pages
-        from ppcsim.html import run_page
-        from ppcsim.plots import run_figures
+        from ppcsim.report.html import run_page
+        from ppcsim.report.plots import run_figures
 
         page = run_page(report, run_figures(report, out / "figures", details), details)
         write_atomic(out / "report.html", page.encode())
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from ppcsim.html import sweep_page
-    from ppcsim.plots import sweep_figures
-    from ppcsim.report import write_atomic
-    from ppcsim.sweep import load_sweep, sweep, sweep_notes
+    from ppcsim.report.html import sweep_page
+    from ppcsim.report.outputs import write_atomic
+    from ppcsim.report.plots import sweep_figures
+    from ppcsim.run.sweep import load_sweep, sweep, sweep_notes
 
     out = Path(args.out)
     settings = measure_settings(args)  # a sweep always measures: it has no --no-eval
     failed: list[dict] = []
     with claim(out, replace=args.replace) as folder:
         try:
-            if args.scheduler:  # each point a task on a Dask cluster (ppcsim/cluster.py)
-                from ppcsim.cluster import sweep_on_cluster
+            if args.scheduler:  # each point a task on a Dask cluster (ppcsim/run/cluster.py)
+                from ppcsim.run.cluster import sweep_on_cluster
 
                 rows, failed = sweep_on_cluster(Path(args.scenario), out, args.scheduler, settings=settings,
                                                 in_process=args.in_process)
@@ -179,7 +179,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_credentials(args: argparse.Namespace) -> int:
-    from ppcsim.credentials import make_credentials, make_shared_credentials
+    from ppcsim.run.credentials import make_credentials, make_shared_credentials
 
     scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
     out = Path(args.out)
@@ -259,7 +259,7 @@ def _coordinator_security(args: argparse.Namespace, scenarios: list, folders: li
 
 
 def cmd_coordinator(args: argparse.Namespace) -> int:
-    """Serve the sessions; with ``--out``, holding that folder as ``ppc run`` does (ppcsim.outdir.claim)."""
+    """Serve the sessions; with ``--out``, holding that folder as ``ppc run`` does (ppcsim.run.outdir.claim)."""
     if not args.out:
         return _serve(args)
     with claim(Path(args.out), replace=args.replace):
@@ -271,7 +271,7 @@ def _serve(args: argparse.Namespace) -> int:
     from coordinator.server import start_server
     from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
-    from ppcsim.report import build, summary_table, write_atomic, write_outputs
+    from ppcsim.report.outputs import build, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
@@ -293,7 +293,7 @@ def _serve(args: argparse.Namespace) -> int:
         spec = scenario.session_spec(tokens, keep_uploads=bool(args.out) and not args.no_sent)
         spec.memory = args.session_memory << 20
         sessions.append(registry.create(spec))
-        from ppcsim import helper  # MPC of two parties: the coordinator's share-holder with no data
+        from ppcsim.run import helper  # MPC of two parties: the coordinator's share-holder with no data
 
         helper.start(sessions[-1])
     limits = Limits(first_message_seconds=args.first_message_seconds, idle_seconds=args.idle_seconds,

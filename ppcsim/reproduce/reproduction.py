@@ -5,7 +5,7 @@ mean, spread and range, beside the paper's single draw. The UCI files
 (``UCI_SOURCES``: the Mushroom data with a header row, the Chess (King-Rook vs.
 King-Pawn) data without) are not bundled; without them only Table 1 / eq. 11
 and Tables 2-3 run. This module
-computes; ``ppcsim.reproduction_doc`` writes the numbers up as ``reproduction.md``.
+computes; ``ppcsim.reproduce.markdown`` writes the numbers up as ``reproduction.md``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from parties.methods.drbt import DRBT
 from parties.methods.osbr import OSBR
 from parties.normalize import normalize
 from ppcsim.evaluate.stress import stress
-from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
+from ppcsim.reproduce.markdown import render_markdown
+from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
     EQ11,
     FIG1_BOUND,
     FIG1_K,
@@ -60,13 +61,12 @@ from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable
     is_tie,
     stress_estimate,
 )
-from ppcsim.partition import share_k, split_sizes
-from ppcsim.reproduction_doc import render_markdown
-from ppcsim.scenario import party_seeds
-from ppcsim.thesis000 import tables as thesis_tables
+from ppcsim.reproduce.thesis000 import tables as thesis_tables
+from ppcsim.scenario.load import party_seeds
+from ppcsim.scenario.partition import share_k, split_sizes
 
 if TYPE_CHECKING:  # Dask is needed only with --scheduler
-    from ppcsim.cluster import ClusterTasks
+    from ppcsim.run.cluster import ClusterTasks
 
 Progress = Callable[[str], object]
 
@@ -181,7 +181,7 @@ def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int | C
               progress: Progress) -> list[float]:
     """Stress of every ``(sizes, ks, projection, seed)`` task, in order, on ``jobs`` processes.
 
-    ``jobs`` may also be a ``ppcsim.cluster.ClusterTasks``: the tasks then run on its Dask cluster.
+    ``jobs`` may also be a ``ppcsim.run.cluster.ClusterTasks``: the tasks then run on its Dask cluster.
     """
     start, results, step = time.perf_counter(), [], max(1, len(tasks) // 10)
 
@@ -556,7 +556,7 @@ def run(args: argparse.Namespace) -> int:
     progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     command = format_command(paths, args.out, args.seeds)
     if getattr(args, "scheduler", None):  # the projections as tasks on a Dask cluster
-        from ppcsim.cluster import cluster_tasks
+        from ppcsim.run.cluster import cluster_tasks
 
         with cluster_tasks(args.scheduler) as tasks:
             reproduce(args.mushroom, args.chess, args.out, seeds=args.seeds, jobs=tasks, command=command,

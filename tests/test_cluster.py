@@ -22,7 +22,8 @@ from ppcsim.run.observer import Settings
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")
 
-from ppcsim.run.cluster import ClusterTasks, parse_local, run_all, sweep_on_cluster  # noqa: E402
+from ppcsim.reproduce.on_cluster import ClusterTasks  # noqa: E402
+from ppcsim.run.cluster import parse_local, run_all, sweep_on_cluster  # noqa: E402
 from ppcsim.run.sweep import sweep  # noqa: E402
 
 SCENARIO = """

@@ -27,8 +27,9 @@ from ppcsim.cli.commands import main as ppc_main
 from ppcsim.report.outputs import write_atomic
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.outdir import LOCK
-from ppcsim.run.relay import Link, Relay
+from ppcsim.run.relay import Relay
 from ppcsim.scenario.load import load_scenario, party_seed
+from ppcsim.scenario.network import Link
 from protos.ids import as_text
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 

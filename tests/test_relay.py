@@ -7,7 +7,8 @@ import threading
 import time
 
 from conftest import read_report, run_ppc, write_scenario
-from ppcsim.run.relay import Link, Relay
+from ppcsim.run.relay import Relay
+from ppcsim.scenario.network import Link
 
 
 def echo_server(expect: int):

@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
@@ -51,11 +51,17 @@ from ppcsim.report.model import (
     given,
 )
 from ppcsim.scenario.load import Scenario
+from ppcsim.scenario.network import Link
 from protos.ids import as_text, for_file
 from protos.ppcsim.v1 import session_pb2
 
-if TYPE_CHECKING:
-    from ppcsim.run.relay import Relay
+
+class Relayed(Protocol):
+    """What the report reads of a party's counting relay (ppcsim.run.relay.Relay): the link it shaped and its
+    counts (``counts.up.bytes``, ``counts.down.bytes``, ``counts.connections``)."""
+
+    link: Link
+    counts: Any
 
 
 def _umask() -> int:
@@ -102,7 +108,7 @@ def build(
     *,
     summaries: dict[str, dict] | None = None,
     timing: dict[str, float] | None = None,
-    relays: Mapping[str, Relay] | None = None,
+    relays: Mapping[str, Relayed] | None = None,
     failure: str | None = None,
     evaluation: Evaluation | None = None,
     observer: bool = False,

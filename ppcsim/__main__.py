@@ -1,3 +1,3 @@
-from ppcsim.cli.commands import main
+from ppcsim.cli.parser import main
 
 raise SystemExit(main())

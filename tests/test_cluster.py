@@ -14,7 +14,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from conftest import write_scenario
-from ppcsim.cli.commands import main
+from ppcsim.cli.parser import main
 from ppcsim.errors import RunError
 from ppcsim.reproduce import reproduction as rp
 from ppcsim.run.observer import Settings

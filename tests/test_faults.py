@@ -23,7 +23,7 @@ import pytest
 
 from conftest import read_report
 from parties.client import ClientSecurity
-from ppcsim.cli.commands import main as ppc_main
+from ppcsim.cli.parser import main as ppc_main
 from ppcsim.report.outputs import write_atomic
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.outdir import LOCK

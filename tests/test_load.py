@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import read_report, run_ppc
-from ppcsim.cli.commands import main as ppc_main
+from ppcsim.cli.parser import main as ppc_main
 from ppcsim.run.inprocess import simulate
 from ppcsim.scenario.load import load_scenario, party_seed
 from protos.ids import as_text

@@ -248,7 +248,7 @@ def test_a_new_disguise_in_an_existing_form_needs_only_its_registry_line(tmp_pat
 
 
 def test_registered_methods_and_algorithms_are_listed_in_ppc_help(monkeypatch):
-    from ppcsim.cli.commands import build_parser
+    from ppcsim.cli.parser import build_parser
 
     monkeypatch.setitem(METHODS, "manhattan", Manhattan)
     monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)

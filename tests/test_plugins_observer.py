@@ -17,7 +17,7 @@ from sklearn.metrics import fowlkes_mallows_score
 
 import ppcsim.api
 from conftest import write_scenario
-from ppcsim.cli.commands import main as ppc_main
+from ppcsim.cli.parser import main as ppc_main
 from ppcsim.evaluate.agreement import AGREEMENT, AgreementMetric
 from ppcsim.evaluate.attackers import ATTACKS, Attack, Target
 from ppcsim.evaluate.scores import PRIVACY_METRICS, PrivacyMetric, average, scores

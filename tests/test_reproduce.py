@@ -14,7 +14,7 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from parties.methods.drbt import DRBT
-from ppcsim.cli import commands as cli
+from ppcsim.cli import parser as cli
 from ppcsim.reproduce import reproduction as rp
 from ppcsim.scenario.load import party_seeds
 from ppcsim.scenario.partition import share_k, split_sizes

@@ -1,26 +1,6 @@
-"""The rules every section of the report follows: how a section is read, checked, written and described
-in the JSON Schema.
-
-Each section is a dataclass; its fields, in order, are the keys of its JSON
-object. Three rules cover every shape a report takes:
-
-* a field typed ``... | Absent`` is a key that only some runs write (``ABSENT``
-  leaves it out: a party's ``network`` exists only when it ran as a process);
-  a field that may be ``null`` says ``| None``;
-* names chosen by users or by registries (parties, columns, attacks,
-  metrics, timing phases) are ``dict[str, ...]`` mappings, never fields;
-* a section with ``OPEN = True`` keeps the keys it does not declare (in
-  ``extra``, written back after its own), so that a new metric or parameter
-  reaches ``report.json`` without a change here; the others refuse them.
-
-:meth:`Section.to_json` writes a section as JSON-ready values,
-:meth:`Section.from_json` reads one back and refuses a wrong type, a missing
-key or an unknown one with :class:`ReportError` naming the field
-(``parties[1].bytes.payload``), and :func:`schema` is the JSON Schema of
-``report.json`` that ``docs/report.schema.json`` publishes
-(``python -m ppcsim.report.schema`` writes it). The field descriptions of
-the schema are the ``Attributes`` of each class's docstring.
-"""
+"""The rules every section of the report follows (the package's docstring states them): ``Section``, which
+reads, checks and writes one, ``parse`` for a typed value, ``ABSENT`` for a key a run does not write, and how
+a section is described in the JSON Schema."""
 
 from __future__ import annotations
 

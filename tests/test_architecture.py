@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+#: The project: the nearest folder above this file that holds pyproject.toml (wherever the tests are filed).
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 PACKAGES = ("ppcsim", "coordinator", "parties", "protos", "bench", "scenarios")
 MAX_LINES = 600
 MAX_FOLDER_SHARE = 0.25

@@ -31,13 +31,13 @@ from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
 import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
-from ppcsim.scenario import load_scenario
-from ppcsim.simulate import simulate_secure
+from ppcsim.run.inprocess import simulate_secure
+from ppcsim.scenario.load import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
-from ppcsim.launcher import PARTY_ENV  # noqa: E402
+from ppcsim.run.launcher import PARTY_ENV  # noqa: E402
 
 CLUSTERS = 8
 SECURE = f'algorithm = "kmeans"\nprotocol = "secure_aggregation"\nn_clusters = {CLUSTERS}\n'

@@ -35,8 +35,8 @@ import distributed
 import psutil
 from harness import Figures, blobs_scenario
 
-from ppcsim.cluster import local_cluster, sweep_on_cluster
-from ppcsim.sweep import sweep
+from ppcsim.run.cluster import local_cluster, sweep_on_cluster
+from ppcsim.run.sweep import sweep
 
 
 def grid_scenario(rows: int, seeds: int) -> str:

@@ -275,7 +275,7 @@ def relay_out(session: Session, hub: mpc.Hub, party: str, frame: Frame):
 
 
 def relay(session: Session, first, rest: Iterable, helper: bool = False) -> Iterator:
-    """One Relay stream served by threads (the coordinator's own helper, ppcsim.helper): its messages read in a
+    """One Relay stream served by threads (the coordinator's own helper, ppcsim.run.helper): its messages read in a
     thread of its own, the frames its peers address to it returned as they come. The gRPC server serves the
     parties' streams as coroutines instead (coordinator.servicer's Relay)."""
     party = first.open.party

@@ -26,7 +26,7 @@ give the arbiter noise, and checks every answer after that (``check_labels``,
 
 The rounds are written against a small link (``Link``): over gRPC
 (``parties.client.GrpcLink``) in a party process, or straight into the
-coordinator's handler functions in one process (ppcsim.simulate.simulate_secure).
+coordinator's handler functions in one process (ppcsim.run.inprocess.simulate_secure).
 They read the plain values ``parties.serde`` decodes (``Alignment``,
 ``LabelsAnswer``, ``Tag``), and hand the link the DistanceMessage stream
 ``parties.serde.distance_messages`` builds.
@@ -52,7 +52,7 @@ from parties.serde import (
     LabelsAnswer,
     Tag,
     distance_messages,
-    read_int32,  # noqa: F401 - the in-process link (ppcsim.simulate) imports it from here
+    read_int32,  # noqa: F401 - the in-process link (ppcsim.run.inprocess) imports it from here
     upload_messages,
 )
 
@@ -339,7 +339,7 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
 # -- the link to the arbiter -----------------------------------------------------------------------
 
 class Link:
-    """What the rounds need from the coordinator; see parties.client.GrpcLink and ppcsim.simulate."""
+    """What the rounds need from the coordinator; see parties.client.GrpcLink and ppcsim.run.inprocess."""
 
     def alignment(self) -> tuple[Alignment, np.ndarray]:
         raise NotImplementedError

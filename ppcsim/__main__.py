@@ -1,3 +1,3 @@
-from ppcsim.cli import main
+from ppcsim.cli.parser import main
 
 raise SystemExit(main())

@@ -5,13 +5,13 @@ report (what ``ppc run`` writes to ``report.json``), what each party sent, the
 matrix the coordinator clustered, the shared labels, and each privacy attack's
 reconstruction beside the true columns. By default the run happens in this
 process, through the same party and coordinator code as a real run
-(``ppcsim.simulate``: no sockets, no processes, seconds saved per run);
+(``ppcsim.run.inprocess``: no sockets, no processes, seconds saved per run);
 ``processes=True`` runs the coordinator here and one OS process per party,
 over TLS gRPC, exactly as ``ppc run`` does, and adds the bytes each party's
 connection carried. Both give the same labels and the same payload for the
 same scenario.
 
-The arrays come from the observer (``ppcsim.evaluate.observer``), the one
+The arrays come from the observer (``ppcsim.run.observer``), the one
 place that sees every party's original columns; the same arrays draw
 ``report.html``'s pictures. See docs/api.md.
 """
@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from ppcsim.evaluate.settings import Settings
-from ppcsim.report_model import ABSENT, Evaluation, Report
-from ppcsim.scenario import Scenario, ScenarioError, generated, load_scenario
+from ppcsim.report.model import ABSENT, Evaluation, Report
+from ppcsim.scenario.load import Scenario, ScenarioError, generated, load_scenario
 from protos.ids import for_file
 
 __all__ = ["Run", "simulate", "load"]
@@ -112,7 +112,7 @@ class Run:
 
     @cached_property
     def typed(self) -> Report:
-        """:attr:`report` as typed sections (ppcsim.report_model.Report), read and checked once."""
+        """:attr:`report` as typed sections (ppcsim.report.model.Report), read and checked once."""
         return Report.from_json(self.report)
 
     @property
@@ -142,7 +142,7 @@ def load(scenario, base: str | Path | None = None) -> Scenario:
 
     Raises
     ------
-    ppcsim.scenario.ScenarioError
+    ppcsim.scenario.load.ScenarioError
         Listing every problem, naming table and field.
 
     Examples
@@ -214,7 +214,7 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
         A scenario file, TOML text or a dict of its tables (see :func:`load`).
     processes : bool, default False
         False runs every party and the coordinator in this process, through
-        the same code as a real run (``ppcsim.simulate.simulate``); every
+        the same code as a real run (``ppcsim.run.inprocess.simulate``); every
         number but the timings equals a real run's, and there are no wire
         bytes. True runs the coordinator here and one OS process per party
         over gRPC (TLS when the scenario asks), through a counting relay per
@@ -242,7 +242,7 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 
     Raises
     ------
-    ppcsim.scenario.ScenarioError
+    ppcsim.scenario.load.ScenarioError
         When the scenario is not valid, before anything starts.
     ppcsim.errors.RunError
         When a process run fails, naming the party or the cause.
@@ -282,16 +282,16 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from coordinator.clustering import SECURE
     from parties.run import peak_rss
-    from ppcsim.evaluate.observer import evaluate
-    from ppcsim.report import build
-    from ppcsim.simulate import simulate as direct
-    from ppcsim.simulate import simulate_secure
+    from ppcsim.report.outputs import build
+    from ppcsim.run.inprocess import simulate as direct
+    from ppcsim.run.inprocess import simulate_secure
+    from ppcsim.run.observer import evaluate
 
     t0 = time.perf_counter()
     details: dict = {}
     evaluation: Evaluation
     if scenario.clustering.protocol == SECURE:
-        from ppcsim.evaluate.secure import evaluate_secure
+        from ppcsim.run.observer_secure import evaluate_secure
 
         session, _, own = simulate_secure(scenario, log=log)
         outcome = session.wait(0)
@@ -310,7 +310,7 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
 
 
 def _processes(scenario: Scenario, settings: Settings, out, log) -> Run:
-    from ppcsim.launcher import run_scenario
+    from ppcsim.run.launcher import run_scenario
 
     details: dict = {}
     if out is None:

@@ -208,10 +208,10 @@ REPORT_SCHEMA = ROOT / "docs" / "report.schema.json"
 
 def check_report(data: dict, where: Path) -> None:
     """``data`` (a report.json) is what the published schema describes, checked by an independent validator
-    (jsonschema), and reads back through ppcsim.report_model.Report to the same JSON."""
+    (jsonschema), and reads back through ppcsim.report.model.Report to the same JSON."""
     import jsonschema
 
-    from ppcsim.report_model import Report
+    from ppcsim.report.model import Report
 
     validator = jsonschema.Draft202012Validator(json.loads(REPORT_SCHEMA.read_text(encoding="utf-8")))
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))

@@ -17,7 +17,7 @@ At the end every party sends the labels its MPC opened; the coordinator
 checks that all agree and makes them the session's result (GetResult, as in
 every session). With two data parties a third share-holder with no data
 (the *helper*) gives threshold t = 1; ``ppc run`` and ``ppc coordinator``
-start it beside the coordinator (``ppcsim.helper``); the assumption is that
+start it beside the coordinator (``ppcsim.run.helper``); the assumption is that
 it does not collude with either party.
 
 Alignment reuses the secure-aggregation one (coordinator.protocols.secagg): each party
@@ -285,7 +285,7 @@ def open_hub(session, arbiter: Arbiter) -> None:
 
 def hub_of(session, party: str, helper: bool = False) -> Hub:
     """The hub a Relay stream opened by ``party`` joins, once every party's ids are joined (a wait: WouldWait
-    under PROBING). ``helper``: the coordinator's own helper, in its process (ppcsim.helper); over gRPC only the
+    under PROBING). ``helper``: the coordinator's own helper, in its process (ppcsim.run.helper); over gRPC only the
     session's parties may open a stream."""
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")

@@ -39,7 +39,7 @@ class Disguise(ABC):
     (a form registered at the coordinator, ``coordinator.forms``; it travels as
     the public ``metric`` parameter), and one that wants the coordinator to
     embed the joined dissimilarities names the embedding (:meth:`embedding`,
-    the public ``embed`` parameter). ``parties.conformance`` checks that what a
+    the public ``embed`` parameter). ``ppcsim.run.conformance`` checks that what a
     method sends matches what it declares.
     """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from coordinator.ledger import ENTRY_BYTES
 from coordinator.session import DONE
-from ppcsim.scenario import load_scenario
+from ppcsim.scenario.load import load_scenario
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-secure-rows.toml"
 
@@ -16,7 +16,7 @@ def test_a_secure_session_that_keeps_uploads_holds_one_post_per_party_in_its_bud
     """Each party's post of a round replaces its post of the round before (the observer reads the last round's):
     the replaced post's bytes go back to the budget, and a seeding step's post, never kept, once added. Before,
     every round's post stayed counted: 12.0 MB held for 1.0 MB stored in this scenario's 14 rounds."""
-    simulate_secure = importlib.import_module("ppcsim.simulate").simulate_secure
+    simulate_secure = importlib.import_module("ppcsim.run.inprocess").simulate_secure
     with open(tmp_path / "log", "w") as log:
         session, _, _ = simulate_secure(load_scenario(SCENARIO), log=log)
     assert session.state == DONE and session.spec.keep_uploads

@@ -4,7 +4,7 @@ Sixteen scenarios over four data sets and every disguise method (with
 k-means, agglomerative, ward and DBSCAN clusterings) are served by ONE
 coordinator over TLS with a token per party; all 64 ``ppc party`` processes
 start at once. Every session's labels.csv must equal the labels of running
-that scenario alone: through ppcsim.simulate (the same party and coordinator
+that scenario alone: through ppcsim.run.inprocess (the same party and coordinator
 code in one process, which tests/ppcsim/run/test_sweep.py shows equals a real run), and
 for two of the sixteen also through a real ``ppc run``.
 
@@ -24,8 +24,8 @@ import pytest
 
 from conftest import ppc_cmd, read_report, run_ppc
 from ppcsim.cli import main as ppc_main
-from ppcsim.scenario import load_scenario, party_seed
-from ppcsim.simulate import simulate
+from ppcsim.scenario.load import load_scenario, party_seed
+from ppcsim.run.inprocess import simulate
 from protos.ids import as_text
 
 #: Seconds the whole test may take before it gives up: a guard against hangs, far above the ~1.5 min it
@@ -95,7 +95,7 @@ SESSIONS = [
      'algorithm = "kmeans"\nn_clusters = 2'),
 ]
 PARTIES = ("north", "south", "east", "west")
-#: One BLAS/OpenMP thread per party process, as ``ppc run`` gives its parties (ppcsim.launcher.PARTY_ENV):
+#: One BLAS/OpenMP thread per party process, as ``ppc run`` gives its parties (ppcsim.run.launcher.PARTY_ENV):
 #: 64 processes share two cores.
 PARTY_ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: The sessions also run alone through ``ppc run`` (one feature session, one mixed with OSBR).

@@ -7,10 +7,10 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from conftest import write_scenario
-from ppcsim.evaluate.observer import Settings, evaluate
-from ppcsim.report import build
-from ppcsim.scenario import ScenarioError, load_scenario
-from ppcsim.simulate import simulate
+from ppcsim.report.outputs import build
+from ppcsim.run.inprocess import simulate
+from ppcsim.run.observer import Settings, evaluate
+from ppcsim.scenario.load import ScenarioError, load_scenario
 
 IRIS = """
     name = "mix"
@@ -130,7 +130,7 @@ def test_nmds_warns_when_stress_is_poor():
 
 
 def test_run_writes_what_was_clustered(tmp_path):
-    from ppcsim.report import summary_table, write_outputs
+    from ppcsim.report.outputs import summary_table, write_outputs
 
     scenario, session, own = run(tmp_path, 'method = "nmds"\ndims = 1', 'method = "nmds"\ndims = 1',
                                  'algorithm = "kmeans"\nn_clusters = 3')

@@ -15,7 +15,7 @@ from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from parties.client import upload_messages
 from parties.methods import Sent
-from ppcsim.scenario import load_scenario
+from ppcsim.scenario.load import load_scenario
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.serde import Layout
 

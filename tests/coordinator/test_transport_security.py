@@ -16,7 +16,7 @@ from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from parties.client import ClientSecurity, CoordinatorClient, upload_messages
 from parties.methods import Sent
-from ppcsim.credentials import make_credentials
+from ppcsim.run.credentials import make_credentials
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import Layout
 

@@ -83,7 +83,7 @@ def test_reference_pages_api_and_search_box(docs_site):
     assert 'id="ppcsim.api.simulate"' in api and 'id="ppcsim.api.Run"' in api
     # numpydoc rendered the Parameters section of simulate's docstring
     assert "Parameters" in api and "processes" in api
-    for module in ("ppcsim.scenario", "ppcsim.report_model", "parties.methods", "coordinator.clustering"):
+    for module in ("ppcsim.scenario.load", "ppcsim.report.model", "parties.methods", "coordinator.clustering"):
         assert (html / "reference" / "generated" / f"{module}.html").is_file(), module
     index = (html / "index.html").read_text(encoding="utf-8")
     assert 'action="search.html"' in index  # the search box on every page

@@ -16,8 +16,8 @@ from coordinator.ledger import predicted_payload
 from parties.data import codes
 from parties.methods import DRBT, METHODS, OSBR, Plain, method_class
 from parties.normalize import normalize
-from ppcsim import paper004
-from ppcsim.paper004 import TABLE1, TABLE1_COLUMNS
+from ppcsim.reproduce import paper004
+from ppcsim.reproduce.paper004 import TABLE1, TABLE1_COLUMNS
 from protos.serde import Layout
 
 # 004 Table 1 (cardiac arrhythmia), with its record ids as text (as a CSV party reads them).

@@ -24,7 +24,7 @@ from protos.ppcsim.v1 import session_pb2
 
 @pytest.fixture(scope="module")
 def two_sessions(tmp_path_factory):
-    from ppcsim.credentials import make_shared_credentials
+    from ppcsim.run.credentials import make_shared_credentials
 
     return make_shared_credentials(tmp_path_factory.mktemp("shared"), {"A": ["lab", "shop"], "B": ["lab", "shop"]})
 
@@ -96,7 +96,7 @@ def test_the_coordinator_refuses_another_sessions_certificate_without_tokens(two
 
 
 def test_no_party_may_take_the_coordinators_name(tmp_path):
-    from ppcsim.credentials import make_credentials
+    from ppcsim.run.credentials import make_credentials
 
     with pytest.raises(PartyError, match="no party may be named 'ppc-coordinator'"):
         make_credentials(tmp_path / "c", "s", ["lab", "ppc-coordinator"])
@@ -157,7 +157,7 @@ def test_a_partys_summary_holding_its_seed_is_0600(tmp_path, monkeypatch):
 
 def test_ppc_coordinator_out_takes_the_folder_as_ppc_run_does(tmp_path):
     from conftest import run_ppc
-    from ppcsim.outdir import claim
+    from ppcsim.run.outdir import claim
 
     path = write_scenario(tmp_path, SCENARIO)
     out = tmp_path / "out"
@@ -243,7 +243,7 @@ def test_a_party_refuses_a_coordinator_whose_certificate_is_not_for_a_server(tmp
     from coordinator.security import ServerSecurity
     from coordinator.session import SessionSpec
     from parties.client import ClientSecurity, CoordinatorClient
-    from ppcsim.credentials import _certificate, _key, _pem_key, make_authority
+    from ppcsim.run.credentials import _certificate, _key, _pem_key, make_authority
 
     ca = make_authority(tmp_path / "ca", "s")
     answers = {}

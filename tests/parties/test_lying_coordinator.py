@@ -28,7 +28,7 @@ from coordinator.wire.serde import int32_chunks
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.secagg import FIELDS, Link, check_alignment, confirm_alignment, confirmed_fields
-from ppcsim.scenario import load_scenario
+from ppcsim.scenario.load import load_scenario
 from protos.ppcsim.v1 import session_pb2
 
 SCENARIO = scenario_toml("lied-to", split_x(2, 2), seed=3, deadline=60, data=blobs(80, 4, 3),
@@ -69,7 +69,7 @@ def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra:
     Returns each party's (exit code, standard error) and the session.
     """
     from coordinator.security import ServerSecurity, load_server_security, load_token_digests
-    from ppcsim.credentials import make_credentials
+    from ppcsim.run.credentials import make_credentials
 
     path = write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false", "mutual = true") if mutual
                           else SCENARIO)
@@ -316,7 +316,7 @@ def _equivocate(tmp_path, monkeypatch):
     """Round 0's labels as they are to 'a', all 0 to 'b' (b's centres 1, 2 then stay put: empty clusters); the
     arbiter's round-0 and round-1 sums, and what a's partial distances alone changed by between them."""
     import parties.secagg as party_secagg
-    from ppcsim.simulate import simulate_secure
+    from ppcsim.run.inprocess import simulate_secure
 
     real = handlers.labels
 
@@ -357,7 +357,7 @@ def test_labels_told_differently_would_isolate_one_party_and_now_give_noise(tmp_
 def test_the_report_says_what_an_active_coordinator_could_do_without_mutual_tls(tmp_path):
     from coordinator.session import Session
     from parties.client import WITHOUT_MUTUAL_TLS
-    from ppcsim.report import coordinator_learns
+    from ppcsim.report.outputs import coordinator_learns
 
     plain = load_scenario(write_scenario(tmp_path, SCENARIO, "plain.toml"))
     learns = coordinator_learns(plain, Session(plain.session_spec()))
@@ -377,7 +377,7 @@ def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_with
     never see. With k - 1 clusters of one record each round, the next round's sums are every joined record's
     squared distance to those records: the whole distance matrix in about m / (k - 1) rounds, which max_iter
     bounds (a party refuses a round past it)."""
-    from ppcsim.simulate import simulate_secure
+    from ppcsim.run.inprocess import simulate_secure
 
     seen: dict[int, np.ndarray] = {}
     batches: dict[int, np.ndarray] = {}

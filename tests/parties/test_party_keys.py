@@ -18,7 +18,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair, pseudonym_key, seal, sign_key, unseal, verify_peer
 from parties.methods.base import rows
 from parties.pseudonyms import id_blocks, pseudonyms
-from ppcsim.credentials import make_credentials
+from ppcsim.run.credentials import make_credentials
 from protos.ids import PSEUDONYMS, as_text, pack, unpack
 from protos.ppcsim.v1 import session_pb2
 

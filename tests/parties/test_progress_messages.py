@@ -68,7 +68,7 @@ def test_a_joined_party_says_how_many_parties_are_present_and_who_is_missing(tmp
 
 
 def test_ppc_run_turns_its_parties_lines_off():
-    from ppcsim.launcher import party_argv
+    from ppcsim.run.launcher import party_argv
 
     argv = party_argv("s.toml", "a", "s", 60.0, "127.0.0.1:1", Path("x.json"), Path("x.csv"), None)
     assert argv[argv.index("--progress") + 1] == "0"

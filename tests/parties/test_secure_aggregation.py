@@ -30,9 +30,9 @@ from parties.secagg import (
     partial_distances,
     update_centres,
 )
-from ppcsim.evaluate.secure import evaluate_secure
-from ppcsim.scenario import ScenarioError, load_scenario
-from ppcsim.simulate import simulate_secure
+from ppcsim.run.inprocess import simulate_secure
+from ppcsim.run.observer_secure import evaluate_secure
+from ppcsim.scenario.load import ScenarioError, load_scenario
 
 # -- fixed point and masks ------------------------------------------------------------------------
 
@@ -235,7 +235,7 @@ def test_max_iter_and_tol_stop_the_rounds_where_documented(wine, tmp_path):
 
 def test_an_in_process_sweep_runs_secure_aggregation(tmp_path):
     from ppcsim.evaluate.settings import Settings
-    from ppcsim.sweep import sweep
+    from ppcsim.run.sweep import sweep
 
     path = write_scenario(tmp_path, WINE + "[sweep]\nseed = [1, 2]\n")
     import io

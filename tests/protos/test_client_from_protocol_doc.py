@@ -28,7 +28,7 @@ from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
-from ppcsim.credentials import make_credentials
+from ppcsim.run.credentials import make_credentials
 from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
 
 SESSION = "written-from-the-docs"

@@ -1,6 +1,6 @@
 """The attacks the observer runs on each party after a run, registered by name.
 
-``privacy()`` (:mod:`ppcsim.evaluate.observer`) runs, for each party, every
+``privacy()`` (:mod:`ppcsim.run.observer`) runs, for each party, every
 attack of ``ATTACKS`` that applies to what it sent, in this order; the
 report's ``privacy.<party>.attacks`` holds their records by these names,
 the sweep's CSV their columns (``privacy_<name>_mean`` ...), and the report

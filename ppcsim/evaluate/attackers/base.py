@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
@@ -29,7 +30,6 @@ from parties.methods.base import Disguise
 from parties.run import Disguised
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
-from ppcsim.scenario import Scenario
 from protos.serde import Layout
 
 #: Records an attack is evaluated on at most (seeded sample), to bound its cost.
@@ -71,6 +71,17 @@ def embedded_at_coordinator(own: Disguised) -> bool:
     return own.method.embedding() is not None
 
 
+class ScenarioView(Protocol):
+    """What the attacks read of the scenario (a ``ppcsim.scenario.load.Scenario`` is one): its seed and its
+    parties, in order."""
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def parties(self) -> list[PartyConfig]: ...
+
+
 @dataclass
 class Target:
     """One party of a finished run, as the attacks see it.
@@ -85,7 +96,7 @@ class Target:
     :meth:`keep`).
     """
 
-    scenario: Scenario
+    scenario: ScenarioView
     index: int
     party: PartyConfig
     own: Disguised

@@ -17,13 +17,13 @@ from sklearn.metrics import fowlkes_mallows_score
 
 import ppcsim.api
 from conftest import write_scenario
-from ppcsim.cli import main as ppc_main
+from ppcsim.cli.parser import main as ppc_main
 from ppcsim.evaluate.agreement import AGREEMENT, AgreementMetric
 from ppcsim.evaluate.attackers import ATTACKS, Attack, Target
-from ppcsim.evaluate.observer import Settings, true_labels
 from ppcsim.evaluate.scores import PRIVACY_METRICS, PrivacyMetric, average, scores
-from ppcsim.html import run_page
-from ppcsim.sweep import sweep
+from ppcsim.report.html import run_page
+from ppcsim.run.observer import Settings, true_labels
+from ppcsim.run.sweep import sweep
 
 A = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols", "flavanoids"]
 B = ["nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "proline"]

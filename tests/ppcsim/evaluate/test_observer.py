@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import write_scenario
-from ppcsim.evaluate.observer import Settings, evaluate
-from ppcsim.scenario import load_scenario
-from ppcsim.simulate import simulate
+from ppcsim.run.inprocess import simulate
+from ppcsim.run.observer import Settings, evaluate
+from ppcsim.scenario.load import load_scenario
 
 WINE_A = '["alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols", "flavanoids"]'
 WINE_B = '["nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "proline"]'
@@ -158,7 +158,7 @@ def test_paper_metrics_are_reported(tmp_path):
 
 def test_labels_of_a_csv_are_read_by_the_parties_id_column(tmp_path):
     """[data] may name the file and its label column and leave the id column to each party."""
-    from ppcsim.evaluate.observer import true_labels
+    from ppcsim.run.observer import true_labels
 
     (tmp_path / "shared.csv").write_text("pid,x,y,group\nr1,1,2,b\nr2,3,4,a\nr3,5,6,b\n")
     path = write_scenario(tmp_path, """

@@ -103,8 +103,8 @@ def test_known_io_estimators_agree_without_noise_and_differ_with_it():
 
 
 def test_known_record_draws_shrink_with_the_records_but_not_below_ten():
-    from ppcsim.evaluate.observer import known_draws
     from ppcsim.evaluate.settings import Settings
+    from ppcsim.run.observer import known_draws
 
     assert known_draws(Settings(), 178) == 100
     assert known_draws(Settings(), 20000) == 20

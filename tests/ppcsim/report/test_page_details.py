@@ -6,8 +6,8 @@ from __future__ import annotations
 import tomllib
 
 from conftest import WINE, party_table, scenario_toml
-from ppcsim.html import table
-from ppcsim.sweep import _left, describe_partial_keys, sweep_notes
+from ppcsim.report.html import table
+from ppcsim.run.sweep import _left, describe_partial_keys, sweep_notes
 
 FOUR = scenario_toml(
     "four", [party_table("lab", WINE[:3], "drbt", k=2), party_table("shop", ["hue", "proline"]),
@@ -45,7 +45,7 @@ def test_two_zero_bars_of_one_column_get_one_zero(tmp_path, monkeypatch):
     from matplotlib.axes import Axes
 
     import ppcsim
-    from ppcsim import plots
+    from ppcsim.report import plots
 
     annotated = []
     original = Axes.annotate
@@ -70,7 +70,7 @@ def test_a_format_1_report_is_read_with_its_wire_bytes_down_where_format_2_keeps
     import json
 
     import ppcsim
-    from ppcsim.report_model import FORMAT, Report, schema
+    from ppcsim.report.model import FORMAT, Report, schema
 
     small = FOUR.split("[[parties]]\nname = \"shop\"")[0] + "[clustering]\nalgorithm = \"kmeans\"\nn_clusters = 3\n"
     now = ppcsim.simulate(small, attacks=False).report

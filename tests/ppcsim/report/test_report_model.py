@@ -1,4 +1,4 @@
-"""The typed report (ppcsim.report_model): built once, written as report.json, read back, and described by the
+"""The typed report (ppcsim.report.model): built once, written as report.json, read back, and described by the
 JSON Schema published in docs/report.schema.json.
 
 Every report here comes from a real (in-process) run of the iris data; the schema is checked with an independent
@@ -16,8 +16,7 @@ import pytest
 import ppcsim
 from conftest import ROOT
 from ppcsim.api import load
-from ppcsim.report import build, summary_table, write_outputs
-from ppcsim.report_model import (
+from ppcsim.report.model import (
     ABSENT,
     AttackScore,
     PartyPrivacy,
@@ -28,11 +27,12 @@ from ppcsim.report_model import (
     schema,
     schema_text,
 )
-from ppcsim.report_model import (
+from ppcsim.report.model import (
     load as read,
 )
-from ppcsim.report_schema import main as schema_main
-from ppcsim.simulate import simulate as simulate_session
+from ppcsim.report.outputs import build, summary_table, write_outputs
+from ppcsim.report.schema import main as schema_main
+from ppcsim.run.inprocess import simulate as simulate_session
 
 DOCS_SCHEMA = ROOT / "docs" / "report.schema.json"
 

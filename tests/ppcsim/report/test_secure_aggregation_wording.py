@@ -13,7 +13,7 @@ import html
 import re
 
 from conftest import WINE, kmeans, party_table, read_report, run_ppc, scenario_toml, write_scenario
-from ppcsim.report import uniformity
+from ppcsim.report.outputs import uniformity
 
 SCENARIO = scenario_toml(
     "secure-words", [party_table("a", WINE[:3], None), party_table("b", ["hue", "proline"], None)], seed=3,

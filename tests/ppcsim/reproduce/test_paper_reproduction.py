@@ -1,4 +1,4 @@
-"""``ppcsim.reproduce``: the paper's test vectors, the encoding, the vertical split, the report.
+"""``ppcsim.reproduce.reproduction``: the paper's test vectors, the encoding, the vertical split, the report.
 
 Nothing here reads the UCI files: they are replaced by small in-memory or
 generated CSVs with the same layout.
@@ -14,10 +14,10 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from parties.methods.drbt import DRBT
-from ppcsim import cli
-from ppcsim import reproduce as rp
-from ppcsim.partition import share_k, split_sizes
-from ppcsim.scenario import party_seeds
+from ppcsim.cli import parser as cli
+from ppcsim.reproduce import reproduction as rp
+from ppcsim.scenario.load import party_seeds
+from ppcsim.scenario.partition import share_k, split_sizes
 
 
 def test_table1_reproduces_eq11_exactly():
@@ -191,7 +191,7 @@ def test_format_command_names_no_folder(tmp_path):
 
 
 def test_thesis_tables_match_the_thesis_where_the_methods_are_defined():
-    from ppcsim.thesis000 import tables
+    from ppcsim.reproduce.thesis000 import tables
 
     t = tables(2, progress=lambda _: None)
     wine, iris = t["wine"]["cells"], t["iris"]["cells"]
@@ -204,7 +204,7 @@ def test_thesis_tables_match_the_thesis_where_the_methods_are_defined():
     # orthonormal RP near the thesis' 0.85 on wine; Gaussian RP1 well below it
     assert abs(wine["rp_orthonormal"]["np"]["mean"] - 0.85) < 0.06 and wine["rp"]["np"]["mean"] < 0.7
     assert 85 < wine["x"]["knn"]["mean"] <= 100 and wine["x"]["knn"]["n"] == 2
-    from ppcsim.reproduction_doc import _thesis_section
+    from ppcsim.reproduce.markdown import _thesis_section
 
     text = _thesis_section(t)
     assert "| pca | 0.97 |" in text and "**Where we cannot match.**" in text
@@ -217,7 +217,7 @@ def test_thesis_tables_match_the_thesis_where_the_methods_are_defined():
 def test_least_stress_of_20_picks_by_the_stated_convention(scaled):
     """000 §5.3.4: of 20 orthonormal draws the least stress (004 eq. 6), on drbt's scaled block or on XR."""
     from parties.normalize import normalize
-    from ppcsim.thesis000 import least_stress_of_20
+    from ppcsim.reproduce.thesis000 import least_stress_of_20
 
     X = normalize(np.random.default_rng(5).normal(size=(40, 4)) * [1, 2, 3, 4], "zscore")
     n, p = 4, 3

@@ -7,7 +7,7 @@ import threading
 import time
 
 from conftest import IRIS_DRBT_OSBR, read_report, run_ppc, scenario_toml, write_scenario
-from ppcsim.relay import Link, Relay
+from ppcsim.run.relay import Link, Relay
 
 
 def echo_server(expect: int):

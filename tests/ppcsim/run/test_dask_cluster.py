@@ -17,13 +17,15 @@ from conftest import LAB_SHOP_DRBT, WINE, WINE_LABELLED, party_table, scenario_t
 from ppcsim import reproduce as rp
 from ppcsim.cli import main
 from ppcsim.errors import RunError
-from ppcsim.evaluate.observer import Settings
+from ppcsim.reproduce import reproduction as rp
+from ppcsim.run.observer import Settings
 
 distributed = pytest.importorskip("distributed")
 psutil = pytest.importorskip("psutil")
 
-from ppcsim.cluster import ClusterTasks, parse_local, run_all, sweep_on_cluster  # noqa: E402
-from ppcsim.sweep import sweep  # noqa: E402
+from ppcsim.reproduce.on_cluster import ClusterTasks  # noqa: E402
+from ppcsim.run.cluster import parse_local, run_all, sweep_on_cluster  # noqa: E402
+from ppcsim.run.sweep import sweep  # noqa: E402
 
 CL = dict(parties=LAB_SHOP_DRBT, seed=3, data=WINE_LABELLED, clustering={"n_clusters": 3})
 SCENARIO = scenario_toml("cl", **CL)
@@ -186,9 +188,9 @@ THREE = scenario_toml(
 def test_one_scenarios_parties_on_workers_give_the_local_runs_labels_and_payload(tmp_path, cluster):
     """Three parties on a two-worker cluster (round-robin, so one worker runs two at once); the coordinator
     and its relays stay here. Same labels, same arrays, same payload as a local run."""
-    from ppcsim.cluster import ClusterParties
-    from ppcsim.launcher import run_scenario
-    from ppcsim.scenario import load_scenario
+    from ppcsim.run.cluster import ClusterParties
+    from ppcsim.run.launcher import run_scenario
+    from ppcsim.scenario.load import load_scenario
 
     scenario = load_scenario(write_scenario(tmp_path, THREE))
     local = run_scenario(scenario, tmp_path / "local", log=open(os.devnull, "w"), settings=None)
@@ -211,7 +213,7 @@ def test_one_scenarios_parties_on_workers_give_the_local_runs_labels_and_payload
 
 
 def test_a_party_pinned_to_a_host_no_worker_is_on_is_refused(tmp_path, cluster):
-    from ppcsim.cluster import ClusterParties
+    from ppcsim.run.cluster import ClusterParties
 
     with distributed.Client(cluster) as client:
         parties = ClusterParties(client, local=True)

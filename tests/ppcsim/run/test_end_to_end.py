@@ -24,7 +24,7 @@ from conftest import (
     write_scenario,
 )
 from conftest import WINE as WINE_COLUMNS
-from ppcsim.scenario import party_seed
+from ppcsim.scenario.load import party_seed
 
 WINE = load_wine()
 NAMES = list(WINE.feature_names)

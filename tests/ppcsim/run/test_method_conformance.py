@@ -1,13 +1,13 @@
-"""Every registered disguise method passes parties.conformance; plug-ins that break a promise fail it."""
+"""Every registered disguise method passes ppcsim.run.conformance; plug-ins that break a promise fail it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from parties.conformance import ROWS, ConformanceError, check_method
 from parties.methods import METHODS, Disguise, Param
 from parties.methods.base import condensed, rows
+from ppcsim.run.conformance import ROWS, ConformanceError, check_method
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

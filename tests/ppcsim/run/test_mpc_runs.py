@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, blobs, by_hand, kmeans, read_report, run_ppc, scenario_toml, split_x, write_scenario
-from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.scenario.load import ScenarioError, load_scenario
 
 pytest.importorskip("mpyc")
 
@@ -94,7 +94,7 @@ def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
     report = read_report(tmp_path / "out")
     scenario = load_scenario(path)
     from parties.run import disguise
-    from ppcsim.evaluate.secure import joined_data
+    from ppcsim.run.observer_secure import joined_data
 
     own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
 

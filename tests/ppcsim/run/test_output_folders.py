@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import IRIS_DRBT_OSBR, changed, run_ppc, scenario_toml, write_scenario
-from ppcsim.outdir import LOCK, OutputError, claim
+from ppcsim.run.outdir import LOCK, OutputError, claim
 
 SMALL = scenario_toml(
     "small", changed(IRIS_DRBT_OSBR, "a", projection="sparse"), seed=3,
@@ -34,7 +34,7 @@ def test_a_folder_is_claimed_by_one_command_at_a_time(tmp_path):
 def test_a_claim_held_by_another_process_is_refused_and_freed_when_it_dies(tmp_path):
     out = tmp_path / "out"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom ppcsim.outdir import claim\n"
+        [sys.executable, "-c", "import sys, time\nfrom ppcsim.run.outdir import claim\n"
          f"c = claim({str(out)!r})\nprint('held', flush=True)\ntime.sleep(60)\n"],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -98,7 +98,7 @@ def test_a_run_into_a_busy_folder_is_refused_at_once(tmp_path):
     path = write_scenario(tmp_path, SMALL)
     out = tmp_path / "out"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import time\nfrom ppcsim.outdir import claim\n"
+        [sys.executable, "-c", "import time\nfrom ppcsim.run.outdir import claim\n"
          f"c = claim({str(out)!r})\nprint('held', flush=True)\ntime.sleep(60)\n"],
         stdout=subprocess.PIPE, text=True)
     try:
@@ -114,7 +114,7 @@ def test_a_run_into_a_busy_folder_is_refused_at_once(tmp_path):
 
 
 def test_without_out_a_second_run_goes_to_a_new_folder(tmp_path, monkeypatch):
-    from ppcsim.cli import default_out
+    from ppcsim.cli.commands import default_out
 
     monkeypatch.chdir(tmp_path)
     assert default_out("small") == Path("runs/small")
@@ -151,7 +151,7 @@ def check_run_page(out: Path) -> None:
 
 
 def test_zero_and_not_measured_look_different():
-    from ppcsim.html import NOT_MEASURED, _cell, score
+    from ppcsim.report.html import NOT_MEASURED, _cell, score
 
     assert _cell(None) == NOT_MEASURED and "not measured" in NOT_MEASURED
     assert "class='zero'" in score(0.0).html and ">0<" in score(0.0).html

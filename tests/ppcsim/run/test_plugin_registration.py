@@ -19,14 +19,14 @@ from coordinator.errors import InvalidArgument, SessionError
 from coordinator.forms import FORMS, Form, Parts
 from coordinator.pipeline import pipeline
 from coordinator.types import Combined, Contribution
-from parties.conformance import ConformanceError, check_method
 from parties.data import PartyData
 from parties.methods import METHODS, Disguise, Param
 from parties.methods.base import EUCLIDEAN, condensed
 from parties.sources import SOURCES, Source
-from ppcsim.evaluate.observer import reference_combined, utility
-from ppcsim.scenario import ScenarioError, load_scenario
-from ppcsim.simulate import simulate
+from ppcsim.run.conformance import ConformanceError, check_method
+from ppcsim.run.inprocess import simulate
+from ppcsim.run.observer import reference_combined, utility
+from ppcsim.scenario.load import ScenarioError, load_scenario
 
 # -- a new combination form and the disguise that sends it ------------------------------------------------
 
@@ -233,7 +233,7 @@ def test_a_new_disguise_in_an_existing_form_needs_only_its_registry_line(tmp_pat
 
 
 def test_registered_methods_and_algorithms_are_listed_in_ppc_help(monkeypatch):
-    from ppcsim.cli import build_parser
+    from ppcsim.cli.parser import build_parser
 
     monkeypatch.setitem(METHODS, "manhattan", Manhattan)
     monkeypatch.setitem(ALGORITHMS, "birch", BIRCH)

@@ -23,12 +23,13 @@ import pytest
 
 from conftest import ROOT, WINE, WINE_LABELLED, kill_a_party, kmeans, party_table, ppc_cmd, read_report, write_scenario
 from parties.client import ClientSecurity
-from ppcsim.cli import main as ppc_main
-from ppcsim.outdir import LOCK
-from ppcsim.relay import Link, Relay
-from ppcsim.report import write_atomic
-from ppcsim.scenario import load_scenario, party_seed
-from ppcsim.simulate import simulate
+from ppcsim.cli.parser import main as ppc_main
+from ppcsim.report.outputs import write_atomic
+from ppcsim.run.inprocess import simulate
+from ppcsim.run.outdir import LOCK
+from ppcsim.run.relay import Relay
+from ppcsim.scenario.load import load_scenario, party_seed
+from ppcsim.scenario.network import Link
 from protos.ids import as_text
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 
@@ -156,7 +157,7 @@ def labels_alone(scenario: Path) -> str:
 
 
 def leftovers(folder: Path) -> list[Path]:
-    """Temporary files (ppcsim.report.write_atomic's start with '.') anywhere under ``folder``."""
+    """Temporary files (ppcsim.report.outputs.write_atomic's start with '.') anywhere under ``folder``."""
     return [p for p in folder.rglob(".*")]
 
 
@@ -377,7 +378,7 @@ def test_write_atomic_killed_mid_write_leaves_the_old_file_whole(tmp_path):
     target.write_bytes(b'{"old": true}')
     writer = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time\nfrom pathlib import Path\nfrom ppcsim.report import write_atomic\n"
+         "import sys, time\nfrom pathlib import Path\nfrom ppcsim.report.outputs import write_atomic\n"
          "def slow(fh):\n    fh.write(b'{\"new\": '); fh.flush(); print('writing', flush=True); time.sleep(60)\n"
          f"write_atomic(Path({str(target)!r}), slow)\n"],
         stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=ROOT)

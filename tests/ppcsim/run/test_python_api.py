@@ -12,8 +12,8 @@ from scipy.spatial.distance import pdist
 
 import ppcsim
 from ppcsim.api import Run, load
-from ppcsim.paper004 import EQ11, TABLE1, TABLE1_COLUMNS, TABLE1_IDS
-from ppcsim.scenario import ScenarioError
+from ppcsim.reproduce.paper004 import EQ11, TABLE1, TABLE1_COLUMNS, TABLE1_IDS
+from ppcsim.scenario.load import ScenarioError
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import LAB_SHOP_DRBT, WINE_LABELLED, changed, run_ppc, scenario_toml, write_scenario
 from ppcsim.evaluate.settings import Settings
-from ppcsim.partition import share_k
-from ppcsim.scenario import ScenarioError
-from ppcsim.sweep import apply_point, plan, split_columns, sweep
+from ppcsim.run.sweep import apply_point, plan, split_columns, sweep
+from ppcsim.scenario.load import ScenarioError
+from ppcsim.scenario.partition import share_k
 
 SW = dict(seed=0, data=WINE_LABELLED, clustering={"n_clusters": 3})
 SCENARIO = scenario_toml("sw", LAB_SHOP_DRBT, **SW)
@@ -120,7 +120,7 @@ def test_run_html_report_is_self_contained(tmp_path):
 
 
 def test_a_sweep_over_methods_draws_them_in_one_figure(tmp_path):
-    from ppcsim.plots import sweep_figures
+    from ppcsim.report.plots import sweep_figures
 
     path = write_scenario(tmp_path, SCENARIO + '\n[sweep]\nmethod = ["none", "drbt", "rotation"]\n')
     rows = sweep(path, tmp_path / "out", in_process=True)
@@ -175,7 +175,7 @@ def test_parties_key_refuses_what_it_would_ignore(tmp_path):
 
 
 def test_parties_key_says_what_it_rewrites(tmp_path):
-    from ppcsim.sweep import describe_parties_rewrite, load_sweep
+    from ppcsim.run.sweep import describe_parties_rewrite, load_sweep
 
     path = write_scenario(tmp_path, SCENARIO + "\n[sweep]\nparties = [2, 4]\n")
     note = describe_parties_rewrite(*load_sweep(path))
@@ -188,7 +188,7 @@ def test_parties_key_says_what_it_rewrites(tmp_path):
 
 
 def test_each_sweep_figure_says_which_methods_it_leaves_out():
-    from ppcsim.plots import left_out
+    from ppcsim.report.plots import left_out
 
     drbt = {"methods": "drbt", "output_dims": 4, "stress": 0.2, "ari": 0.8, "privacy_known_io_mean": 0.1,
             "privacy_multilateration_mean": None, "privacy_worst_mean": 0.1, "rows": 178, "bytes_payload": 9}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import free_port, run_ppc
-from ppcsim.scenario import ScenarioError, load_scenario
+from ppcsim.scenario.load import ScenarioError, load_scenario
 from protos.schema import closest, unknown
 
 

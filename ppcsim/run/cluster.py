@@ -29,7 +29,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -42,7 +41,7 @@ from coordinator.errors import SessionError
 from parties.errors import PartyError
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
-from ppcsim.scenario import ScenarioError
+from ppcsim.scenario.load import ScenarioError
 
 INSTALL = "pip install 'ppc-sim[dask]'"
 #: Times a task may be on a worker that dies before it counts as failed (``local:N`` clusters).
@@ -293,7 +292,7 @@ def run_point_task(task: PointTask, settings: Settings, in_process: bool) -> dic
     A multi-process point starts its coordinator and party processes here, on
     this worker, exactly as ``ppc run`` does.
     """
-    from ppcsim.sweep import Point, row, run_point
+    from ppcsim.run.sweep import Point, row, run_point
 
     with tempfile.TemporaryDirectory(prefix="ppc-point-") as tmp:
         path = Path(tmp) / "points" / f"{task.name}.toml"
@@ -316,8 +315,8 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
     Returns the rows (point order) and the failed points (``point``, parameters,
     ``error``); the failures are also written to ``out/failures.csv``.
     """
-    from ppcsim.report import write_atomic
-    from ppcsim.sweep import plan, write_csv
+    from ppcsim.report.outputs import write_atomic
+    from ppcsim.run.sweep import plan, write_csv
 
     log = log or sys.stderr
     _distributed(), parse_local(scheduler)  # a missing Dask or a bad local:N is said before anything is written
@@ -368,55 +367,6 @@ def sweep_on_cluster(path: Path, out: Path, scheduler: str, *, settings: Setting
     return ordered, failures
 
 
-# --- reproduction -------------------------------------------------------------------------------
-
-_local = threading.local()
-
-
-def _stress_task(task: tuple, X, d) -> float:
-    """On a worker: one seeded projection's stress (004 eq. 6) against the original distances ``d``."""
-    from ppcsim.reproduce import projection_stress
-
-    sizes, ks, projection, seed = task
-    out = getattr(_local, "out", None)
-    if out is None or out.shape != d.shape:  # one buffer per worker thread, reused across projections
-        out = _local.out = d.copy()
-    return projection_stress(X, d, list(sizes), list(ks), projection, seed, out=out)
-
-
-class ClusterTasks:
-    """``ppc reproduce``'s projections on a Dask cluster: pass it as ``jobs`` to ``run_tasks``."""
-
-    def __init__(self, client):
-        self.client = client
-        self.workers = len(client.scheduler_info()["workers"])
-
-    def __str__(self) -> str:
-        return f"{self.workers} Dask worker"  # read as "(2 Dask worker processes)"
-
-    def stress(self, X, d, tasks: list[tuple], report: Callable[[int], object]) -> list[float]:
-        """The stress of every ``(sizes, ks, projection, seed)`` task, in order; RunError when one fails."""
-        # the data and its distances go to every worker once, not once per task
-        Xf, df = self.client.scatter([X, d], broadcast=True)
-        try:
-            outcomes = run_all(self.client, _stress_task, tasks, args=(Xf, df), label="projection",
-                               on_done=lambda o, c: report(c.done))
-        finally:
-            self.client.cancel([Xf, df])
-        bad = [o for o in outcomes if o.error]
-        if bad:
-            raise RunError(f"{len(bad)} of {len(tasks)} projections failed on the cluster; the first, "
-                           f"{tasks[bad[0].index]}: {bad[0].error}")
-        return [o.result() for o in outcomes]
-
-
-@contextmanager
-def cluster_tasks(address: str, *, log=None) -> Iterator[ClusterTasks]:
-    """``ClusterTasks`` on the scheduler at ``address`` (or ``local:N``), for the length of the block."""
-    with connect(address, log=log) as client:
-        yield ClusterTasks(client)
-
-
 # --- one scenario's parties on workers -------------------------------------------------------------
 
 #: On a worker: the party processes it runs for ``ppc run --scheduler``, by task token (to kill one).
@@ -440,7 +390,7 @@ def run_party_task(token: str, scenario: str, name: str, address: str, session: 
     secede()
     with tempfile.TemporaryDirectory(prefix="ppc-party-") as tmp:
         folder = Path(tmp)
-        from ppcsim.launcher import PARTY_ENV, party_argv
+        from ppcsim.run.launcher import PARTY_ENV, party_argv
 
         if credentials is not None:
             (folder / "credentials").mkdir(mode=0o700)

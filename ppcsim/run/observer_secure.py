@@ -26,10 +26,9 @@ from coordinator.combine import Combined
 from parties.run import disguise
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attacks import multilateration, multilateration_privacy
-from ppcsim.evaluate.observer import true_labels
 from ppcsim.evaluate.scores import scores
 from ppcsim.evaluate.settings import Settings
-from ppcsim.report_model import (
+from ppcsim.report.model import (
     ABSENT,
     Absent,
     Arbiter,
@@ -43,7 +42,8 @@ from ppcsim.report_model import (
     Utility,
     parse,
 )
-from ppcsim.scenario import Scenario
+from ppcsim.run.observer import true_labels
+from ppcsim.scenario.load import Scenario
 
 #: Records the attack and the post statistics are evaluated on at most (seeded sample).
 SAMPLE_ROWS = 2000

@@ -29,8 +29,8 @@ from ppcsim.evaluate.neighbours import profile
 from ppcsim.evaluate.scores import single_scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
-from ppcsim.report_model import Evaluation, Privacy, Utility, parse
-from ppcsim.scenario import Scenario
+from ppcsim.report.model import Evaluation, Privacy, Utility, parse
+from ppcsim.scenario.load import Scenario
 
 #: Records sampled (seeded) for stress, whose cost is quadratic in the records.
 STRESS_ROWS = 2000

@@ -21,7 +21,7 @@ synthetic party, and checks what every method promises:
 - **the observer's replay equals what was sent**: ``parties.run.disguise``
   with the same configuration reproduces, bit for bit, the arrays the
   coordinator received through the in-process simulation
-  (``ppcsim.simulate``: the party's real upload messages, the coordinator's
+  (``ppcsim.run.inprocess``: the party's real upload messages, the coordinator's
   real handlers).
 
 A new method registered in ``parties.methods.METHODS`` gets these checks from
@@ -141,8 +141,8 @@ def check_method(name: str, params: dict[str, Any] | None = None, *, dtype: str 
     from coordinator.clustering import ClusteringSpec
     from coordinator.ledger import predicted_payload
     from parties.run import disguise
-    from ppcsim.scenario import Scenario, Security
-    from ppcsim.simulate import simulate
+    from ppcsim.run.inprocess import simulate
+    from ppcsim.scenario.load import Scenario, Security
 
     cls = method_class(name)
     params = example_params(cls) if params is None else params

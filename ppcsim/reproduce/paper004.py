@@ -1,7 +1,7 @@
 """The numbers printed in Oliveira & Zaïane (004) that ``ppc reproduce`` checks, and their first-order estimates.
 
-Shared by the computation (``ppcsim.reproduce``) and the write-up
-(``ppcsim.reproduction_doc``), so that neither imports the other's internals.
+Shared by the computation (``ppcsim.reproduce.reproduction``) and the write-up
+(``ppcsim.reproduce.markdown``), so that neither imports the other's internals.
 The paper is *Privacy-Preserving Clustering by Object Similarity-Based
 Representation and Dimensionality Reduction Transformation*.
 """

@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
 from parties.client import WITHOUT_MUTUAL_TLS
 from parties.run import peak_rss
-from ppcsim.report_model import (
+from ppcsim.report.model import (
     ABSENT,
     FORMAT,
     Absent,
@@ -50,12 +50,18 @@ from ppcsim.report_model import (
     as_report,
     given,
 )
-from ppcsim.scenario import Scenario
+from ppcsim.scenario.load import Scenario
+from ppcsim.scenario.network import Link
 from protos.ids import as_text, for_file
 from protos.ppcsim.v1 import session_pb2
 
-if TYPE_CHECKING:
-    from ppcsim.relay import Relay
+
+class Relayed(Protocol):
+    """What the report reads of a party's counting relay (ppcsim.run.relay.Relay): the link it shaped and its
+    counts (``counts.up.bytes``, ``counts.down.bytes``, ``counts.connections``)."""
+
+    link: Link
+    counts: Any
 
 
 def _umask() -> int:
@@ -102,7 +108,7 @@ def build(
     *,
     summaries: dict[str, dict] | None = None,
     timing: dict[str, float] | None = None,
-    relays: Mapping[str, Relay] | None = None,
+    relays: Mapping[str, Relayed] | None = None,
     failure: str | None = None,
     evaluation: Evaluation | None = None,
     observer: bool = False,
@@ -126,7 +132,7 @@ def build(
     failure : str, optional
         Why the run failed, when the launcher knows better than the session.
     evaluation : Evaluation, optional
-        What the observer measured (ppcsim.evaluate.observer.evaluate, or evaluate_secure for secure aggregation).
+        What the observer measured (ppcsim.run.observer.evaluate, or evaluate_secure for secure aggregation).
     observer : bool
         Whether the report has an observer section (every party's seed): ``ppc run`` and the Python API.
     cluster : (str, dict), optional

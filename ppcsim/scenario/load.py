@@ -21,7 +21,7 @@ from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
 from parties.sources import fields as source_fields
 from parties.sources import known_columns, names_a_file, source_kind, unknown_source
-from ppcsim.relay import Link
+from ppcsim.scenario.network import Link
 from protos.schema import Param, check_table, unknown
 
 #: Names of sessions and parties: they appear in file names and on the wire.

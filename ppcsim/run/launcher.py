@@ -16,13 +16,13 @@ from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
 from parties.run import peak_rss
-from ppcsim.credentials import make_credentials
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
-from ppcsim.relay import Relay
-from ppcsim.report import build, summary_table, write_outputs
-from ppcsim.report_model import Evaluation, Report
-from ppcsim.scenario import Scenario
+from ppcsim.report.model import Evaluation, Report
+from ppcsim.report.outputs import build, summary_table, write_outputs
+from ppcsim.run.credentials import make_credentials
+from ppcsim.run.relay import Relay
+from ppcsim.scenario.load import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit...
 EXIT_GRACE = 30.0
@@ -160,23 +160,23 @@ def run_scenario(
     """Run ``scenario``, write its outputs into ``out``, and return the report.
 
     ``parties`` starts the party processes: ``LocalParties()`` (the default)
-    on this machine, or ``ppcsim.cluster.ClusterParties`` on the workers of a
+    on this machine, or ``ppcsim.run.cluster.ClusterParties`` on the workers of a
     Dask cluster, while the coordinator and its counting relays stay here.
 
     With ``settings``, the launcher then measures utility and privacy as an
-    observer (ppcsim.evaluate.observer); None skips the measurements. With
+    observer (ppcsim.run.observer); None skips the measurements. With
     neither ``settings`` nor ``keep_sent``, the coordinator keeps only the sum
     of the dissimilarity uploads, not each party's, and writes no sent/.
 
     ``details``, when given, receives the arrays behind the report for its
     pictures: ``outcome`` (what the coordinator reached) and what
-    ppcsim.evaluate.observer.evaluate puts there.
+    ppcsim.run.observer.evaluate puts there.
 
-    ``scheduler``, with ``ppcsim.cluster.ClusterParties``, is the Dask
+    ``scheduler``, with ``ppcsim.run.cluster.ClusterParties``, is the Dask
     scheduler's address, which the report's ``cluster`` section records
     beside the worker each party ran on.
 
-    The report (a ppcsim.report_model.Report; ``report["parties"]`` reads it
+    The report (a ppcsim.report.model.Report; ``report["parties"]`` reads it
     as report.json holds it) is built once, when everything is measured.
     Raises RunError naming the party or the cause when the run fails; the
     report (with its error) is written all the same.
@@ -191,7 +191,7 @@ def run_scenario(
         registry = Registry()
         tokens = load_token_digests(credentials, scenario.name) if credentials else None
         session = registry.create(scenario.session_spec(tokens, keep_uploads=keep_sent or settings is not None))
-        from ppcsim import helper  # MPC of two parties: the coordinator's share-holder with no data
+        from ppcsim.run import helper  # MPC of two parties: the coordinator's share-holder with no data
 
         helper.start(session, log)
         security = load_server_security(credentials, tls=scenario.security.tls, mutual=scenario.security.mutual)
@@ -234,16 +234,16 @@ def run_scenario(
     memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
     evaluation: Evaluation | None = None
     if not failure and settings is not None:
-        from ppcsim.evaluate.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
+        from ppcsim.run.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
         if session.arbiter is not None and session.arbiter.hub is not None:  # MPC: what each role learned
-            from ppcsim.evaluate.mpc import evaluate_mpc
+            from ppcsim.run.observer_mpc import evaluate_mpc
 
             evaluation = evaluate_mpc(scenario, session, settings)
         elif session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
-            from ppcsim.evaluate.secure import evaluate_secure
+            from ppcsim.run.observer_secure import evaluate_secure
 
             evaluation = evaluate_secure(scenario, session, settings)
         else:

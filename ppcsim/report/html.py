@@ -12,8 +12,8 @@ from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
-from ppcsim.report import uniformity
-from ppcsim.report_model import ABSENT, AttackScore, MpcPrivacy, Party, Report, SecurePrivacy, Skipped, as_report, given
+from ppcsim.report.model import ABSENT, AttackScore, MpcPrivacy, Party, Report, SecurePrivacy, Skipped, as_report, given
+from ppcsim.report.outputs import uniformity
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -465,7 +465,7 @@ def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dic
                notes: Sequence[str] = ()) -> str:
     """A sweep: what was swept, the figures (each saying which methods it leaves out), then one table row
     per run (scrollable when wide)."""
-    from ppcsim.plots import left_out
+    from ppcsim.report.plots import left_out
 
     s = []
     if grid:

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ppcsim.evaluate.attackers import ATTACKS  # noqa: E402
-from ppcsim.report_model import AttackScore, Report, as_report, given  # noqa: E402
+from ppcsim.report.model import AttackScore, Report, as_report, given  # noqa: E402
 
 
 def _series_key(row: dict, exclude: set[str]) -> str:
@@ -189,7 +189,7 @@ def methods_figure(rows: list[dict], out: Path) -> Path:
 
 def run_figures(report: Report | dict, out: Path, details: dict | None = None) -> dict[str, Path]:
     """A run's figures: bytes per party (its layers next to the prediction), and column privacy; with the
-    observer's ``details`` (ppcsim.evaluate.observer.evaluate) also the clusters and each party's
+    observer's ``details`` (ppcsim.run.observer.evaluate) also the clusters and each party's
     attacks' reconstructions against the truth."""
     report = as_report(report)
     figures = {}

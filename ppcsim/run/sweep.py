@@ -41,14 +41,14 @@ from parties.run import peak_rss
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
-from ppcsim.evaluate.observer import Settings, evaluate
 from ppcsim.evaluate.scores import per_column_figures, single_figures
-from ppcsim.launcher import run_scenario
-from ppcsim.partition import share_k, split_sizes
-from ppcsim.report import build, write_atomic
-from ppcsim.report_model import ABSENT, AttackScore, Profile, Report, as_report, given
-from ppcsim.scenario import PARTY, ScenarioError, generated, load_scenario
-from ppcsim.simulate import simulate
+from ppcsim.report.model import ABSENT, AttackScore, Profile, Report, as_report, given
+from ppcsim.report.outputs import build, write_atomic
+from ppcsim.run.inprocess import simulate
+from ppcsim.run.launcher import run_scenario
+from ppcsim.run.observer import Settings, evaluate
+from ppcsim.scenario.load import PARTY, ScenarioError, generated, load_scenario
+from ppcsim.scenario.partition import share_k, split_sizes
 from protos.schema import unknown
 
 GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows")
@@ -310,9 +310,9 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
         raise RunError(f"{point.path}: protocol = \"mpc\" runs each MPC party as its own OS process; sweep it "
                        "without --in-process")
     t0 = time.perf_counter()
-    if scenario.clustering.protocol == SECURE:  # rounds, each party a thread (ppcsim.simulate.simulate_secure)
-        from ppcsim.evaluate.secure import evaluate_secure
-        from ppcsim.simulate import simulate_secure
+    if scenario.clustering.protocol == SECURE:  # rounds, each party a thread (ppcsim.run.inprocess.simulate_secure)
+        from ppcsim.run.inprocess import simulate_secure
+        from ppcsim.run.observer_secure import evaluate_secure
 
         session, _, own = simulate_secure(scenario, log=io.StringIO())  # the parties' round lines: not the sweep's
         session.wait(0)

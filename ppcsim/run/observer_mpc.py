@@ -22,11 +22,11 @@ from coordinator.combine import Combined
 from coordinator.protocols.mpc import HELPER, threshold
 from parties.run import disguise
 from ppcsim.evaluate.agreement import agreement
-from ppcsim.evaluate.observer import true_labels
-from ppcsim.evaluate.secure import joined_data
 from ppcsim.evaluate.settings import Settings
-from ppcsim.report_model import Arbiter, Evaluation, MpcPrivacy, Skipped, Utility
-from ppcsim.scenario import Scenario
+from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Skipped, Utility
+from ppcsim.run.observer import true_labels
+from ppcsim.run.observer_secure import joined_data
+from ppcsim.scenario.load import Scenario
 
 
 def reference(X: np.ndarray, init: np.ndarray, k: int, rounds: int):

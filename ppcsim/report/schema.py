@@ -1,9 +1,9 @@
 """Write (or check) ``docs/report.schema.json``, the JSON Schema of ``report.json``, from the report's types.
 
-``python -m ppcsim.report_schema`` writes it (to ``docs/report.schema.json``
+``python -m ppcsim.report.schema`` writes it (to ``docs/report.schema.json``
 under the current folder, or the path given); ``--check`` compares instead and
 exits 1 when the file differs from what the types give. The types are in
-ppcsim.report_model; the schema is never edited by hand.
+ppcsim.report.model; the schema is never edited by hand.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from ppcsim.report_model import schema_text
+from ppcsim.report.model import schema_text
 
 #: Where the schema is published, relative to the project's root.
 DEFAULT = Path("docs") / "report.schema.json"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ppcsim.report_schema",
+    parser = argparse.ArgumentParser(prog="python -m ppcsim.report.schema",
                                      description="Write the JSON Schema of report.json, generated from the report's "
-                                                 "types (ppcsim.report_model).")
+                                                 "types (ppcsim.report.model).")
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT,
                         help=f"where to write it (default: {DEFAULT})")
     parser.add_argument("--check", action="store_true",
@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             current = args.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            print(f"{args.path}: no such file; write it with python -m ppcsim.report_schema", file=sys.stderr)
+            print(f"{args.path}: no such file; write it with python -m ppcsim.report.schema", file=sys.stderr)
             return 1
         if current != text:
-            print(f"{args.path} is out of date: write it again with python -m ppcsim.report_schema", file=sys.stderr)
+            print(f"{args.path} is out of date: write it again with python -m ppcsim.report.schema", file=sys.stderr)
             return 1
         return 0
     args.path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """The Markdown report of ``ppc reproduce``: each experiment beside the paper, and why they differ.
 
-:func:`render_markdown` turns the numbers that :func:`ppcsim.reproduce.reproduce`
+:func:`render_markdown` turns the numbers that :func:`ppcsim.reproduce.reproduction.reproduce`
 computes (everything it writes to ``reproduction.json``) into ``reproduction.md``.
 It computes nothing new from the data: the same dictionary, or that JSON read
 back, always gives the same text.
@@ -8,7 +8,7 @@ back, always gives the same text.
 
 from __future__ import annotations
 
-from ppcsim.paper004 import (
+from ppcsim.reproduce.paper004 import (
     MUSHROOM_COLUMNS,
     NORMALIZATIONS,
     ORTHONORMAL,
@@ -374,7 +374,7 @@ def _fig2_section(r: dict) -> str:
         "count** by the largest-remainder method (ties to the earlier party). Each party projects its own "
         "block with its own matrix through `drbt`, which scales the block by its own sqrt(d_j/k_j) (RP1) or "
         "1/sqrt(k_j) (RP2); the joined distances are compared with the original ones over all columns. Party "
-        "j's seed is `party_seeds(s, p)[j]` (`ppcsim.scenario`), as `ppc run` derives it from a scenario seed "
+        "j's seed is `party_seeds(s, p)[j]` (`ppcsim.scenario.load`), as `ppc run` derives it from a scenario seed "
         "s. The paper also computed each party's own stress; we report the joined data only."), (
         "If every pair's squared distance were shared among the blocks in proportion to their column counts, "
         "the Fig. 1 estimate would hold for every p (RP2: "
@@ -409,7 +409,7 @@ def _orthogonal(o: dict | None) -> str:
 
 
 def _thesis_section(t: dict) -> str:
-    from ppcsim.thesis000 import METHODS, PAPER
+    from ppcsim.reproduce.thesis000 import METHODS, PAPER
 
     out = ["## Alotaibi's thesis, Tables 5.8 and 5.13: NP and 4-NN accuracy on wine and iris", (
         "The thesis (Alotaibi, *Non-Metric Multi-Dimensional Scaling for Distance-Based Privacy-Preserving Data "
@@ -417,7 +417,7 @@ def _thesis_section(t: dict) -> str:
         "reduces it to p = n - 1 dimensions with five perturbations and reports the neighbourhood preservation NP "
         "(eq. 5.21, averaged over k = 3..10; Table 5.8) and the accuracy of a 4-NN classifier under 10-fold "
         "cross-validation (Table 5.13). We run the simulator's own methods, one party holding every column "
-        "(`ppcsim.thesis000`), with seeds 0.." + str(t["seeds"] - 1) + ": each seed redraws the random projections "
+        "(`ppcsim.reproduce.thesis000`), with seeds 0.." + str(t["seeds"] - 1) + ": each seed redraws the random projections "
         "and reshuffles the folds, so each cell is **mean ± std over " + str(t["seeds"]) + " seeds** (the "
         "deterministic methods' NP has no spread). The thesis' RP has orthogonal columns (eq. 2.18) and, per "
         "§5.3.4, is the least-stress of 20 draws; we show RP1 (Gaussian, unit-length columns), the orthonormal "
@@ -466,7 +466,7 @@ def _thesis_section(t: dict) -> str:
 
 def _dct_range() -> str:
     """000 Table 5.8's DCT column in words: its range over the thesis' data sets."""
-    from ppcsim.thesis000 import TABLE_5_8_DCT
+    from ppcsim.reproduce.thesis000 import TABLE_5_8_DCT
 
     low, high = min(TABLE_5_8_DCT, key=TABLE_5_8_DCT.__getitem__), max(TABLE_5_8_DCT, key=TABLE_5_8_DCT.__getitem__)
     return (f"{TABLE_5_8_DCT[low]:.2f} ({low}) to {TABLE_5_8_DCT[high]:.2f} ({high}) over its "

@@ -5,7 +5,7 @@ mean, spread and range, beside the paper's single draw. The UCI files
 (``UCI_SOURCES``: the Mushroom data with a header row, the Chess (King-Rook vs.
 King-Pawn) data without) are not bundled; without them only Table 1 / eq. 11
 and Tables 2-3 run. This module
-computes; ``ppcsim.reproduction_doc`` writes the numbers up as ``reproduction.md``.
+computes; ``ppcsim.reproduce.markdown`` writes the numbers up as ``reproduction.md``.
 """
 
 from __future__ import annotations
@@ -31,11 +31,10 @@ import scipy
 from scipy.spatial.distance import pdist
 from threadpoolctl import threadpool_limits
 
-from parties.methods.drbt import DRBT
 from parties.methods.osbr import OSBR
 from parties.normalize import normalize
-from ppcsim.evaluate.stress import stress
-from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
+from ppcsim.reproduce.markdown import render_markdown
+from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
     EQ11,
     FIG1_BOUND,
     FIG1_K,
@@ -60,13 +59,12 @@ from ppcsim.paper004 import (  # noqa: F401 (the paper's numbers stay importable
     is_tie,
     stress_estimate,
 )
-from ppcsim.partition import share_k, split_sizes
-from ppcsim.reproduction_doc import render_markdown
-from ppcsim.scenario import party_seeds
-from ppcsim.thesis000 import tables as thesis_tables
+from ppcsim.reproduce.projection import project_blocks, projection_stress  # noqa: F401 (importable from here)
+from ppcsim.reproduce.thesis000 import tables as thesis_tables
+from ppcsim.scenario.partition import share_k, split_sizes
 
 if TYPE_CHECKING:  # Dask is needed only with --scheduler
-    from ppcsim.cluster import ClusterTasks
+    from ppcsim.reproduce.on_cluster import ClusterTasks
 
 Progress = Callable[[str], object]
 
@@ -135,31 +133,6 @@ def encode_categorical(source: Path | str | TextIO, *, header: bool) -> Encoded:
 # --- projections and their stress -----------------------------------------------------------
 
 
-def project_blocks(X: np.ndarray, sizes: list[int], ks: list[int], projection: str, seed: int) -> np.ndarray:
-    """Each party projects its own block with ``drbt``; the central party concatenates the blocks.
-
-    Party j's seed is ``party_seeds(seed, p)[j]``, as ``ppc run`` derives it from a
-    scenario seed, so the first party draws the same matrix whatever p is. Each
-    block carries its own scale (sqrt(d_j/k_j) for RP1, 1/sqrt(k_j) for RP2).
-    """
-    bounds = np.cumsum([0, *sizes])
-    blocks = []
-    for j, (seed_j, k_j) in enumerate(zip(party_seeds(seed, len(sizes)), ks)):
-        block = X[:, bounds[j] : bounds[j + 1]]
-        method = DRBT(random_state=seed_j, k=k_j, projection=projection)
-        blocks.append(method.disguise(block, [f"c{i}" for i in range(block.shape[1])])[0].array)
-    return np.hstack(blocks)
-
-
-def projection_stress(X: np.ndarray, d: np.ndarray, sizes: list[int], ks: list[int], projection: str,
-                      seed: int, *, out: np.ndarray | None = None) -> float:
-    """Stress (eq. 6) of the joined projection against the original distances ``d`` (condensed).
-
-    ``out``, an array shaped like ``d``, receives the projected distances (saves an allocation).
-    """
-    return stress(d, pdist(project_blocks(X, sizes, ks, projection, seed), out=out))
-
-
 #: A worker's data and original distances, handed over once per pool (inherited on fork).
 _STATE: dict[str, np.ndarray] = {}
 
@@ -181,7 +154,7 @@ def run_tasks(X: np.ndarray, d: np.ndarray, tasks: list[tuple], *, jobs: int | C
               progress: Progress) -> list[float]:
     """Stress of every ``(sizes, ks, projection, seed)`` task, in order, on ``jobs`` processes.
 
-    ``jobs`` may also be a ``ppcsim.cluster.ClusterTasks``: the tasks then run on its Dask cluster.
+    ``jobs`` may also be a ``ppcsim.reproduce.on_cluster.ClusterTasks``: the tasks then run on its Dask cluster.
     """
     start, results, step = time.perf_counter(), [], max(1, len(tasks) // 10)
 
@@ -556,7 +529,7 @@ def run(args: argparse.Namespace) -> int:
     progress = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     command = format_command(paths, args.out, args.seeds)
     if getattr(args, "scheduler", None):  # the projections as tasks on a Dask cluster
-        from ppcsim.cluster import cluster_tasks
+        from ppcsim.reproduce.on_cluster import cluster_tasks
 
         with cluster_tasks(args.scheduler) as tasks:
             reproduce(args.mushroom, args.chess, args.out, seeds=args.seeds, jobs=tasks, command=command,

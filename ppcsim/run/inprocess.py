@@ -11,8 +11,6 @@ process start-up otherwise.
 
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import dataclass
 
 from coordinator import handlers
@@ -33,7 +31,7 @@ from parties.serde import (
     tag_from_proto,
     tag_to_proto,
 )
-from ppcsim.scenario import Scenario
+from ppcsim.scenario.load import Scenario
 from protos.ppcsim.v1 import session_pb2
 
 
@@ -163,15 +161,3 @@ def simulate_secure(scenario: Scenario, *, masked: bool = True, deadline: float 
         raise errors[0]
     return session, results, own
 
-
-class _CallableModule(types.ModuleType):
-    """``ppcsim.simulate(scenario, ...)`` is the Python API's entry point (ppcsim.api.simulate). Importing this
-    module puts the module itself on the package under that name, so the module answers the same call."""
-
-    def __call__(self, scenario, processes: bool = False, **options):
-        from ppcsim.api import simulate as run
-
-        return run(scenario, processes, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

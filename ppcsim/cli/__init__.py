@@ -1,0 +1,1 @@
+"""The ``ppc`` command line."""

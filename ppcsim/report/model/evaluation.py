@@ -1,0 +1,383 @@
+"""The report's sections the observer measures: utility and privacy (the attacks' scores)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ppcsim.report.model.base import ABSENT, Absent, Section
+
+
+@dataclass(kw_only=True)
+class Observer(Section):
+    """What repeats the simulation, known to the observer (``ppc run``) alone.
+
+    Attributes
+    ----------
+    seed : int
+        The scenario's seed.
+    party_seeds : object
+        Every party's seed (its disguise's secrets derive from it).
+    """
+
+    seed: int
+    party_seeds: dict[str, int | None]
+
+
+@dataclass(kw_only=True)
+class Profile(Section):
+    """A measure at each neighbourhood size k = 3..10 and its mean (000 eqs. 5.21-5.23).
+
+    Attributes
+    ----------
+    mean : number
+        The mean over k.
+    by_k : object
+        The measure at each k (keys are k as text).
+    """
+
+    OPEN = True
+    mean: float
+    by_k: dict[str, float] | Absent = ABSENT
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class FixedPoint(Section):
+    """Secure aggregation: the fixed-point error of the last round's distances.
+
+    Attributes
+    ----------
+    scale_bits : int
+        Values are sent times 2^scale_bits.
+    max_abs_error : number
+        The largest error of a distance read by the arbiter.
+    bound : number
+        The bound on it (parties x 2^-(scale_bits + 1)).
+    """
+
+    scale_bits: int
+    max_abs_error: float
+    bound: float
+
+
+@dataclass(kw_only=True)
+class Utility(Section):
+    """How well the disguised clustering kept the original one, measured by the observer.
+
+    Agreement records (``vs_original``, ...) map a metric's name to its value (``ari``, ``nmi``,
+    ``misclassification``, ``variation_of_information``, ``f_measure``, ...).
+
+    Attributes
+    ----------
+    stress : number
+        Stress (004 eq. 6) between the original and the coordinator's distances, on sampled records.
+    stress_records : int
+        The records stress was measured on.
+    reference : str
+        What the clustering is compared with, in words.
+    labels_equal_same_init : bool
+        Secure aggregation: whether the labels equal scikit-learn's KMeans from the same initial records.
+    vs_same_init : object
+        Secure aggregation: agreement with that KMeans.
+    fixed_point : FixedPoint
+        Secure aggregation: the fixed-point error.
+    np : Profile
+        Neighbourhood preservation (000 eq. 5.21).
+    cc : Profile
+        Class compactness of the disguised data (000 eq. 5.22), with true labels.
+    cc_original : Profile
+        Class compactness of the original data (000 eq. 5.23), with true labels.
+    vs_original : object
+        Agreement with the same clustering of the original joined data.
+    reference_original : str
+        Secure aggregation: what ``vs_original`` compares with.
+    vs_truth : object
+        Agreement with the data's true labels, when it has them.
+    original_vs_truth : object
+        Agreement of the original data's clustering with the true labels.
+    """
+
+    OPEN = True
+    stress: float | Absent = ABSENT
+    stress_records: int | Absent = ABSENT
+    reference: str | Absent = ABSENT
+    labels_equal_same_init: bool | Absent = ABSENT
+    vs_same_init: dict[str, float] | Absent = ABSENT
+    fixed_point: FixedPoint | Absent = ABSENT
+    np: Profile | Absent = ABSENT
+    cc: Profile | Absent = ABSENT
+    cc_original: Profile | Absent = ABSENT
+    vs_original: dict[str, float]
+    reference_original: str | Absent = ABSENT
+    vs_truth: dict[str, float] | Absent = ABSENT
+    original_vs_truth: dict[str, float] | Absent = ABSENT
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Skipped(Section):
+    """A measurement that was not made, and why.
+
+    Attributes
+    ----------
+    knowledge : str
+        What the attacker would have known.
+    skipped : str
+        Why it was not made (``--no-attacks``, a metric without Euclidean distances, ...).
+    """
+
+    knowledge: str | Absent = ABSENT
+    skipped: str
+
+
+@dataclass(kw_only=True)
+class Privacy002(Section):
+    """Column privacy as 002 §6.1.1 defines it.
+
+    Attributes
+    ----------
+    columns : object
+        Per original column.
+    min : number
+        The lowest column's.
+    mean : number
+        The mean over columns.
+    spread : object
+        Standard deviations of ``min`` and ``mean`` over the draws of the known records.
+    median : object
+        Medians of ``min`` and ``mean`` over those draws.
+    iqr : object
+        Interquartile ranges of ``min`` and ``mean`` over those draws.
+    """
+
+    columns: dict[str, float]
+    min: float
+    mean: float
+    spread: dict[str, float] | Absent = ABSENT
+    median: dict[str, float] | Absent = ABSENT
+    iqr: dict[str, float] | Absent = ABSENT
+
+
+@dataclass(kw_only=True)
+class Distortion(Section):
+    """001's distortion measures (eqs. 2.7-2.11) of one matrix against the original.
+
+    Attributes
+    ----------
+    vd : number
+        Value difference.
+    rp : number
+        Average change of rank.
+    rm : number
+        Share of values keeping their rank.
+    cp : number or null
+        Average change of a column's rank by its range-normalised mean; null when two columns' means are
+        within 1e-9 of each other (no rank order).
+    ck : number or null
+        Share of columns keeping that rank; null when CP is.
+    """
+
+    OPEN = True
+    vd: float
+    rp: float | Absent = ABSENT
+    rm: float | Absent = ABSENT
+    cp: float | None | Absent = ABSENT
+    ck: float | None | Absent = ABSENT
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class AttackScore(Section):
+    """How well one attack reconstructed the original columns (column privacy: 0 = recovered exactly).
+
+    Attributes
+    ----------
+    knowledge : str
+        What the attacker knew, in words.
+    estimator : str
+        How it estimated, in words.
+    columns : object
+        Column privacy of each original column (002, as measured here).
+    min : number
+        The lowest column's.
+    mean : number
+        The mean over columns.
+    privacy_002 : Privacy002
+        The same by 002 §6.1.1's definition.
+    vd : number
+        001's value difference of the estimate (eq. 2.7).
+    rp : number
+        001's RP of the estimate (first draw).
+    rm : number
+        001's RM of the estimate (first draw).
+    cp : number or null
+        001's CP of the estimate (first draw), on range-normalised columns; null when not meaningful.
+    ck : number or null
+        001's CK of the estimate (first draw), on range-normalised columns; null when not meaningful.
+    draws : int
+        Draws of the known records averaged.
+    spread : object
+        Standard deviations of ``min`` and ``mean`` over those draws.
+    median : object
+        Medians of ``min`` and ``mean`` over those draws.
+    iqr : object
+        Interquartile ranges of ``min`` and ``mean`` over those draws.
+    object_privacy_mean : number
+        Multilateration: the mean privacy of a record (000 §4.4).
+    records : int
+        Secure aggregation: the records attacked.
+    """
+
+    OPEN = True
+    knowledge: str | Absent = ABSENT
+    estimator: str | Absent = ABSENT
+    columns: dict[str, float]
+    min: float
+    mean: float
+    privacy_002: Privacy002 | Absent = ABSENT
+    vd: float | Absent = ABSENT
+    rp: float | Absent = ABSENT
+    rm: float | Absent = ABSENT
+    cp: float | None | Absent = ABSENT
+    ck: float | None | Absent = ABSENT
+    draws: int | Absent = ABSENT
+    spread: dict[str, float] | Absent = ABSENT
+    median: dict[str, float] | Absent = ABSENT
+    iqr: dict[str, float] | Absent = ABSENT
+    object_privacy_mean: float | Absent = ABSENT
+    records: int | Absent = ABSENT
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class PartyPrivacy(Section):
+    """The attacks on one party's sent arrays, measured by the observer.
+
+    Attributes
+    ----------
+    method : str
+        The party's disguise.
+    records : int
+        Records attacked (a seeded sample on large data).
+    seed : int
+        The scenario's seed.
+    sent_distortion : Distortion
+        001's distortion of what the party sent, when it has the original's shape.
+    attacks : object
+        Per attack name, its AttackScore or why it was Skipped.
+    """
+
+    OPEN = True
+    method: str
+    records: int
+    seed: int
+    sent_distortion: Distortion | Absent = ABSENT
+    attacks: dict[str, AttackScore | Skipped]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Arbiter(Section):
+    """What the arbiter of secure aggregation sees and never sees, in words.
+
+    Attributes
+    ----------
+    sees : array of str
+        What it sees.
+    never_sees : array of str
+        What it never sees.
+    """
+
+    sees: list[str]
+    never_sees: list[str]
+
+
+@dataclass(kw_only=True)
+class Post(Section):
+    """One party's last-round post against its true partial distances.
+
+    Attributes
+    ----------
+    correlation_with_partial_distances : number
+        Pearson correlation (0: the post tells nothing).
+    uniformity_ks_pvalue : number
+        Kolmogorov-Smirnov p-value of the posts against the uniform distribution.
+    values : int
+        Values compared.
+    """
+
+    correlation_with_partial_distances: float
+    uniformity_ks_pvalue: float
+    values: int
+
+
+@dataclass(kw_only=True)
+class Posts(Section):
+    """The parties' posts as the arbiter received them.
+
+    Attributes
+    ----------
+    what : str
+        What was compared, in words.
+    by_party : object
+        Per party, its Post.
+    """
+
+    what: str
+    by_party: dict[str, Post]
+
+
+@dataclass(kw_only=True)
+class SecurePrivacy(Section):
+    """Privacy of a secure-aggregation run, measured by the observer.
+
+    Attributes
+    ----------
+    arbiter : Arbiter
+        What the arbiter sees.
+    posts : Posts
+        The posts against the truth (when the session converged).
+    multilateration : object
+        Multilateration of the joined records from the initial centres: an AttackScore, or why it was Skipped.
+    """
+
+    arbiter: Arbiter
+    posts: Posts | Absent = ABSENT
+    multilateration: AttackScore | Skipped
+
+
+@dataclass(kw_only=True)
+class MpcPrivacy(Section):
+    """Privacy of an MPC run: what each role learned, in words, and the assumption it rests on.
+
+    Attributes
+    ----------
+    assumption : str
+        The trust assumption (honest majority: no t + 1 share-holders collude).
+    roles : object
+        Per role (``coordinator``, ``each party``, ``helper``), an Arbiter of what it sees and never sees.
+    """
+
+    assumption: str
+    roles: dict[str, Arbiter]
+
+
+@dataclass(kw_only=True)
+class Evaluation(Section):
+    """What the observer measured of a run: its utility and its privacy (the two sections of the report).
+
+    Attributes
+    ----------
+    utility : Utility
+        Utility.
+    privacy : object
+        Privacy (see Report).
+    """
+
+    utility: Utility
+    privacy: Privacy
+
+
+#: The privacy section: per party (upload sessions), the arbiter's view (secure aggregation), or skipped.
+Privacy = Skipped | SecurePrivacy | MpcPrivacy | dict[str, PartyPrivacy]

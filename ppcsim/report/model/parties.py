@@ -1,0 +1,138 @@
+"""The report's sections on each party: its bytes, refusals, network and what it sent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ppcsim.report.model.base import ABSENT, Absent, Section
+
+
+@dataclass(kw_only=True)
+class PartyBytes(Section):
+    """What one party's accepted upload took, in bytes.
+
+    Attributes
+    ----------
+    predicted : int or null
+        The paper's communication cost of the upload (m k_j l for rows, m(m-1)/2 l per condensed array;
+        secure aggregation: its prediction for every round); null before an upload's header arrived.
+    payload : int
+        The array bytes the coordinator received (refused uploads apart).
+    serialized : int
+        The protobuf messages of the accepted exchange, as serialised.
+    wire : int
+        What the party's TCP connection carried up (TLS and HTTP/2 included), counted by its relay; only when
+        the party ran as a process.
+    wire_down : int
+        What its connection carried down, counted by its relay; only when the party ran as a process.
+    """
+
+    predicted: int | None
+    payload: int
+    serialized: int
+    wire: int | Absent = ABSENT
+    wire_down: int | Absent = ABSENT
+
+
+@dataclass(kw_only=True)
+class RefusedCounts(Section):
+    """The uploads of one party that the coordinator refused and discarded (their bytes crossed the wire too).
+
+    Attributes
+    ----------
+    attempts : int
+        Refused uploads.
+    messages : int
+        Their messages.
+    serialized : int
+        Their serialised bytes.
+    payload : int
+        Their array bytes.
+    """
+
+    attempts: int
+    messages: int
+    serialized: int
+    payload: int
+
+
+@dataclass(kw_only=True)
+class Network(Section):
+    """How a party process's connection went (``ppc run`` only).
+
+    Attributes
+    ----------
+    link : str
+        The ``[network]`` link its relay shaped, in words ("loopback, unshaped", "10 Mbit/s, 20 ms one way").
+    wire_down : int
+        Format 1 only (now ``bytes.wire_down``): bytes its connection carried down; still read.
+    connections : int
+        TCP connections it opened.
+    upload_seconds : number or null
+        Seconds its Join and upload took, measured by the party.
+    """
+
+    link: str
+    wire_down: int | Absent = ABSENT
+    connections: int
+    upload_seconds: float | None
+
+
+@dataclass(kw_only=True)
+class Party(Section):
+    """One party: what it held, how it disguised it, what it sent and what that cost.
+
+    Attributes
+    ----------
+    name : str
+        The party's name.
+    method : str
+        Its disguise (``drbt``, ``osbr``, ...; ``secure_aggregation`` in a secure-aggregation session).
+    params : object
+        The method's parameters as the party used them.
+    normalize : str or null
+        The normalisation of its columns before the disguise.
+    source : str or null
+        Where its data came from (a file, ``sklearn:...``, ``synthetic:...``), as the scenario names it.
+    rows : int or null
+        Records in its accepted upload.
+    columns : array of str
+        Its original columns.
+    output_dims : int or null
+        Columns per record sent (feature methods), values per condensed array (dissimilarities), or k
+        (secure aggregation).
+    sends : str or null
+        ``features``, ``dissimilarities`` or ``masked partial distances``.
+    arrays : object
+        The shape of each array it sent, by the array's name.
+    bytes : PartyBytes
+        Bytes of its accepted upload.
+    refused : RefusedCounts
+        Its uploads the coordinator refused.
+    timing : object
+        Seconds of each of its phases (load, disguise, upload, ...), measured by the party process.
+    peak_rss : int or null
+        The party process's peak resident memory, in bytes.
+    rounds : int or null
+        Secure aggregation: the rounds the party took part in.
+    network : Network
+        Its connection, counted by its relay (``ppc run`` only).
+    """
+
+    name: str
+    method: str
+    params: dict[str, Any]
+    normalize: str | None
+    source: str | None
+    rows: int | None
+    columns: list[str]
+    output_dims: int | None
+    sends: str | None
+    arrays: dict[str, list[int]]
+    bytes: PartyBytes
+    refused: RefusedCounts
+    timing: dict[str, float]
+    peak_rss: int | None
+    rounds: int | None | Absent = ABSENT
+    network: Network | Absent = ABSENT

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ppc_cmd, read_report, run_ppc
-from ppcsim.cli import main as ppc_main
-from ppcsim.scenario.load import load_scenario, party_seed
+from ppcsim.cli.parser import main as ppc_main
 from ppcsim.run.inprocess import simulate
+from ppcsim.scenario.load import load_scenario, party_seed
 from protos.ids import as_text
 
 #: Seconds the whole test may take before it gives up: a guard against hangs, far above the ~1.5 min it

@@ -14,8 +14,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from conftest import LAB_SHOP_DRBT, WINE, WINE_LABELLED, party_table, scenario_toml, write_scenario
-from ppcsim import reproduce as rp
-from ppcsim.cli import main
+from ppcsim.cli.parser import main
 from ppcsim.errors import RunError
 from ppcsim.reproduce import reproduction as rp
 from ppcsim.run.observer import Settings

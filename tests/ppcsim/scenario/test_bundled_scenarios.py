@@ -4,8 +4,8 @@
 import pytest
 
 from conftest import ROOT, read_report, run_ppc
-from ppcsim.scenario.load import load_scenario
 from ppcsim.run.sweep import plan
+from ppcsim.scenario.load import load_scenario
 
 SCENARIOS = sorted(ROOT.joinpath("scenarios").glob("*.toml"))
 

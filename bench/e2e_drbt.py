@@ -14,7 +14,10 @@ The baselines run with the numpy settings the ppc processes get (see
 ppcsim/__init__.py), so the ratios compare work, not allocator settings.
 Targets: each run <= 1.3x KMeans-40 and < 1.0x KMeans-100; its k-means phase
 <= 1.05x KMeans-40 alone; everything else in it (parties ready, uploads,
-join, results) <= 0.35x its k-means phase; pseudonymous <= 1.1x plain.
+join, results) <= 0.35x its k-means phase; pseudonymous <= 1.1x plain; the
+coordinator's peak RSS (the `ppc run` process, which hosts it) <= 1.5x the
+clustered ROWS x 40 float64 matrix + 250 MiB for the interpreter and its
+libraries.
 
     python bench/e2e_drbt.py [--rows 1000000] [--n-init 10] [--ids pseudonymous plain] [--json PATH]
 """
@@ -40,6 +43,8 @@ from ppcsim.scenario.load import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario  # noqa: E402
+
+MIB = 1 << 20
 
 
 def scenario(rows: int, n_init: int, ids: str = "pseudonymous") -> str:
@@ -113,6 +118,7 @@ def main() -> int:
     print(f"sklearn KMeans, 40 dims    {k40:8.2f} s")
     print(f"sklearn KMeans, 100 dims   {k100:8.2f} s")
     same_all = True
+    matrix = args.rows * 40 * 8 / MIB  # the clustered float64 matrix, MiB
     for ids, (e2e, report, labels) in runs.items():
         split = phases(report)
         same = bool(np.array_equal(labels, labels40))
@@ -130,13 +136,16 @@ def main() -> int:
         out.check(f"{ids}: not k-means (ready, uploads, join, results) / k-means phase", beside / split["k-means"],
                   "<=", 0.35)
         out.check(f"{ids}: labels equal KMeans-40's", float(same), "==", 1)
+        peak = out.add(f"{ids} coordinator peak MiB", report["memory"]["coordinator_peak_rss"] / MIB)
+        out.check(f"{ids}: coordinator peak / (1.5 x matrix + 250 MiB)", peak / (1.5 * matrix + 250), "<=", 1)
     if {"pseudonymous", "plain"} <= set(runs):
         out.check("pseudonymous e2e / plain e2e", runs["pseudonymous"][0] / runs["plain"][0], "<=", 1.1)
     for c in out.checks:
         print(f"{c['what']:<70} {c['value']:8.3f}  target {c['target']:<7} {'met' if c['met'] else 'NOT met'}")
     out.write(args.json, f"{args.rows:,} records, n_init {args.n_init}: " + "; ".join(
         f"{ids} ids end to end {runs[ids][0]:.2f} s (k-means phase {out.figures[f'{ids} k-means s']:.2f} s, "
-        f"uploads {out.figures[f'{ids} uploads s']:.2f} s)" for ids in runs)
+        f"uploads {out.figures[f'{ids} uploads s']:.2f} s, coordinator peak "
+        f"{out.figures[f'{ids} coordinator peak MiB']:,.0f} MiB)" for ids in runs)
         + f"; KMeans alone on 40 dims {k40:.2f} s, on 100 dims {k100:.2f} s; labels equal KMeans-40's: "
         + ("yes" if same_all else "NO"))
     return 0 if same_all else 1

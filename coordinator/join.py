@@ -68,8 +68,11 @@ def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:
     ids_by_party = dict(zip(parties, comparable(list(ids_by_party.values()))))
     first = ids_by_party[parties[0]]
     if all(np.array_equal(ids_by_party[p], first) for p in parties[1:]) and len(first):
-        # every party holds the same ids in the same order (common when one table is split): no search
-        return Join(ids=first, index={p: np.arange(len(first)) for p in parties}, dropped={p: 0 for p in parties})
+        # every party holds the same ids in the same order (common when one table is split): no search, and one
+        # index shared by every party (read-only), not one each (8 bytes a record a party)
+        rows = np.arange(len(first))
+        rows.flags.writeable = False
+        return Join(ids=first, index={p: rows for p in parties}, dropped={p: 0 for p in parties})
     keep = np.ones(len(first), dtype=bool)
     for party in parties[1:]:
         keep &= np.isin(first, ids_by_party[party])

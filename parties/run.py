@@ -14,6 +14,7 @@ import secrets
 import sys
 import time
 from dataclasses import dataclass, replace
+from itertools import chain
 from pathlib import Path
 
 import grpc
@@ -356,12 +357,22 @@ def peak_rss() -> int | None:
     return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
 
-def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray) -> None:
-    """``id,cluster`` for the party's joined ids (noise as -1), in its own row order."""
+def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray, block: int = 1 << 16) -> None:
+    """``id,cluster`` for the party's joined ids (noise as -1), in its own row order.
+
+    Formatted ``block`` lines at a time with one ``%`` over the block (a third
+    of the time of a formatted string per line), the same text: ``%d`` of an
+    integer and ``%s`` of a string are what ``str`` gives.
+    """
     keep = labels != -2
+    ids, labels = ids[keep], labels[keep]
+    line = "%d,%d\n" if ids.dtype.kind in "iu" else "%s,%d\n"
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("id,cluster\n")
-        fh.writelines(f"{i},{c}\n" for i, c in zip(ids[keep].tolist(), labels[keep].tolist()))
+        for start in range(0, len(ids), block):
+            pairs = zip(ids[start : start + block].tolist(), labels[start : start + block].tolist())
+            values = tuple(chain.from_iterable(pairs))
+            fh.write(line * (len(values) // 2) % values)
 
 
 def rpc_message(exc: grpc.RpcError) -> str:

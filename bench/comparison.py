@@ -51,7 +51,10 @@ VARIANTS = {
     "mpc": {"protocol": "mpc"},
 }
 #: Largest rows the MPC (MPyC, pure Python: megabytes and seconds per record and round) is run at.
-MPC_MAX_ROWS = 1_000
+MPC_MAX_ROWS = 5_000
+#: Points of the published 2-D workload the MPC is run at (measured there, not extrapolated to 100,000),
+#: beside a `none` run of the same points for its ARI.
+LITERATURE_MPC_ROWS = 2_000
 #: Lloyd rounds of the MPC runs: an MPC does not stop early, so it runs a fixed number (what secure
 #: aggregation needed at 1,000 records); its initial centres are k records drawn with the seed, not k-means++.
 MPC_ROUNDS = 4
@@ -113,6 +116,17 @@ def run(raw: dict, tmp: Path, evaluate: bool) -> tuple[float, dict, dict]:
     return seconds, report, labels
 
 
+def save(path: Path, kept: list[dict], measured: list[dict]) -> list[dict]:
+    """Write ``measured`` and the rows of ``kept`` it does not remeasure to ``path``; return them all."""
+    done = {(r["workload"], r["rows"], r["variant"], r["link"]) for r in measured}
+    rows = [r for r in kept if (r["workload"], r["rows"], r["variant"], r["link"]) not in done] + measured
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
 def read_rows(path: Path) -> list[dict]:
     """The rows of a comparison.csv, with their numbers as numbers."""
     with open(path, newline="") as fh:
@@ -166,9 +180,12 @@ def measure(report: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 5_000, 10_000, 100_000, 1_000_000])
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--no-literature", action="store_true", help="skip the 100,000-point 2-D workload")
+    parser.add_argument("--only-literature", action="store_true", help="run only the 2-D workload")
+    parser.add_argument("--fresh", action="store_true",
+                        help="drop OUT/comparison.csv's rows that this run does not remeasure (else they stay)")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
                         help="run only these (and none, the reference); keep OUT/comparison.csv's other rows")
     parser.add_argument("--no-eval", action="store_true", help="run no attacks (the privacy column stays empty)")
@@ -184,13 +201,21 @@ def main() -> None:
         return
     base = tomllib.loads((ROOT / "scenarios" / "comparison.toml").read_text())
     literature = tomllib.loads((ROOT / "scenarios" / "literature-2d.toml").read_text())
-    rows_out = []
+    rows_out: list[dict] = []
+    args.out.mkdir(parents=True, exist_ok=True)
+    old = args.out / "comparison.csv"
+    kept = [] if args.fresh or not old.exists() else read_rows(old)  # rows this run does not remeasure stay
     with tempfile.TemporaryDirectory(prefix="ppc-compare-") as tmp:
         tmp = Path(tmp)
         chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
         plan = [("comparison", base, m, name, link) for m in args.rows for link in LINKS for name in chosen
                 if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name == "mpc" and m > MPC_MAX_ROWS)]
+        if args.only_literature:
+            plan = []
         if not args.no_literature:
+            if "mpc" in chosen:  # the MPC at the size it runs at here, beside the plain run of the same points
+                plan += [("literature", literature, LITERATURE_MPC_ROWS, name, link)
+                         for link in LINKS for name in ("none", "mpc")]
             plan += [("literature", literature, literature["data"]["rows"], name, link)
                      for link in LINKS for name in ("none", "drbt k=1", "secure aggregation") if name in chosen]
         reference: dict = {}
@@ -207,16 +232,8 @@ def main() -> None:
             rows_out.append(row)
             print(f"{row['protocol_seconds']:.2f} s, {row['payload_up']:,} B up, {row['rounds']} rounds, "
                   f"ARI {row['ari_vs_plain']:.3f}", flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    if set(args.variants) != set(VARIANTS) and (args.out / "comparison.csv").exists():  # the rows not rerun stay
-        done = {(r["workload"], r["rows"], r["variant"], r["link"]) for r in rows_out}
-        kept = [r for r in read_rows(args.out / "comparison.csv")
-                if (r["workload"], r["rows"], r["variant"], r["link"]) not in done]
-        rows_out = kept + rows_out
-    with open(args.out / "comparison.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows_out[0]))
-        writer.writeheader()
-        writer.writerows(rows_out)
+            save(args.out / "comparison.csv", kept, rows_out)  # after every run: a stopped run keeps its rows
+    rows_out = save(args.out / "comparison.csv", kept, rows_out)
     figure(rows_out, args.out / "figures")
     (args.out / "comparison.md").write_text(document(rows_out))
     print(f"wrote {args.out / 'comparison.md'}, comparison.csv and figures/comparison.png")

@@ -245,6 +245,49 @@ class MpcResult:
     positions: np.ndarray | None = None
 
 
+#: What the MPC parties confirm to each other beyond secure aggregation's fields (parties.secagg.FIELDS), in
+#: this order: everything else of the alignment header their programs compute with (docs/mpc.md gives the bytes).
+MPC_FIELDS = ("mpc_parties", "mpc_columns", "mpc_bits", "mpc_frac", "reveal_centres", "mpc_helper", "mpc_helper_key")
+
+
+def mpc_fields(header: session_pb2.AlignmentHeader, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+    """The bytes of every field an MPC party confirms: secure aggregation's (``confirmed_fields``: the parties,
+    joined count, k, initial centres, seeding steps, scale, rounds, the joined records' id sequence), then
+    ``MPC_FIELDS``: names as UTF-8 joined by 0x00, numbers 4 bytes big-endian, the flag one byte, the helper's
+    key its 32 bytes (empty without a helper)."""
+    from parties.secagg import confirmed_fields
+
+    fields = confirmed_fields(header, positions, ids)
+    fields.update({
+        "mpc_parties": b"\x00".join(p.encode() for p in header.mpc_parties),
+        "mpc_columns": b"".join(int(c).to_bytes(4, "big") for c in header.mpc_columns),
+        "mpc_bits": int(header.mpc_bits).to_bytes(4, "big"),
+        "mpc_frac": int(header.mpc_frac).to_bytes(4, "big"),
+        "reveal_centres": bytes([int(header.reveal_centres)]),
+        "mpc_helper": header.mpc_helper.encode(),
+        "mpc_helper_key": bytes(header.mpc_helper_key),
+    })
+    return fields
+
+
+def confirm_mpc(link, header: session_pb2.AlignmentHeader, positions: np.ndarray, ids: np.ndarray, n_rows: int,
+                pair: KeyPair, peers: dict[str, bytes], session: str, me: str) -> None:
+    """Before any share: check the alignment alone (parties.secagg.check_alignment; a refusal is told to the
+    coordinator, which fails the session), then confirm to every other data party, through the coordinator's
+    Confirm, what the coordinator told this party (``mpc_fields``), as secure-aggregation parties do
+    (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
+    naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
+    fields include its name and key, so every data party computes with the same helper."""
+    from parties.secagg import check_alignment, confirm_alignment
+
+    try:
+        check_alignment(header, positions, n_rows, me)
+    except PartyError as exc:
+        link.refuse(str(exc))
+        raise
+    confirm_alignment(link, pair, peers, list(header.parties), session, me, mpc_fields(header, positions, ids))
+
+
 def program_input(path: Path, X: np.ndarray, header: session_pb2.AlignmentHeader) -> None:
     """The MPyC program's input file (see parties.mpc_kmeans)."""
     np.savez(path, X=X, columns=np.asarray(header.mpc_columns, dtype=np.int64), init=np.asarray(header.init),

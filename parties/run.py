@@ -29,7 +29,7 @@ from parties.methods import Disguise, Sent, method_class
 from parties.normalize import normalize
 from parties.progress import Progress
 from parties.pseudonyms import pseudonyms
-from parties.secagg import check_alignment, check_result
+from parties.secagg import check_result
 from parties.sources import load_party_data
 from protos.ids import packed_size
 from protos.ppcsim.v1 import session_pb2
@@ -278,7 +278,7 @@ def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguis
                ids: np.ndarray | None, peers: list, left, deadline: float, log):
     """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
     its MPyC program with every link relayed over ``client``'s Relay stream."""
-    from parties.mpc import METHOD, run_mpc
+    from parties.mpc import METHOD, confirm_mpc, run_mpc
     from parties.secagg import GrpcLink
 
     if cfg.method != "none" or cfg.params:
@@ -293,13 +293,15 @@ def mpc_rounds(cfg: PartyConfig, client: CoordinatorClient, reply, done: Disguis
                                   done.data.ids if ids is None else ids, [], len(done.data.columns), chunk),
                   timeout=left())
     t_upload = time.perf_counter() - t
-    header, positions = GrpcLink(client, left).alignment()
-    check_alignment(header, positions, len(done.X), cfg.name)
+    link = GrpcLink(client, left)
+    header, positions = link.alignment()
     if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
         if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
             raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the session "
                              "or gives it no 32-byte key")
         keys[header.mpc_helper] = header.mpc_helper_key
+    confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), pair, keys,
+                client.session, cfg.name)
     X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
     relay = lambda requests: client.stub.Relay(requests, timeout=left(), metadata=client.metadata)  # noqa: E731
     result = run_mpc(relay, header, X, pair, keys, client.session, cfg.name, deadline, log=log)

@@ -55,6 +55,8 @@ MPC_MAX_ROWS = 5_000
 #: Points of the published 2-D workload the MPC is run at (measured there, not extrapolated to 100,000),
 #: beside a `none` run of the same points for its ARI.
 LITERATURE_MPC_ROWS = 2_000
+#: Seconds an MPC run may take (its session's deadline): pure Python on a shared machine, hours at 5,000 records.
+MPC_DEADLINE = 4 * 3600
 #: Lloyd rounds of the MPC runs: an MPC does not stop early, so it runs a fixed number (what secure
 #: aggregation needed at 1,000 records); its initial centres are k records drawn with the seed, not k-means++.
 MPC_ROUNDS = 4
@@ -86,6 +88,7 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
         for key in ("init", "tol", "scale_bits"):
             clustering.pop(key, None)
         clustering.update(protocol="mpc", helper=len(raw["parties"]) == 2, max_iter=MPC_ROUNDS)
+        raw["deadline"] = max(raw.get("deadline", 600), MPC_DEADLINE)
         return raw
     if settings is not None:
         clustering.pop("protocol", None)

@@ -27,9 +27,11 @@ is in docs/protocol.md.
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -98,6 +100,44 @@ class PairCipher:
         return data
 
 
+class Framing:
+    """MPyC's framing of one direction of a link (mpyc.asyncoro): the dialling party's handshake (its id, 2 bytes,
+    and the PRSS keys it shares with the peer, 16 bytes each), then messages of an 8-byte program counter, a 4-byte
+    little-endian length and the payload. ``feed`` says how many messages began and how many ended in the bytes
+    it is given, in order, however the bytes were cut into frames."""
+
+    def __init__(self, handshake: int):
+        self.skip, self.header, self.left = handshake, b"", 0
+
+    def feed(self, data: bytes) -> tuple[int, int]:
+        began = ended = 0
+        i = min(self.skip, len(data))
+        self.skip -= i
+        while i < len(data):
+            if self.left:
+                take = min(self.left, len(data) - i)
+                self.left -= take
+                i += take
+                ended += not self.left
+                continue
+            take = min(12 - len(self.header), len(data) - i)
+            self.header += data[i:i + take]
+            i += take
+            if len(self.header) == 12:
+                began += 1
+                self.left = struct.unpack_from("<I", self.header, 8)[0]
+                self.header = b""
+                ended += not self.left
+        return began, ended
+
+
+def handshake_bytes(n: int, sender: int, receiver: int) -> int:
+    """Bytes MPyC's dialling party ``sender`` sends first to ``receiver`` among ``n`` parties: its id (2 bytes) and
+    a 16-byte PRSS key for every subset of n - t parties (t = (n - 1) // 2) that it leads and ``receiver`` is in."""
+    subsets = itertools.combinations(range(n), n - (n - 1) // 2)
+    return 2 + 16 * sum(1 for c in subsets if c[0] == sender and receiver in c)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now (for the MPyC program to listen on)."""
     with socket.socket() as s:
@@ -116,6 +156,11 @@ class Tunnel:
     deadline: float  # time.monotonic() by which everything must be over
     outgoing: queue.Queue = field(default_factory=queue.Queue)
     errors: list[str] = field(default_factory=list)
+    #: The round the program last announced (-1: the input sharing, before round 0).
+    round: int = -1
+    #: Per round, this party's turns: the times its program began sending MPyC messages after a message from a
+    #: peer had ended (the first send counts as one), i.e. the messages in sequence on its path.
+    turns: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         mine = self.order.index(self.me)
@@ -129,6 +174,12 @@ class Tunnel:
         self.inbound: dict[str, queue.Queue] = {p: queue.Queue() for p in self.order if p != self.me}
         self.threads: list[threading.Thread] = []
         self.pumps: list[threading.Thread] = []
+        n, me = len(self.order), self.order.index(self.me)
+        rank = {p: self.order.index(p) for p in self.inbound}  # we dial the peers after us, those before us dial us
+        self.sent_framing = {p: Framing(handshake_bytes(n, me, r) if r > me else 0) for p, r in rank.items()}
+        self.received_framing = {p: Framing(handshake_bytes(n, r, me) if r < me else 0) for p, r in rank.items()}
+        self.waited = True  # a peer's message ended since our program last began one (the first send counts)
+        self.count_lock = threading.Lock()
 
     def addresses(self) -> list[str]:
         """MPyC's ``-P`` list: ours with an empty host, every peer at its local tunnel port."""
@@ -199,6 +250,12 @@ class Tunnel:
         try:
             while True:
                 data = conn.recv(READ_BYTES)
+                began, _ = self.sent_framing[peer].feed(data)
+                if began:
+                    with self.count_lock:
+                        if self.waited:
+                            self.turns[self.round] = self.turns.get(self.round, 0) + 1
+                            self.waited = False
                 self.outgoing.put(cipher.seal(data))
                 if not data:  # our program closed the link: tell the peer (an empty sealed frame)
                     break
@@ -213,7 +270,11 @@ class Tunnel:
                 frame = message.frame
                 if message.WhichOneof("part") != "frame" or frame.peer not in self.inbound:
                     raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
-                self.inbound[frame.peer].put(self.ciphers[frame.peer].open(frame))
+                data = self.ciphers[frame.peer].open(frame)
+                if self.received_framing[frame.peer].feed(data)[1]:
+                    with self.count_lock:
+                        self.waited = True
+                self.inbound[frame.peer].put(data)
         except PartyError as exc:
             self.errors.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
@@ -243,6 +304,8 @@ class MpcResult:
     #: This party's rows in the join's order (its alignment), so that GetResult's labels are checked against
     #: what the MPC opened (parties.secagg.check_result).
     positions: np.ndarray | None = None
+    #: Per round (-1: the input sharing), the MPyC messages in sequence on this party's path (Tunnel.turns).
+    turns: dict[int, int] = field(default_factory=dict)
 
 
 #: What the MPC parties confirm to each other beyond secure aggregation's fields (parties.secagg.FIELDS), in
@@ -332,6 +395,8 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
                     words = line.decode("utf-8", "replace").split()
                     if len(words) == 2 and words[0] == "round" and words[1].isdigit():
                         rounds = int(words[1])
+                        with tunnel.count_lock:
+                            tunnel.round = rounds
                         tunnel.outgoing.put(session_pb2.RelayMessage(mark=session_pb2.RelayMark(round=rounds)))
                         if rounds and rounds % 5 == 0:
                             print(f"party {me}: MPC round {rounds}", file=log, flush=True)
@@ -360,4 +425,4 @@ def run_mpc(relay, header: session_pb2.AlignmentHeader, X: np.ndarray, pair: Key
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
     if len(labels) != header.n_joined:
         raise PartyError(f"the MPC opened {len(labels)} labels for {header.n_joined} joined records")
-    return MpcResult(rounds + 1, labels, centres if header.reveal_centres else None, timing)
+    return MpcResult(rounds + 1, labels, centres if header.reveal_centres else None, timing, turns=tunnel.turns)

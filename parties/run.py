@@ -244,6 +244,8 @@ def run_party(
     }
     if secure is not None:
         summary.update(method="mpc" if mpc else "secure_aggregation", arrays={}, rounds=secure.rounds)
+        if mpc:  # per round, the MPyC messages in sequence on this party's path (parties.mpc.Tunnel.turns)
+            summary["mpc_turns"] = {str(r): n for r, n in sorted(secure.turns.items())}
     if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
         write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary

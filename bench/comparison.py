@@ -55,6 +55,13 @@ MPC_MAX_ROWS = 5_000
 #: Points of the published 2-D workload the MPC is run at (measured there, not extrapolated to 100,000),
 #: beside a `none` run of the same points for its ARI.
 LITERATURE_MPC_ROWS = 2_000
+#: The latency probe: each way at PROBE_ROWS records, unshaped and on a link of PROBE_LATENCY_MS one-way latency
+#: with no bandwidth limit; the time the latency added, over the latency and the steps, is the one-way latencies
+#: each step waits for in sequence. 100 ms, not 20: the added time must stand out of a shared machine's noise.
+PROBE_ROWS = 150
+PROBE_LATENCY_MS = 100
+PROBE_LINKS = {"unshaped": None, f"{PROBE_LATENCY_MS} ms, no bandwidth limit": {"latency_ms": PROBE_LATENCY_MS}}
+PROBE_VARIANTS = ("drbt k=3", "secure aggregation", "mpc")
 #: Seconds an MPC run may take (its session's deadline): pure Python on a shared machine, hours at 5,000 records.
 MPC_DEADLINE = 4 * 3600
 #: Lloyd rounds of the MPC runs: an MPC does not stop early, so it runs a fixed number (what secure
@@ -137,6 +144,8 @@ def read_rows(path: Path) -> list[dict]:
     for r in rows:
         for key in ("rows", "payload_up", "payload_down", "wire", "rounds"):
             r[key] = int(r[key])
+        r["steps"] = int(r.get("steps") or r["rounds"])  # rows written before the latency probe have neither
+        r["sequential"] = int(r["sequential"]) if r.get("sequential") else ""
         for key in ("wall_seconds", "protocol_seconds", "ari_vs_plain"):
             r[key] = float(r[key])
     return rows
@@ -170,11 +179,19 @@ def privacy(report: dict) -> str:
 def measure(report: dict) -> dict:
     coord = report["timing"]["coordinator"]
     secure = report.get("secure_aggregation") or report.get("mpc")
+    mpc = report.get("mpc") or {}
+    counted = [r["sequential"] for r in mpc.get("per_round", []) if r["round"] >= 0 and "sequential" in r]
     return {
         "payload_up": report["communication"]["totals"]["up"]["payload"],
         "payload_down": report["communication"]["totals"]["down"]["payload"],
         "wire": sum(p["bytes"]["wire"] + p["bytes"]["wire_down"] for p in report["parties"]),
         "rounds": secure["rounds"] if secure else 1,
+        # the steps that wait for the link: an MPC's assignments (rounds + 1), secure aggregation's rounds and
+        # k-means++ steps, the one upload of a disguise
+        "steps": (secure["rounds"] + 1 if mpc else secure["rounds"] + len(secure.get("per_seeding_step", [])))
+                 if secure else 1,
+        # an MPC's MPyC messages in sequence over its assignments, counted by the parties' tunnels
+        "sequential": sum(counted) if counted else "",
         # from the last party's Join (the parties' processes start at different times) to the result
         "protocol_seconds": coord["done"] - max(e["time"] for e in report["communication"]["ledger"]
                                                if e["rpc"] == "Join" and e["direction"] == "up"),
@@ -186,7 +203,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 5_000, 10_000, 100_000, 1_000_000])
     parser.add_argument("--out", type=Path, default=ROOT / "docs")
     parser.add_argument("--no-literature", action="store_true", help="skip the 100,000-point 2-D workload")
-    parser.add_argument("--only-literature", action="store_true", help="run only the 2-D workload")
+    parser.add_argument("--only", nargs="+", choices=("comparison", "literature", "latency"),
+                        default=["comparison", "literature", "latency"],
+                        help="run only these parts: the table, the 2-D workload, the latency probe (default: all)")
+    parser.add_argument("--links", nargs="+", choices=list(LINKS), default=list(LINKS),
+                        help="run the table's rows on these links only (default: both)")
     parser.add_argument("--fresh", action="store_true",
                         help="drop OUT/comparison.csv's rows that this run does not remeasure (else they stay)")
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
@@ -211,20 +232,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ppc-compare-") as tmp:
         tmp = Path(tmp)
         chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
-        plan = [("comparison", base, m, name, link) for m in args.rows for link in LINKS for name in chosen
+        plan = [("comparison", base, m, name, link) for m in args.rows for link in args.links for name in chosen
                 if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name == "mpc" and m > MPC_MAX_ROWS)]
-        if args.only_literature:
+        if "comparison" not in args.only:
             plan = []
-        if not args.no_literature:
+        if "literature" in args.only and not args.no_literature:
             if "mpc" in chosen:  # the MPC at the size it runs at here, beside the plain run of the same points
                 plan += [("literature", literature, LITERATURE_MPC_ROWS, name, link)
                          for link in LINKS for name in ("none", "mpc")]
             plan += [("literature", literature, literature["data"]["rows"], name, link)
                      for link in LINKS for name in ("none", "drbt k=1", "secure aggregation") if name in chosen]
+        if "latency" in args.only:
+            plan += [("latency", base, PROBE_ROWS, name, link) for link in PROBE_LINKS for name in ("none", *PROBE_VARIANTS)
+                     if name in chosen]
         reference: dict = {}
         for i, (workload, raw, m, name, link) in enumerate(plan):
-            evaluate = not args.no_eval and m <= ATTACK_MAX_ROWS or (workload == "literature" and name == "secure aggregation")
-            table = variant(raw, name, m, LINKS[link])
+            evaluate = (not args.no_eval and m <= ATTACK_MAX_ROWS and workload != "latency"
+                        or (workload == "literature" and name == "secure aggregation"))
+            table = variant(raw, name, m, {**LINKS, **PROBE_LINKS}[link])
             print(f"[{i + 1}/{len(plan)}] {workload} m={m:,} {name}, {link} ...", end=" ", flush=True)
             seconds, report, labels = run(table, tmp, evaluate)
             if name == "none":
@@ -299,9 +324,7 @@ def document(rows: list[dict]) -> str:
            f"the two parties and the coordinator's helper as share-holders (threshold 1), k records drawn with the "
            f"seed as initial centres and exactly {MPC_ROUNDS} Lloyd rounds (an MPC does not stop early), every "
            f"byte relayed sealed through the coordinator; it runs up to {MPC_MAX_ROWS:,} records (MPyC is pure "
-           "Python). Its *bytes* are the sealed frames of every share-holder, helper included. Where its rows "
-           "were rerun apart from the others (`--variants mpc`), their times come from another moment of the "
-           "machine: compare them with care.", ""]
+           "Python). Its *bytes* are the sealed frames of every share-holder, helper included.", ""]
           if any(r["variant"] == "mpc" for r in data) else []),
         "| m | method | bytes | rounds | time unshaped | time 100 Mbit/s, 20 ms | ARI vs plain | attack | the coordinator learns |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -367,9 +390,10 @@ def document(rows: list[dict]) -> str:
               "([secure-aggregation.md](secure-aggregation.md#against-an-active-coordinator)).",
               ""]
     lines += mpc_points(at, ms, plain, shaped)
+    lines += probe(rows)
     lit = [r for r in rows if r["workload"] == "literature"]
     if lit:
-        m = lit[0]["rows"]
+        m = max(r["rows"] for r in lit)
         lines += ["## The published workload", "",
                   f"{m:,} two-dimensional points in five clusters, two parties (one column each), a 100 Mbit/s "
                   "link (`scenarios/literature-2d.toml`; ours with 20 ms latency). The published figures are "
@@ -377,9 +401,10 @@ def document(rows: list[dict]) -> str:
                   "| protocol | bytes | time | ARI vs plain | what the coordinator (or the other party) learns |",
                   "|---|---|---|---|---|"]
         for r in lit:
-            if r["link"] != shaped:
+            if r["link"] != shaped or (r["rows"] != m and r["variant"] == "none"):
                 continue
-            lines.append(f"| ppc-sim {r['variant']} | {_b(r['payload_up'] + r['payload_down'])} | "
+            size = "" if r["rows"] == m else f" ({r['rows']:,} of the points: the most it ran here; not extrapolated)"
+            lines.append(f"| ppc-sim {r['variant']}{size} | {_b(r['payload_up'] + r['payload_down'])} | "
                          f"{r['protocol_seconds']:.1f} s ({r['rounds']} round{'s' if r['rounds'] > 1 else ''}) | "
                          f"{r['ari_vs_plain']:.3f} | "
                          f"{r['coordinator_learns']}"
@@ -391,13 +416,49 @@ def document(rows: list[dict]) -> str:
             "K-Means Clustering*, 2025) | 73 MB | under 3 minutes | approximate (noisy centres) | the noisy "
             "centres and the result, under differential privacy |",
             ""]
-        ours = {r["variant"]: r["payload_up"] + r["payload_down"] for r in lit if r["link"] == shaped}
+        ours = {r["variant"]: r["payload_up"] + r["payload_down"] for r in lit if r["link"] == shaped and r["rows"] == m}
         if "drbt k=1" in ours and "secure aggregation" in ours:
             lines += [f"The published protocols hide the distances that secure aggregation shows the arbiter. In "
                       f"bytes, homomorphic encryption costs {73e6 / ours['drbt k=1']:,.0f}x DRBT's one upload and "
                       f"{73e6 / ours['secure aggregation']:.2g}x secure aggregation here; garbled circuits "
                       f"{101e9 / ours['drbt k=1']:,.0f}x and {101e9 / ours['secure aggregation']:,.0f}x.", ""]
     return "\n".join(lines) + "\n"
+
+
+def probe(rows: list[dict]) -> list[str]:
+    """The section on message latencies in sequence, from the latency probe's rows."""
+    at = {(r["variant"], r["link"]): r for r in rows if r["workload"] == "latency"}
+    plain, slow = list(PROBE_LINKS)
+    found = [n for n in PROBE_VARIANTS if (n, plain) in at and (n, slow) in at]
+    if not found:
+        return []
+    m = next(r["rows"] for r in rows if r["workload"] == "latency")
+    lines = [
+        "## Message latencies in sequence", "",
+        f"How many one-way link latencies does each way wait for, one after the other? Measured twice. **By time**: "
+        f"each way at m = {m:,} records, unshaped and on a link of {PROBE_LATENCY_MS} ms one-way latency with no "
+        "bandwidth limit (so that only latency differs), in the same run of the bench; the time the latency added, "
+        f"divided by {PROBE_LATENCY_MS} ms and by the steps that wait (an MPC's assignments, secure aggregation's "
+        "rounds and k-means++ steps, a disguise's one upload), is the one-way latencies per step "
+        f"({PROBE_LATENCY_MS} ms rather than 20 so that the added time stands out of a shared machine's noise; "
+        "it includes start-up calls, Join to result, spread over the steps). **By count** (the MPC): each party's "
+        "tunnel parses MPyC's messages on its links and counts, per round, the times its program began sending "
+        "after a peer's message had ended (the report's `mpc.per_round[].sequential`, the most any data party "
+        "counted); each such message crosses two links (party to coordinator to party), so twice the count is "
+        "the one-way latencies it implies. Messages of independent operations that a party happens to send "
+        "after a receipt count too, so two runs differ by some (66 to 76 per round in the test suite's run).", "",
+        f"| way | steps | time unshaped | time, {PROBE_LATENCY_MS} ms latency | one-way latencies per step (by time) "
+        "| MPyC messages in sequence per assignment (by count) | one-way latencies per assignment (2 x count) |",
+        "|---|---|---|---|---|---|---|"]
+    for name in found:
+        r, q = at[(name, plain)], at[(name, slow)]
+        per_step = (q["protocol_seconds"] - r["protocol_seconds"]) / (PROBE_LATENCY_MS / 1000) / q["steps"]
+        counted = [x["sequential"] / x["steps"] for x in (r, q) if x["sequential"] != ""]
+        count = " and ".join(f"{c:.0f}" for c in counted) if counted else "-"
+        doubled = " and ".join(f"{2 * c:.0f}" for c in counted) if counted else "-"
+        lines.append(f"| {name} | {q['steps']} | {r['protocol_seconds']:.1f} s | {q['protocol_seconds']:.1f} s | "
+                     f"{per_step:.1f} | {count} | {doubled} |")
+    return lines + [""]
 
 
 def latency_note(unshaped: float, shaped: float, rounds: int) -> str:

@@ -1,19 +1,25 @@
-"""Secure-aggregation k-means beside the one-shot disguises: bytes, rounds, time, utility, what the coordinator learns.
+"""The three ways side by side (one-shot disguises, secure aggregation, MPC): bytes, rounds, time, utility, what the
+coordinator learns, message latencies in sequence.
 
 Runs scenarios/comparison.toml's data (synthetic blobs, 8 columns, 5
 clusters, two parties of 4 columns) with every party's method set to `none`,
 `drbt` (k = 1 and k = 3 per party), `osbr` (average linkage; up to 1e4
-records: at 1e5 it would send 40 GB per party) and by secure aggregation, at
-ROWS records (1e3 to 1e6), on an unshaped loopback link and on a 100 Mbit/s, 20 ms link;
-then scenarios/literature-2d.toml (100,000 2-D points, 5 clusters, two
-parties) with none, drbt and secure aggregation. Every run is a real `ppc run`
+records: at 1e5 it would send 40 GB per party), by secure aggregation and as
+an MPC (up to MPC_MAX_ROWS records), at ROWS records (1e3 to 1e6), on an
+unshaped loopback link and on a 100 Mbit/s, 20 ms link; then
+scenarios/literature-2d.toml (100,000 2-D points, 5 clusters, two parties)
+with none, drbt and secure aggregation, and the MPC at LITERATURE_MPC_ROWS of
+its points; then the latency probe (PROBE_ROWS records, with and without
+PROBE_LATENCY_MS of one-way latency). Every run is a real `ppc run`
 (separate processes, mutual TLS, the relay counting and shaping each party's
 bytes). Utility is the ARI of each run's labels against the `none` run's (k-means on the
 joined normalised data, the same settings). Writes docs/comparison.md,
-docs/comparison.csv and docs/figures/comparison.png.
+docs/comparison.csv and docs/figures/comparison.png; rows of
+docs/comparison.csv that a run does not remeasure stay (``--fresh``: not).
 
-    python bench/comparison.py [--rows 1000 10000 100000 1000000] [--out docs]   # about 25 minutes
-    python bench/comparison.py --from-csv        # only rewrite the page and figure from docs/comparison.csv
+    python bench/comparison.py                    # everything; hours on two cores, most of them the MPC's
+    python bench/comparison.py --rows 1000 5000 --only comparison --variants mpc    # a part
+    python bench/comparison.py --from-csv         # only rewrite the page and figure from docs/comparison.csv
 """
 
 from __future__ import annotations
@@ -57,9 +63,9 @@ MPC_MAX_ROWS = 5_000
 LITERATURE_MPC_ROWS = 2_000
 #: The latency probe: each way at PROBE_ROWS records, unshaped and on a link of PROBE_LATENCY_MS one-way latency
 #: with no bandwidth limit; the time the latency added, over the latency and the steps, is the one-way latencies
-#: each step waits for in sequence. 100 ms, not 20: the added time must stand out of a shared machine's noise.
-PROBE_ROWS = 150
-PROBE_LATENCY_MS = 100
+#: each step waits for in sequence. 200 ms, not 20: the added time must stand out of a shared machine's noise.
+PROBE_ROWS = 100
+PROBE_LATENCY_MS = 200
 PROBE_LINKS = {"unshaped": None, f"{PROBE_LATENCY_MS} ms, no bandwidth limit": {"latency_ms": PROBE_LATENCY_MS}}
 PROBE_VARIANTS = ("drbt k=3", "secure aggregation", "mpc")
 #: Seconds an MPC run may take (its session's deadline): pure Python on a shared machine, hours at 5,000 records.
@@ -298,15 +304,16 @@ def document(rows: list[dict]) -> str:
     at = {(r["rows"], r["variant"], r["link"]): r for r in data}
     ms = sorted({r["rows"] for r in data})
     lines = [
-        "# Secure aggregation beside the one-shot disguises",
+        "# Three ways: one-shot disguises, secure aggregation, MPC",
         "",
         "What does a one-shot disguise (DRBT, OSBR) save, and what does it give up, against the secure-computation "
-        "way production vertical federated systems cluster (Lloyd's rounds over secure aggregation, as FATE's "
-        "HeteroKmeans does; [secure-aggregation.md](secure-aggregation.md))? The same data, every way, measured "
-        "in the same runs. Regenerate this page, its table and its figure with",
+        "ways: the one production vertical federated systems use (Lloyd's rounds over secure aggregation, as "
+        "FATE's HeteroKmeans does; [secure-aggregation.md](secure-aggregation.md)), and k-means as a secure "
+        "multiparty computation, where nobody learns more than the labels ([mpc.md](mpc.md))? The same data, every "
+        "way, measured by one bench. Regenerate this page, its table and its figure with",
         "",
         "```sh",
-        "python bench/comparison.py          # about 25 minutes; writes docs/comparison.md, comparison.csv, figures/comparison.png",
+        "python bench/comparison.py          # hours (the MPC's); writes docs/comparison.md, comparison.csv, figures/comparison.png",
         "```",
         "",
         "Data: `scenarios/comparison.toml`, synthetic blobs of 8 columns in 5 overlapping clusters (standard deviation 3), two parties of 4 columns, "
@@ -318,7 +325,10 @@ def document(rows: list[dict]) -> str:
         "all parties (the ledger; the wire adds TLS and HTTP/2 framing, in `comparison.csv`); *time* runs from "
         "the last party's Join to the result; *ARI* compares the labels with the `none` run's (k-means on the "
         "joined normalised data, no disguise); *attack* is the lowest column privacy any attack of the "
-        "report reached (0 = a column recovered; measured up to 1,000 records).",
+        "report reached (0 = a column recovered; measured up to 1,000 records). The machine is shared (two "
+        "cores, other work running beside): compare times within a row's size with care. A run of a part "
+        "(`--rows`, `--only`, `--variants`, `--links`) keeps `comparison.csv`'s other rows; every row names its "
+        "size and link, none is extrapolated.",
         "",
         *([f"*mpc* is the third way: k-means as a secure multiparty computation on MPyC ([mpc.md](mpc.md)), "
            f"the two parties and the coordinator's helper as share-holders (threshold 1), k records drawn with the "

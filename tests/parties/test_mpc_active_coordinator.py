@@ -30,7 +30,7 @@ from coordinator import mpc as relay_hub
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from parties.keys import KeyPair, seal, unseal
-from parties.mpc import PairCipher, mpc_fields
+from parties.mpc import Framing, PairCipher, handshake_bytes, mpc_fields
 from parties.normalize import normalize
 from parties.secagg import _tag
 from parties.sources import load_party_data
@@ -258,6 +258,12 @@ def test_without_mutual_tls_a_coordinator_swapping_keys_opens_every_input_share(
     for i, owner in enumerate(PARTIES):
         x, y = (p for p in PARTIES if p != owner)
         share = {p: mpyc_messages(bytes(plain[(owner, p)]), i < PARTIES.index(p), i) for p in (x, y)}
+        for p in (x, y):  # the tunnel's count of MPyC messages (parties.mpc.Framing) sees them all, however cut
+            stream, rank = bytes(plain[(owner, p)]), PARTIES.index(p)
+            framing = Framing(handshake_bytes(3, i, rank) if i < rank else 0)
+            cuts = sorted({0, len(stream), *np.random.default_rng(i).integers(0, len(stream), 50).tolist()})
+            counts = np.array([framing.feed(stream[a:b]) for a, b in zip(cuts, cuts[1:])]).sum(axis=0)
+            assert counts.tolist() == [len(share[p]), len(share[p])]
         d = 2
         pc = next(pc for pc, payload in share[x].items()  # the input: m x d shares, one message to each peer
                   if payload[:1] == b"\x80" and np.size(pickle.loads(payload)) == ROWS * d)

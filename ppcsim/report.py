@@ -302,8 +302,8 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
 def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
     """Each round's ``sequential``: the most MPyC messages in sequence any data party's tunnel counted in it
     (its summary's ``mpc_turns``), where every data party's summary has them."""
-    turns = [s.get("mpc_turns") for s in summaries.values()]
-    if not turns or any(t is None for t in turns) or mpc.per_round is ABSENT:
+    turns: list[dict] = [s["mpc_turns"] for s in summaries.values() if s.get("mpc_turns") is not None]
+    if not turns or len(turns) < len(summaries) or mpc.per_round is ABSENT:
         return
     for r in mpc.per_round:
         r.sequential = max(int(t.get(str(r.round), 0)) for t in turns)

@@ -531,7 +531,12 @@ def mpc_points(at: dict, ms: list[int], plain: str, shaped: str) -> list[str]:
             f"against {sec['rounds']}; its ARI against the plain clustering is {mpc['ari_vs_plain']:.3f} (one "
             "start from k random records, a fixed number of rounds). In return the coordinator learns the labels "
             "and no distance. Its cost grows linearly in m like secure aggregation's, with a far larger constant "
-            "(secure comparisons, bit by bit), so there is no crossover in m: the MPC costs more at every size. "
+            "(secure comparisons, bit by bit), so there is no crossover in m with them: the MPC costs more at every "
+            f"size. OSBR's bytes grow with m squared (8 m (m - 1) for two parties): at the MPC's "
+            f"{(mpc['payload_up'] + mpc['payload_down']) / m / 1e3:,.0f} kB per record measured here, OSBR would send "
+            f"more from about m = {(mpc['payload_up'] + mpc['payload_down']) / m / 8 + 1:,.0f} (a model: OSBR's exact "
+            "formula against the MPC's bytes per record at this m, taken as constant, which the program's vectorised "
+            "rounds make it nearly). "
             + (latency_note(mpc["protocol_seconds"], mpc_q["protocol_seconds"], mpc["rounds"]) if mpc_q else ""))
     return out + [""]
 

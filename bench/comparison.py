@@ -418,7 +418,7 @@ def document(rows: list[dict]) -> str:
                   "|---|---|---|---|---|"]
         shown = {(r["variant"], r["rows"]): r for r in lit if r["link"] == plain}  # unshaped where it alone ran
         shown.update({(r["variant"], r["rows"]): r for r in lit if r["link"] == shaped})
-        for r in shown.values():
+        for r in sorted(shown.values(), key=lambda r: r["rows"] != m):  # the MPC's smaller run last
             if r["rows"] != m and r["variant"] == "none":
                 continue
             size = "" if r["rows"] == m else f" ({r['rows']:,} of the points: the most it ran here; not extrapolated)"

@@ -521,12 +521,12 @@ def mpc_points(at: dict, ms: list[int], plain: str, shaped: str) -> list[str]:
         mpc, sec = at[(m, "mpc", plain)], at[(m, "secure aggregation", plain)]
         mpc_q, sec_q = at.get((m, "mpc", shaped)), at.get((m, "secure aggregation", shaped))
         ratio = (mpc["payload_up"] + mpc["payload_down"]) / (sec["payload_up"] + sec["payload_down"])
-        on_link = (f"{mpc_q['protocol_seconds'] / sec_q['protocol_seconds']:,.0f}x on 100 Mbit/s with 20 ms "
+        on_link = (f", {mpc_q['protocol_seconds'] / sec_q['protocol_seconds']:,.0f}x on 100 Mbit/s with 20 ms "
                    f"({mpc['protocol_seconds']:.1f} s and {mpc_q['protocol_seconds']:.1f} s)" if mpc_q and sec_q else
-                   f"({mpc['protocol_seconds']:.1f} s; not run on the shaped link)")
+                   f" ({mpc['protocol_seconds']:.1f} s; not run on the shaped link)")
         out.append(
             f"- **The price of hiding the distances (m = {m:,}).** The MPC sent {ratio:,.0f}x secure aggregation's "
-            f"bytes and took {mpc['protocol_seconds'] / sec['protocol_seconds']:,.0f}x its time unshaped, "
+            f"bytes and took {mpc['protocol_seconds'] / sec['protocol_seconds']:,.0f}x its time unshaped"
             f"{on_link}, for {mpc['rounds']} rounds "
             f"against {sec['rounds']}; its ARI against the plain clustering is {mpc['ari_vs_plain']:.3f} (one "
             "start from k random records, a fixed number of rounds). In return the coordinator learns the labels "

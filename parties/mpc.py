@@ -29,9 +29,11 @@ is in docs/protocol.md. The tunnel works on the plain values of
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -100,6 +102,44 @@ class PairCipher:
         return data
 
 
+class Framing:
+    """MPyC's framing of one direction of a link (mpyc.asyncoro): the dialling party's handshake (its id, 2 bytes,
+    and the PRSS keys it shares with the peer, 16 bytes each), then messages of an 8-byte program counter, a 4-byte
+    little-endian length and the payload. ``feed`` says how many messages began and how many ended in the bytes
+    it is given, in order, however the bytes were cut into frames."""
+
+    def __init__(self, handshake: int):
+        self.skip, self.header, self.left = handshake, b"", 0
+
+    def feed(self, data: bytes) -> tuple[int, int]:
+        began = ended = 0
+        i = min(self.skip, len(data))
+        self.skip -= i
+        while i < len(data):
+            if self.left:
+                take = min(self.left, len(data) - i)
+                self.left -= take
+                i += take
+                ended += not self.left
+                continue
+            take = min(12 - len(self.header), len(data) - i)
+            self.header += data[i:i + take]
+            i += take
+            if len(self.header) == 12:
+                began += 1
+                self.left = struct.unpack_from("<I", self.header, 8)[0]
+                self.header = b""
+                ended += not self.left
+        return began, ended
+
+
+def handshake_bytes(n: int, sender: int, receiver: int) -> int:
+    """Bytes MPyC's dialling party ``sender`` sends first to ``receiver`` among ``n`` parties: its id (2 bytes) and
+    a 16-byte PRSS key for every subset of n - t parties (t = (n - 1) // 2) that it leads and ``receiver`` is in."""
+    subsets = itertools.combinations(range(n), n - (n - 1) // 2)
+    return 2 + 16 * sum(1 for c in subsets if c[0] == sender and receiver in c)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now (for the MPyC program to listen on)."""
     with socket.socket() as s:
@@ -118,6 +158,11 @@ class Tunnel:
     deadline: float  # time.monotonic() by which everything must be over
     outgoing: queue.Queue = field(default_factory=queue.Queue)
     errors: list[str] = field(default_factory=list)
+    #: The round the program last announced (-1: the input sharing, before round 0).
+    round: int = -1
+    #: Per round, this party's turns: the times its program began sending MPyC messages after a message from a
+    #: peer had ended (the first send counts as one), i.e. the messages in sequence on its path.
+    turns: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         mine = self.order.index(self.me)
@@ -131,6 +176,12 @@ class Tunnel:
         self.inbound: dict[str, queue.Queue] = {p: queue.Queue() for p in self.order if p != self.me}
         self.threads: list[threading.Thread] = []
         self.pumps: list[threading.Thread] = []
+        n, me = len(self.order), self.order.index(self.me)
+        rank = {p: self.order.index(p) for p in self.inbound}  # we dial the peers after us, those before us dial us
+        self.sent_framing = {p: Framing(handshake_bytes(n, me, r) if r > me else 0) for p, r in rank.items()}
+        self.received_framing = {p: Framing(handshake_bytes(n, r, me) if r < me else 0) for p, r in rank.items()}
+        self.waited = True  # a peer's message ended since our program last began one (the first send counts)
+        self.count_lock = threading.Lock()
 
     def addresses(self) -> list[str]:
         """MPyC's ``-P`` list: ours with an empty host, every peer at its local tunnel port."""
@@ -201,6 +252,12 @@ class Tunnel:
         try:
             while True:
                 data = conn.recv(READ_BYTES)
+                began, _ = self.sent_framing[peer].feed(data)
+                if began:
+                    with self.count_lock:
+                        if self.waited:
+                            self.turns[self.round] = self.turns.get(self.round, 0) + 1
+                            self.waited = False
                 self.outgoing.put(cipher.seal(data))
                 if not data:  # our program closed the link: tell the peer (an empty sealed frame)
                     break
@@ -214,7 +271,11 @@ class Tunnel:
             for frame in responses:
                 if frame.peer not in self.inbound:
                     raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
-                self.inbound[frame.peer].put(self.ciphers[frame.peer].open(frame))
+                data = self.ciphers[frame.peer].open(frame)
+                if self.received_framing[frame.peer].feed(data)[1]:
+                    with self.count_lock:
+                        self.waited = True
+                self.inbound[frame.peer].put(data)
         except PartyError as exc:
             self.errors.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
@@ -243,6 +304,51 @@ class MpcResult:
     #: This party's rows in the join's order (its alignment), so that GetResult's labels are checked against
     #: what the MPC opened (parties.secagg.check_result).
     positions: np.ndarray | None = None
+    #: Per round (-1: the input sharing), the MPyC messages in sequence on this party's path (Tunnel.turns).
+    turns: dict[int, int] = field(default_factory=dict)
+
+
+#: What the MPC parties confirm to each other beyond secure aggregation's fields (parties.secagg.FIELDS), in
+#: this order: everything else of the alignment header their programs compute with (docs/mpc.md gives the bytes).
+MPC_FIELDS = ("mpc_parties", "mpc_columns", "mpc_bits", "mpc_frac", "reveal_centres", "mpc_helper", "mpc_helper_key")
+
+
+def mpc_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+    """The bytes of every field an MPC party confirms: secure aggregation's (``confirmed_fields``: the parties,
+    joined count, k, initial centres, seeding steps, scale, rounds, the joined records' id sequence), then
+    ``MPC_FIELDS``: names as UTF-8 joined by 0x00, numbers 4 bytes big-endian, the flag one byte, the helper's
+    key its 32 bytes (empty without a helper)."""
+    from parties.secagg import confirmed_fields
+
+    fields = confirmed_fields(header, positions, ids)
+    fields.update({
+        "mpc_parties": b"\x00".join(p.encode() for p in header.mpc_parties),
+        "mpc_columns": b"".join(int(c).to_bytes(4, "big") for c in header.mpc_columns),
+        "mpc_bits": int(header.mpc_bits).to_bytes(4, "big"),
+        "mpc_frac": int(header.mpc_frac).to_bytes(4, "big"),
+        "reveal_centres": bytes([int(header.reveal_centres)]),
+        "mpc_helper": header.mpc_helper.encode(),
+        "mpc_helper_key": bytes(header.mpc_helper_key),
+    })
+    return fields
+
+
+def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray, n_rows: int,
+                pair: KeyPair, peers: dict[str, bytes], session: str, me: str) -> None:
+    """Before any share: check the alignment alone (parties.secagg.check_alignment; a refusal is told to the
+    coordinator, which fails the session), then confirm to every other data party, through the coordinator's
+    Confirm, what the coordinator told this party (``mpc_fields``), as secure-aggregation parties do
+    (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
+    naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
+    fields include its name and key, so every data party computes with the same helper."""
+    from parties.secagg import check_alignment, confirm_alignment
+
+    try:
+        check_alignment(header, positions, n_rows, me)
+    except PartyError as exc:
+        link.refuse(str(exc))
+        raise
+    confirm_alignment(link, pair, peers, list(header.parties), session, me, mpc_fields(header, positions, ids))
 
 
 def program_input(path: Path, X: np.ndarray, header: Alignment) -> None:
@@ -288,6 +394,8 @@ def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
                     words = line.decode("utf-8", "replace").split()
                     if len(words) == 2 and words[0] == "round" and words[1].isdigit():
                         rounds = int(words[1])
+                        with tunnel.count_lock:
+                            tunnel.round = rounds
                         tunnel.outgoing.put(Mark(round=rounds))
                         if rounds and rounds % 5 == 0:
                             print(f"party {me}: MPC round {rounds}", file=log, flush=True)
@@ -315,4 +423,4 @@ def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
     if len(labels) != header.n_joined:
         raise PartyError(f"the MPC opened {len(labels)} labels for {header.n_joined} joined records")
-    return MpcResult(rounds + 1, labels, centres if header.reveal_centres else None, timing)
+    return MpcResult(rounds + 1, labels, centres if header.reveal_centres else None, timing, turns=tunnel.turns)

@@ -36,12 +36,12 @@ from parties.files import write_private
 from parties.keys import KeyPair
 from parties.methods import Disguise, Sent, method_class
 from parties.mpc import METHOD as MPC_METHOD
-from parties.mpc import MpcResult, run_mpc
+from parties.mpc import MpcResult, confirm_mpc, run_mpc
 from parties.normalize import normalize
 from parties.progress import Progress
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
-from parties.secagg import RoundsResult, check_alignment, check_result, secure_party
+from parties.secagg import RoundsResult, check_result, secure_party
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
 from protos.ids import packed_size
@@ -276,13 +276,15 @@ class Steps:
                                       done.data.ids if ids is None else ids, [], len(done.data.columns), chunk),
                       timeout=self.left())
         t_upload = time.perf_counter() - t
-        header, positions = GrpcLink(client, self.left).alignment()
-        check_alignment(header, positions, len(done.X), name)
+        link = GrpcLink(client, self.left)
+        header, positions = link.alignment()
         if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
             if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:
                 raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the "
                                  "session or gives it no 32-byte key")
             keys[header.mpc_helper] = header.mpc_helper_key
+        confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
+                    client.session, name)
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
         result = run_mpc(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
                          client.session, name, self.deadline, log=self.log)
@@ -331,6 +333,8 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
     if secure is not None:
         summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
                        rounds=secure.rounds)
+        if isinstance(secure, MpcResult):  # per round, the MPyC messages in sequence on this party's path
+            summary["mpc_turns"] = {str(r): n for r, n in sorted(secure.turns.items())}
     if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
         write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary

@@ -311,22 +311,23 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
                       fields: dict[str, bytes]) -> None:
     """Tell every other party, through the coordinator, what it told us; PartyError if any party was told else.
 
-    One tag per other party and field (``_tag``), under a key the coordinator
+    ``fields``: the name and bytes of every field confirmed, in order (``confirmed_fields``; an MPC confirms
+    more, parties.mpc.mpc_fields). One tag per other party and field (``_tag``), under a key the coordinator
     cannot compute; a tag that is missing or does not match what this party
     was told names the party and the fields that differ.
     """
     keys = _confirm_keys(pair, peers, order, session, me)
     tags = [Tag(to=name, field=f, mac=_tag(key, me, name, f, fields[f]))
-            for name, key in keys.items() for f in FIELDS]
+            for name, key in keys.items() for f in fields]
     received = {(t.sender, t.field): t.mac for t in link.confirm(tags)}
     differ = {}
     for name, key in keys.items():
-        wrong = [f for f in FIELDS
+        wrong = [f for f in fields
                  if not hmac.compare_digest(received.get((name, f), b""), _tag(key, name, me, f, fields[f]))]
         if wrong:
             differ[name] = wrong
-    if any(len(wrong) == len(FIELDS) for wrong in differ.values()):
-        names = ", ".join(f"'{name}'" for name, wrong in differ.items() if len(wrong) == len(FIELDS))
+    if any(len(wrong) == len(fields) for wrong in differ.values()):
+        names = ", ".join(f"'{name}'" for name, wrong in differ.items() if len(wrong) == len(fields))
         raise PartyError(f"no confirmation from {names} matches, in any field: the coordinator relayed public keys "
                          "of its own (a man in the middle, which only mutual TLS stops) or altered the "
                          "confirmations; this party posts nothing")

@@ -245,6 +245,7 @@ def build(
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
     if mpc:
         report.mpc = Mpc.from_json(mpc_accounts, "mpc")
+        sequential(report.mpc, summaries)
     if observer:
         report.observer = observer_section(scenario)
     if evaluation is not None:
@@ -285,8 +286,9 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
               "(mutual TLS: every party checks every other's signed key)")
     if session.spec.clustering.protocol == MPC:
         return [ids, *MPC_COORDINATOR_LEARNS, active
-                + ("; in an MPC session the pair keys seal every share it relays, so relaying keys of its own would "
-                   "let it open every share and so every party's columns" if not scenario.security.mutual else "")]
+                + ("; in an MPC session the pair keys seal every share it relays, so relaying keys of its own (and "
+                   "forging the parties' confirmations, which those keys also make) lets it open every share and so "
+                   "read every party's columns (measured)" if not scenario.security.mutual else "")]
     return [
         ids,
         ("every joined record's squared distance to every centre, every round (sums of masked partial distances), "
@@ -301,6 +303,16 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
           "records would give it every joined record's distance to every other in about m / (k - 1) rounds "
           "(docs/secure-aggregation.md, 'Against an active coordinator'); the parties' checks stop lies about the "
           "alignment and labels told differently to different parties"] if secure else [])
+
+
+def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
+    """Each round's ``sequential``: the most MPyC messages in sequence any data party's tunnel counted in it
+    (its summary's ``mpc_turns``), where every data party's summary has them."""
+    turns: list[dict] = [s["mpc_turns"] for s in summaries.values() if s.get("mpc_turns") is not None]
+    if not turns or len(turns) < len(summaries) or mpc.per_round is ABSENT:
+        return
+    for r in mpc.per_round:
+        r.sequential = max(int(t.get(str(r.round), 0)) for t in turns)
 
 
 #: What the coordinator of an MPC session learns beside the ids (coordinator.protocols.mpc).

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from coordinator.clustering import SECURE
+from coordinator.limits import Limits
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
@@ -195,7 +196,10 @@ def run_scenario(
 
         helper.start(session, log)
         security = load_server_security(credentials, tls=scenario.security.tls, mutual=scenario.security.mutual)
-        server, port = start_server(listen, registry, security=security)
+        # this coordinator serves only the processes ppc run started: it cuts a stream for silence at the session's
+        # deadline, not after a minute, as an MPC's party may wait minutes for a busy peer's next message
+        limits = Limits(idle_seconds=max(Limits.idle_seconds, scenario.deadline))
+        server, port = start_server(listen, registry, security=security, limits=limits)
         address = f"{listen.rsplit(':', 1)[0]}:{port}"
         progress = Progress(session, log)
         progress.say(f"coordinator on {address} ({security.transport}), session '{scenario.name}', "

@@ -187,11 +187,17 @@ class MpcRound(Section):
         Per party, the bytes it sent in the round.
     frames : int
         Frames sent in the round, by every party.
+    sequential : int
+        MPyC messages in sequence in the round, counted by the data parties' tunnels: the most times any data
+        party's program began sending after a peer's message had ended (its first send counts). Every such message
+        crosses two links (party to coordinator to party), so the round waits at least twice this many one-way
+        latencies. Absent where the parties' summaries are not at hand (``ppc coordinator``).
     """
 
     round: int
     up: dict[str, int]
     frames: int
+    sequential: int | Absent = ABSENT
 
 
 @dataclass(kw_only=True)

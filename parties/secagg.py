@@ -40,7 +40,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -55,9 +55,6 @@ from parties.serde import (
     read_int32,  # noqa: F401 - the in-process link (ppcsim.run.inprocess) imports it from here
     upload_messages,
 )
-
-if TYPE_CHECKING:
-    from parties.mpc import MpcResult
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32
@@ -472,7 +469,15 @@ def check_labels(answer: LabelsAnswer, labels: np.ndarray, round_: int, m: int, 
         raise PartyError(f"round {round_}: the coordinator asks for another round, past max_iter = {max_iter}")
 
 
-def check_result(labels: np.ndarray, n_rows: int, rounds: RoundsResult | MpcResult | None, n_clusters: int) -> None:
+class OpenedRounds(Protocol):
+    """What rounds of either secure protocol opened: the labels, and the rows they belong to (RoundsResult here,
+    parties.mpc.MpcResult for an MPC, which builds on this module and so is not imported by it)."""
+
+    labels: np.ndarray
+    positions: np.ndarray | None
+
+
+def check_result(labels: np.ndarray, n_rows: int, rounds: OpenedRounds | None, n_clusters: int) -> None:
     """PartyError unless GetResult gave one label per uploaded row, each a cluster, -1 or -2; after rounds, the
     last round's labels at the joined rows and -2 everywhere else."""
     if len(labels) != n_rows:

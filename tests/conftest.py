@@ -417,3 +417,59 @@ def probe(chromium: str, page, tmp, copy=None) -> dict:
     found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', proc.stdout, re.S)  # a theme may add attributes
     assert found, f"the page did not finish loading in Chromium: {proc.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))
+
+
+# -- a coordinator that lies: the parties it serves, and the keys it swaps ----------------------------------------
+
+def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: float = 120.0
+                    ) -> dict[str, tuple[int, str]]:
+    """Run ``ppc party`` for each of ``names`` against the coordinator on 127.0.0.1:``port`` (party p's seed
+    ``seed + ord(p[0])``; ``extra``: more options, ``{name}`` standing for the party's name), all at once; each
+    party's (exit code, standard error). A party still running after ``timeout`` seconds is killed."""
+    procs: dict[str, subprocess.Popen] = {}
+    out = {}
+    try:
+        for name in names:
+            procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
+                 str(path), "--party", name, "--seed", str(seed + ord(name[0])), *(e.format(name=name) for e in extra)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        for name, proc in procs.items():
+            _, err = proc.communicate(timeout=timeout)
+            out[name] = (proc.returncode, err)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return out
+
+
+def swapped_keys(fake: dict, stolen: dict | None = None):
+    """GetPeers and PostSealedKeys of a coordinator in the middle (replacements for coordinator.handlers' own):
+    every party is given ``fake[p].public`` as party p's key, and the leader's pseudonym key is opened with the
+    fake key of each receiver and sealed again under the leader's fake key (kept in ``stolen["key"]``)."""
+    from coordinator import handlers
+    from parties.keys import seal, unseal
+
+    real_peers, real_post = handlers.peers, handlers.post_sealed
+
+    def peers(session, request):
+        reply = real_peers(session, request)
+        for peer in reply.peers:
+            if peer.party != request.party:
+                peer.public_key = fake[peer.party].public
+        return reply
+
+    def post_sealed(session, request):
+        leader = request.party
+        for sealed in request.keys:
+            key = unseal(fake[sealed.to], session.keys[leader].public_key, sealed.nonce, sealed.ciphertext,
+                         session.spec.name, leader, sealed.to)
+            if stolen is not None:
+                stolen["key"] = key
+            sealed.nonce, sealed.ciphertext = seal(fake[leader], session.keys[sealed.to].public_key, key,
+                                                   session.spec.name, leader, sealed.to)
+        return real_post(session, request)
+
+    return peers, post_sealed

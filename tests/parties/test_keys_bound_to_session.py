@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_lying_coordinator import SCENARIO, posts, run_parties
 
-from conftest import write_scenario
+from conftest import swapped_keys, write_scenario
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from parties.errors import PartyError
@@ -176,28 +176,8 @@ def man_in_the_middle(monkeypatch, stolen: dict):
     """Replace the key relay: every party gets the coordinator's own key for every other party; the leader's
     sealed pseudonym key is opened on the way (into ``stolen``) and sealed again to each party."""
     from coordinator import handlers
-    from parties.keys import seal, unseal
 
-    fake = {p: KeyPair.generate() for p in ("a", "b")}
-    real_peers, real_post = handlers.peers, handlers.post_sealed
-
-    def peers(session, request):
-        reply = real_peers(session, request)
-        for peer in reply.peers:
-            if peer.party != request.party:
-                peer.public_key = fake[peer.party].public
-        return reply
-
-    def post_sealed(session, request):
-        leader = request.party
-        for sealed in request.keys:
-            key = unseal(fake[sealed.to], session.keys[leader].public_key, sealed.nonce, sealed.ciphertext,
-                         session.spec.name, leader, sealed.to)
-            stolen["key"] = key
-            sealed.nonce, sealed.ciphertext = seal(fake[leader], session.keys[sealed.to].public_key, key,
-                                                   session.spec.name, leader, sealed.to)
-        return real_post(session, request)
-
+    peers, post_sealed = swapped_keys({p: KeyPair.generate() for p in ("a", "b")}, stolen)
     monkeypatch.setattr(handlers, "peers", peers)
     monkeypatch.setattr(handlers, "post_sealed", post_sealed)
 

@@ -11,14 +11,12 @@ coordinator can still do is shown by the attack that does it
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from conftest import NO_TLS, blobs, kmeans, scenario_toml, split_x, write_scenario
+from conftest import NO_TLS, blobs, kmeans, party_processes, scenario_toml, split_x, write_scenario
 from coordinator import handlers
 from coordinator.errors import FailedPrecondition, InvalidArgument
 from coordinator.protocols import secagg
@@ -83,22 +81,9 @@ def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra:
         extra += ("--credentials", str(creds / "parties" / "{name}"))
     session = registry.create(load_scenario(path).session_spec(tokens))
     server, port = start_server("127.0.0.1:0", registry, security=security)
-    procs = {}
     try:
-        for name in ("a", "b"):
-            procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
-                 str(path), "--party", name, "--seed", str(5 + ord(name)), *(e.format(name=name) for e in extra)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        out = {}
-        for name, proc in procs.items():
-            _, err = proc.communicate(timeout=PARTY_SECONDS)
-            out[name] = (proc.returncode, err)
+        out = party_processes(port, path, ("a", "b"), 5, extra, timeout=PARTY_SECONDS)
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         server.stop(0)
         session.fail("test over")
     return out, session

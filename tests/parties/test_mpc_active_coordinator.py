@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import pickle
 import struct
-import subprocess
-import sys
 from collections import defaultdict
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from conftest import write_scenario
+from conftest import party_processes, swapped_keys, write_scenario
 from coordinator import handlers
 from coordinator.messages import Frame
 from coordinator.protocols import mpc as relay_hub
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.wire.serde import int32_chunks
-from parties.keys import KeyPair, seal, unseal
+from parties.keys import KeyPair
 from parties.mpc import Framing, PairCipher, handshake_bytes, mpc_fields
 from parties.normalize import normalize
 from parties.secagg import _tag
@@ -92,21 +90,9 @@ def serve(tmp_path, monkeypatch, patches: dict[tuple[object, str], object], mutu
     registry = Registry()
     session = registry.create(load_scenario(path).session_spec(tokens))
     server, port = start_server("127.0.0.1:0", registry, security=security)
-    procs, out = {}, {}
     try:
-        for name in PARTIES:
-            procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
-                 str(path), "--party", name, "--seed", str(7 + ord(name)), *(e.format(name=name) for e in extra)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        for name, proc in procs.items():
-            _, err = proc.communicate(timeout=PARTY_SECONDS)
-            out[name] = (proc.returncode, err)
+        out = party_processes(port, path, PARTIES, 7, extra, timeout=PARTY_SECONDS)
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
         server.stop(0)
         session.fail("test over")
     return out, session, path
@@ -171,25 +157,11 @@ def key_swap(monkeypatch_free: dict, plain: dict) -> dict:
     (Confirm); every MPC frame is opened with those keys, kept in ``plain[(sender, receiver)]`` and sealed again
     to its receiver (the relay's hub). Returns the patches; ``monkeypatch_free`` gets what each party was told."""
     fake = {p: KeyPair.generate() for p in PARTIES}
-    real_peers, real_alignment, real_confirm = handlers.peers, handlers.alignment, handlers.confirm
-    real_post = handlers.post_sealed
+    real_alignment, real_confirm = handlers.alignment, handlers.confirm
     real_receive = relay_hub.Hub.receive
     ciphers: dict = {}
 
-    def peers(session, request):
-        reply = real_peers(session, request)
-        for peer in reply.peers:
-            if peer.party != request.party:
-                peer.public_key = fake[peer.party].public
-        return reply
-
-    def post_sealed(session, request):  # the leader's pseudonym key, opened and sealed again to each party
-        for sealed in request.keys:
-            key = unseal(fake[sealed.to], session.keys[request.party].public_key, sealed.nonce, sealed.ciphertext,
-                         session.spec.name, request.party, sealed.to)
-            sealed.nonce, sealed.ciphertext = seal(fake[request.party], session.keys[sealed.to].public_key, key,
-                                                   session.spec.name, request.party, sealed.to)
-        return real_post(session, request)
+    peers, post_sealed = swapped_keys(fake)
 
     def alignment(session, request):
         messages = list(real_alignment(session, request))

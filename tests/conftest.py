@@ -473,3 +473,28 @@ def swapped_keys(fake: dict, stolen: dict | None = None):
         return real_post(session, request)
 
     return peers, post_sealed
+
+
+def lying_alignment(victim: str, lie):
+    """A GetAlignment handler (a replacement for coordinator.handlers.alignment): the real one, but ``victim``
+    gets the header and positions ``lie(header, positions)`` makes of the true ones (it changes the header in
+    place and returns the positions)."""
+    import numpy as np
+
+    from coordinator import handlers
+    from coordinator.wire.serde import int32_chunks
+    from protos.ppcsim.v1 import session_pb2
+
+    real = handlers.alignment
+
+    def alignment(session, request):
+        messages = list(real(session, request))
+        if request.party != victim:
+            return iter(messages)
+        header = session_pb2.AlignmentHeader()
+        header.CopyFrom(messages[0].header)
+        positions = lie(header, np.frombuffer(b"".join(m.positions.data for m in messages[1:]), "<i4").copy())
+        return iter([session_pb2.AlignmentMessage(header=header)]
+                    + [session_pb2.AlignmentMessage(positions=c) for c in int32_chunks(positions, 1 << 20)])
+
+    return alignment

@@ -11,12 +11,10 @@ coordinator can still do is shown by the attack that does it
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 
-from conftest import NO_TLS, blobs, kmeans, party_processes, scenario_toml, split_x, write_scenario
+from conftest import NO_TLS, blobs, kmeans, lying_alignment, party_processes, scenario_toml, split_x, write_scenario
 from coordinator import handlers
 from coordinator.errors import FailedPrecondition, InvalidArgument
 from coordinator.protocols import secagg
@@ -33,29 +31,6 @@ SCENARIO = scenario_toml("lied-to", split_x(2, 2), seed=3, deadline=60, data=blo
                          clustering=kmeans(3, "secure_aggregation"), security=NO_TLS)
 #: Seconds a party process may take, start-up included (far more than a refusal needs).
 PARTY_SECONDS = 90
-
-
-def rewritten(messages, header, positions):
-    """An alignment stream with ``header`` and ``positions`` in place of the true ones."""
-    return iter([session_pb2.AlignmentMessage(header=header)]
-                + [session_pb2.AlignmentMessage(positions=c) for c in int32_chunks(positions, 1 << 20)])
-
-
-def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.ndarray], np.ndarray]):
-    """The real GetAlignment handler, but ``victim`` gets the header and positions ``lie`` makes of the true ones
-    (it changes the header in place and returns the positions)."""
-    real = handlers.alignment
-
-    def alignment(session, request):
-        messages = list(real(session, request))
-        if request.party != victim:
-            return iter(messages)
-        header = session_pb2.AlignmentHeader()
-        header.CopyFrom(messages[0].header)
-        positions = np.frombuffer(b"".join(m.positions.data for m in messages[1:]), dtype="<i4").copy()
-        return rewritten(messages, header, lie(header, positions))
-
-    return alignment
 
 
 def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra: str,

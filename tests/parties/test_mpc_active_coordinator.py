@@ -16,25 +16,22 @@ from __future__ import annotations
 import pickle
 import struct
 from collections import defaultdict
-from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from conftest import party_processes, swapped_keys, write_scenario
+from conftest import lying_alignment, party_processes, swapped_keys, write_scenario
 from coordinator import handlers
 from coordinator.messages import Frame
 from coordinator.protocols import mpc as relay_hub
 from coordinator.server import start_server
 from coordinator.servicer import Registry
-from coordinator.wire.serde import int32_chunks
 from parties.keys import KeyPair
 from parties.mpc import Framing, PairCipher, handshake_bytes, mpc_fields
 from parties.normalize import normalize
 from parties.secagg import _tag
 from parties.sources import load_party_data
 from ppcsim.scenario.load import load_scenario
-from protos.ppcsim.v1 import session_pb2
 
 pytest.importorskip("mpyc")
 
@@ -103,23 +100,6 @@ def rpcs(session) -> set[str]:
 
 
 # -- an alignment told differently to one party ---------------------------------------------------------------
-
-def lying_alignment(victim: str, lie: Callable[[session_pb2.AlignmentHeader, np.ndarray], np.ndarray]):
-    """The real GetAlignment, but ``victim`` gets what ``lie`` makes of the header (in place) and positions."""
-    real = handlers.alignment
-
-    def alignment(session, request):
-        messages = list(real(session, request))
-        if request.party != victim:
-            return iter(messages)
-        header = session_pb2.AlignmentHeader()
-        header.CopyFrom(messages[0].header)
-        positions = lie(header, np.frombuffer(b"".join(m.positions.data for m in messages[1:]), "<i4").copy())
-        return iter([session_pb2.AlignmentMessage(header=header)]
-                    + [session_pb2.AlignmentMessage(positions=c) for c in int32_chunks(positions, 1 << 20)])
-
-    return alignment
-
 
 def swapped_records(header, positions):
     positions[[0, 1]] = positions[[1, 0]]  # unique, in range, as many: only the other parties can tell

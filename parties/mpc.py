@@ -48,6 +48,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
+from parties.secagg import check_alignment, confirm_alignment, confirmed_fields
 from parties.serde import Alignment, Frame, Mark, Opened
 
 #: HKDF label of a pair's tunnel key.
@@ -318,8 +319,6 @@ def mpc_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dic
     joined count, k, initial centres, seeding steps, scale, rounds, the joined records' id sequence), then
     ``MPC_FIELDS``: names as UTF-8 joined by 0x00, numbers 4 bytes big-endian, the flag one byte, the helper's
     key its 32 bytes (empty without a helper)."""
-    from parties.secagg import confirmed_fields
-
     fields = confirmed_fields(header, positions, ids)
     fields.update({
         "mpc_parties": b"\x00".join(p.encode() for p in header.mpc_parties),
@@ -341,8 +340,6 @@ def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray,
     (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
     naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
     fields include its name and key, so every data party computes with the same helper."""
-    from parties.secagg import check_alignment, confirm_alignment
-
     try:
         check_alignment(header, positions, n_rows, me)
     except PartyError as exc:

@@ -201,7 +201,7 @@ class Session:
             self.relay.check(party, public_key, signature, certificate)
             if party in self.contributions:
                 raise SessionError(f"party '{party}' has uploaded to session '{self.spec.name}' already")
-            if party in self.uploads:
+            if party in self.uploads:  # "is uploading to session": the phrase docs/protocol.md gives clients to retry on
                 raise SessionError(f"party '{party}' is uploading to session '{self.spec.name}' now; join again "
                                    "once that upload has ended")
             self.relay.keep(party, public_key, signature, certificate)

@@ -23,19 +23,9 @@ import threading
 
 import numpy as np
 
-from coordinator.messages import UploadHeader
-from protos.serde import Layout
-
-
-def _widths(header: UploadHeader) -> tuple[int, tuple[int, ...], str] | None:
-    """``(records, columns of each array, dtype)`` of a feature upload whose arrays share one dtype, else None."""
-    specs = list(header.arrays)
-    if not specs or any(s.layout != Layout.ROWS or len(s.shape) != 2 for s in specs):
-        return None
-    dtypes = {np.dtype(s.dtype).newbyteorder("=").str for s in specs}
-    if len(dtypes) != 1:
-        return None
-    return int(header.n_ids), tuple(int(s.shape[1]) for s in specs), dtypes.pop()
+#: A feature upload's shape as the matrix holds it: (records, columns of each array, dtype); None for an upload
+#: that is not rows of one dtype (coordinator.protocols.upload.UploadPlan.widths).
+Widths = tuple[int, tuple[int, ...], str] | None
 
 
 def place(block: np.ndarray, first: int, values: np.ndarray) -> None:
@@ -66,10 +56,11 @@ class FeatureMatrix:
         self._start: dict[str, int] = {}  # each party's first column
         self.matrix: np.ndarray | None = None
 
-    def announce(self, party: str, header: UploadHeader) -> None:
-        """Note a party's upload header; once every party's is in, allocate the matrix if they all fit one."""
+    def announce(self, party: str, widths: Widths) -> None:
+        """Note the ``widths`` a party's upload header announced; once every party's are in, allocate the matrix
+        if they all fit one."""
         with self._lock:
-            self._announced[party] = _widths(header)
+            self._announced[party] = widths
             if self.matrix is not None or len(self._announced) < len(self.parties):
                 return
             shapes = [self._announced.get(p) for p in self.parties]
@@ -85,15 +76,15 @@ class FeatureMatrix:
             n, _, dtype = layouts[0]
             self.matrix = np.empty((n, column), dtype=dtype)  # committed by the operating system as it is written
 
-    def block(self, party: str, header: UploadHeader, array: int) -> np.ndarray | None:
+    def block(self, party: str, widths: Widths, array: int) -> np.ndarray | None:
         """The columns of the party's ``array`` in the matrix (a view), or None when there is no matrix (yet) or
-        it was not allocated for this header."""
+        it was not allocated for these ``widths``."""
         with self._lock:
-            if self.matrix is None or self._layout.get(party) != _widths(header):
+            if self.matrix is None or self._layout.get(party) != widths:
                 return None
-            widths = self._layout[party][1]
-            start = self._start[party] + sum(widths[:array])
-            return self.matrix[:, start : start + widths[array]]
+            columns = self._layout[party][1]
+            start = self._start[party] + sum(columns[:array])
+            return self.matrix[:, start : start + columns[array]]
 
 
     def adopt(self, contributions: list) -> None:

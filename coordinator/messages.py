@@ -74,12 +74,16 @@ class SealedKeysPost:
 
 @dataclass(frozen=True)
 class ArraySpec:
-    """One announced array: its name, element type (numpy dtype text), shape and layout (protos.serde.Layout)."""
+    """One announced array: its name, element type (numpy dtype text), shape and layout (protos.serde.Layout),
+    and its size in bytes by the wire's rules (protos.serde.spec_nbytes, reckoned where the spec is decoded), or
+    None with ``unsized`` saying why (a dtype the wire does not carry, a negative dimension)."""
 
     name: str
     dtype: str
     shape: tuple[int, ...]
     layout: int
+    nbytes: int | None = None
+    unsized: str = ""
 
 
 @dataclass(frozen=True)

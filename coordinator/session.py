@@ -42,13 +42,12 @@ from coordinator.messages import PeerKey, Received, SealedKey, Terms, UploadHead
 from coordinator.pipeline import pipeline
 from coordinator.protocols.confirm import Confirmations
 from coordinator.protocols.keys import KeyRelay
-from coordinator.protocols.upload import MAX_UPLOAD_BYTES, Upload
+from coordinator.protocols.upload import MAX_UPLOAD_BYTES, Upload, UploadRules, plan_upload
 from coordinator.sums import PairSums
 from coordinator.text import clip, shown
 from coordinator.types import Contribution, Outcome
 from coordinator.waits import PROBING, WouldWait
-from protos.ids import PSEUDONYMS, RETIRED
-from protos.serde import CHUNK_BYTES, Layout
+from protos.serde import CHUNK_BYTES
 
 if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use it (see _begin_secure)
     from coordinator.protocols.secagg import Arbiter
@@ -56,9 +55,6 @@ if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use 
 #: The session's states (the numbers are the wire's SessionState, which coordinator.wire.serde checks).
 WAITING, CLUSTERING, DONE, FAILED = 1, 2, 3, 4
 STATE_NAMES = {WAITING: "waiting", CLUSTERING: "clustering", DONE: "done", FAILED: "failed"}
-
-#: Retired id encodings, by number, with why.
-RETIRED_IDS = {int(k): v for k, v in RETIRED.items()}
 
 __all__ = ["CLUSTERING", "DONE", "FAILED", "STATE_NAMES", "STOP_GRACE", "WAITING", "Contribution", "Outcome",
            "PeerKey", "Refusal", "Session", "SessionSpec"]
@@ -280,10 +276,8 @@ class Session:
             if party in self.uploads:
                 raise SessionError(f"party '{party}' is uploading already; one upload at a time")
             try:
-                self._check_header(header)
-                upload = Upload(party, header, self.spec.max_upload_bytes, self.sums, self.spec.keep_uploads,
-                                ids_only=self.spec.clustering.protocol in ROUNDS, budget=self.budget,
-                                chunk_bytes=self.spec.chunk_bytes, matrix=self.matrix)
+                upload = Upload(plan_upload(header, self._rules(party)), self.sums, self.spec.keep_uploads,
+                                budget=self.budget, matrix=self.matrix)
             except SessionError as exc:
                 self._refuse(party, str(exc), 1, header_size, 0)
                 raise (ResourceExhausted if isinstance(exc, ResourceExhausted) else InvalidArgument)(str(exc)) \
@@ -345,34 +339,12 @@ class Session:
             self._wake()
         return upload.received
 
-    def _check_header(self, header: UploadHeader) -> None:
-        """The header's method, public parameters and id encoding against what the session expects."""
-        party, name = header.party, self.spec.name
-        expected = self.spec.expected.get(party)
-        if expected is not None:
-            method, params = expected
-            if header.method != method:
-                raise InvalidArgument(f"party '{party}': the upload says method '{shown(header.method)}', but session "
-                                      f"'{name}' expects '{method}' from it")
-            for key, value in params.items():
-                got = header.params.get(key)
-                if got != value:
-                    raise InvalidArgument(f"party '{party}': the upload's parameter '{key}' is "
-                                          f"{'missing' if got is None else repr(shown(got))}, but session '{name}' "
-                                          f"expects {value!r}")
-        dims = self.spec.dims.get(party)
-        for spec in header.arrays:
-            if dims is not None and spec.layout == Layout.ROWS and len(spec.shape) == 2 and spec.shape[1] != dims:
-                raise InvalidArgument(f"party '{party}': array '{shown(spec.name)}' has {spec.shape[1]} columns, but "
-                                      f"session '{name}' expects k = {dims} from it")
-        if header.id_encoding in RETIRED_IDS:
-            raise InvalidArgument(f"party '{party}': {RETIRED_IDS[header.id_encoding]}")
-        pseudonymous = header.id_encoding == PSEUDONYMS
-        if self.spec.ids == "pseudonymous" and not pseudonymous:
-            raise InvalidArgument(f"party '{party}': session '{name}' takes pseudonymous ids (ID_PSEUDONYMS_AES), "
-                                  "never raw ids")
-        if self.spec.ids == "plain" and pseudonymous:
-            raise InvalidArgument(f"party '{party}': session '{name}' takes plain ids, not pseudonyms")
+    def _rules(self, party: str) -> UploadRules:
+        """What this session expects of ``party``'s upload (its header is checked against it)."""
+        method, params = self.spec.expected.get(party, (None, {}))
+        return UploadRules(self.spec.name, self.spec.max_upload_bytes, self.spec.chunk_bytes,
+                           self.spec.clustering.protocol in ROUNDS, method, params, self.spec.dims.get(party),
+                           self.spec.ids)
 
     def _refuse(self, party: str, error: str, messages: int, serialized: int, payload: int) -> None:
         with self._cond:
@@ -566,10 +538,10 @@ class Session:
             up = totals.get(p, {}).get("up", {"messages": 0, "payload": 0, "serialized": 0})
             down = totals.get(p, {}).get("down", {"messages": 0, "payload": 0, "serialized": 0})
             predicted = None
-            if p in self.uploads and self.uploads[p].header.arrays:
-                h = self.uploads[p].header
-                itemsize = np.dtype(h.arrays[0].dtype).itemsize
-                predicted = predicted_payload(int(h.n_ids), [tuple(a.shape) for a in h.arrays], itemsize)
+            if p in self.uploads and self.uploads[p].plan.arrays:
+                plan = self.uploads[p].plan
+                itemsize = np.dtype(plan.arrays[0].dtype).itemsize
+                predicted = predicted_payload(plan.n, [tuple(a.shape) for a in plan.arrays], itemsize)
             refused = [r for r in self.refused if r.party == p]
             wasted = {"attempts": len(refused), "messages": sum(r.messages for r in refused),
                       "serialized": sum(r.serialized for r in refused), "payload": sum(r.payload for r in refused)}

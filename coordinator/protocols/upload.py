@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from coordinator.errors import SessionError
+from coordinator.errors import InvalidArgument, SessionError
 from coordinator.forms import check_upload
 from coordinator.limits import ID_BYTES_PER_RECORD, Budget
 from coordinator.matrix import FeatureMatrix, place
-from coordinator.messages import Chunk, IdPart, UploadHeader, UploadPart
+from coordinator.messages import ArraySpec, Chunk, IdPart, UploadHeader, UploadPart
 from coordinator.sums import PairSums, PartySums
 from coordinator.text import ERROR_BYTES, SHOWN_CHARS, clip, shown, size  # noqa: F401 - re-exported
 from coordinator.types import Contribution
 from protos.ids import ENCODINGS as ID_ENCODINGS
 from protos.ids import INT_DELTAS as ID_INT_DELTAS
 from protos.ids import LINES as ID_LINES
-from protos.ids import MAX_ID_BYTES, PSEUDONYM_BYTES, TEXT_IDS, WINDOW, IdError, stored_bytes
+from protos.ids import MAX_ID_BYTES, PSEUDONYM_BYTES, RETIRED, TEXT_IDS, WINDOW, IdError, stored_bytes
+from protos.ids import PSEUDONYMS as ID_PSEUDONYMS
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import unpack as unpack_ids
-from protos.serde import CHUNK_BYTES, ArrayAssembler, Layout, WireError, spec_nbytes
+from protos.serde import CHUNK_BYTES, ArrayAssembler, Layout, WireError
 
 #: Default cap on what one party's upload may announce and send: array bytes plus id characters.
 MAX_UPLOAD_BYTES = 16 << 30
@@ -30,6 +33,8 @@ MESSAGE_SLACK = 64
 MESSAGE_BYTES = 1024
 #: Bytes one id held as a Python string takes beyond its characters (object header and list slot).
 PY_STR_BYTES = 64
+#: Id encodings no longer taken, each with the reason a party is told.
+RETIRED_IDS = {int(k): v for k, v in RETIRED.items()}
 
 
 def nonfinite(values: np.ndarray) -> np.ndarray | None:
@@ -49,69 +54,188 @@ class BrokenStream(Exception):
     """The transport cut an upload short: the party cancelled, went away, or sent an undecodable message."""
 
 
+@dataclass(frozen=True)
+class UploadRules:
+    """What a session expects of one party's upload, from its spec: the header is checked against these.
+
+    ``method`` and ``params``: the disguise and the public parameters the party must declare (None: not
+    checked); ``dims``: the columns its rows must have (a drbt party's k); ``ids``: "pseudonymous" or "plain"
+    (anything else: either); ``ids_only``: an upload of ids and no arrays (the alignment of secure
+    aggregation)."""
+
+    session: str = ""
+    max_bytes: int = MAX_UPLOAD_BYTES
+    chunk_bytes: int = CHUNK_BYTES
+    ids_only: bool = False
+    method: str | None = None
+    params: Mapping[str, str] = field(default_factory=dict)
+    dims: int | None = None
+    ids: str = ""
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    """One party's upload header, checked once (``plan_upload``): what its stream must bring, and nothing
+    else of the header is read after it.
+
+    ``nbytes``: each announced array's bytes; ``expected``: their sum; ``widths``: ``(records, columns of each
+    array, dtype)`` when the arrays are rows of one dtype (what the session's matrix of features is allocated
+    for), else None; ``max_messages``: the most messages the stream may have."""
+
+    party: str
+    method: str
+    params: Mapping[str, str]
+    n: int
+    arrays: tuple[ArraySpec, ...]
+    nbytes: tuple[int, ...]
+    dissimilarity: bool
+    id_encoding: int
+    packed_id_bytes: int
+    max_bytes: int
+    chunk_bytes: int
+    widths: tuple[int, tuple[int, ...], str] | None
+
+    @property
+    def expected(self) -> int:
+        return sum(self.nbytes)
+
+    @property
+    def packed(self) -> bool:
+        """Whether ids come packed in one block (any encoding but ID_TEXT)."""
+        return self.id_encoding != ID_TEXT
+
+    @property
+    def max_messages(self) -> int:
+        """One message per KiB of arrays and of packed ids past the slack; ID_TEXT may send one id a message."""
+        return (MESSAGE_SLACK + len(self.arrays) + self.expected // MESSAGE_BYTES
+                + (self.packed_id_bytes // MESSAGE_BYTES if self.packed else self.n))
+
+
+def plan_upload(header: UploadHeader, rules: UploadRules = UploadRules()) -> UploadPlan:
+    """Check an upload's header against the session's ``rules`` and against itself, before anything is
+    allocated: every refusal names the party and the field at fault (SessionError; InvalidArgument for what
+    the session expects)."""
+    party, session = header.party, rules.session
+    if rules.method is not None:
+        if header.method != rules.method:
+            raise InvalidArgument(f"party '{party}': the upload says method '{shown(header.method)}', but session "
+                                  f"'{session}' expects '{rules.method}' from it")
+        for key, value in rules.params.items():
+            got = header.params.get(key)
+            if got != value:
+                raise InvalidArgument(f"party '{party}': the upload's parameter '{key}' is "
+                                      f"{'missing' if got is None else repr(shown(got))}, but session '{session}' "
+                                      f"expects {value!r}")
+    for spec in header.arrays:
+        if rules.dims is not None and spec.layout == Layout.ROWS and len(spec.shape) == 2 \
+                and spec.shape[1] != rules.dims:
+            raise InvalidArgument(f"party '{party}': array '{shown(spec.name)}' has {spec.shape[1]} columns, but "
+                                  f"session '{session}' expects k = {rules.dims} from it")
+    if header.id_encoding in RETIRED_IDS:
+        raise InvalidArgument(f"party '{party}': {RETIRED_IDS[header.id_encoding]}")
+    pseudonymous = header.id_encoding == ID_PSEUDONYMS
+    if rules.ids == "pseudonymous" and not pseudonymous:
+        raise InvalidArgument(f"party '{party}': session '{session}' takes pseudonymous ids (ID_PSEUDONYMS_AES), "
+                              "never raw ids")
+    if rules.ids == "plain" and pseudonymous:
+        raise InvalidArgument(f"party '{party}': session '{session}' takes plain ids, not pseudonyms")
+    n = int(header.n_ids)
+    if rules.ids_only and header.arrays:
+        raise SessionError(f"party '{party}': a secure-aggregation session takes an upload of ids only; this "
+                           f"one announces {len(header.arrays)} array{'s' if len(header.arrays) > 1 else ''}")
+    if not header.arrays and not rules.ids_only:
+        raise SessionError(f"party '{party}': the upload announces no arrays")
+    names = [a.name for a in header.arrays]
+    if len(set(names)) != len(names):
+        repeated = next(n for n in names if names.count(n) > 1)
+        raise SessionError(f"party '{party}': array name '{shown(repeated)}' is announced twice")
+    for spec in header.arrays:
+        if spec.layout not in (Layout.ROWS, Layout.CONDENSED):
+            raise SessionError(
+                f"party '{party}', array '{shown(spec.name)}': layout {spec.layout} is neither ROWS nor CONDENSED"
+            )
+    layouts = {spec.layout for spec in header.arrays}
+    if len(layouts) > 1:
+        raise SessionError(f"party '{party}': an upload sends either rows or condensed matrices, not both")
+    dissimilarity = layouts == {Layout.CONDENSED}
+    for spec in header.arrays:
+        _check_shape(party, spec, n, dissimilarity)
+    if dissimilarity:
+        check_upload(party, dict(header.params), set(names))  # against its form's declaration
+    nbytes = tuple(spec.nbytes for spec in header.arrays if spec.nbytes is not None)
+    if len(nbytes) < len(header.arrays):  # sized where it was decoded (coordinator.wire.serde.spec_from_proto)
+        spec = next(spec for spec in header.arrays if spec.nbytes is None)
+        raise SessionError(f"party '{party}': {spec.unsized or f'array {shown(spec.name)!r} has no size'}")
+    expected, max_bytes = sum(nbytes), rules.max_bytes
+    if expected > max_bytes:
+        raise SessionError(
+            f"party '{party}': the header announces {expected} array bytes ({size(expected)}), "
+            f"more than this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
+        )
+    if header.id_encoding not in ID_ENCODINGS:
+        raise SessionError(f"party '{party}': id_encoding {header.id_encoding} is not one this coordinator knows")
+    if header.id_encoding != ID_TEXT and header.packed_id_bytes > max_bytes - expected:
+        raise SessionError(
+            f"party '{party}': {header.packed_id_bytes} packed id bytes and {expected} array bytes exceed "
+            f"this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
+        )
+    return UploadPlan(party, header.method, dict(header.params), n, tuple(header.arrays), nbytes, dissimilarity,
+                      header.id_encoding, header.packed_id_bytes, max_bytes, rules.chunk_bytes,
+                      _widths(header.arrays, n))
+
+
+def _check_shape(party: str, spec: ArraySpec, n: int, dissimilarity: bool) -> None:
+    shape = tuple(spec.shape)
+    where = f"party '{party}', array '{shown(spec.name)}'"
+    got = shape if len(shape) <= 4 else f"({', '.join(map(str, shape[:4]))}, ... {len(shape)} dimensions)"
+    if dissimilarity:
+        want = (n * (n - 1) // 2,)
+        if shape != want:
+            raise SessionError(f"{where}: a condensed matrix over {n} ids has shape {want}, got {got}")
+    elif len(shape) != 2 or shape[0] != n or shape[1] < 1:
+        raise SessionError(f"{where}: expected rows of shape ({n}, k), got {got}")
+
+
+def _widths(specs: tuple[ArraySpec, ...], n: int) -> tuple[int, tuple[int, ...], str] | None:
+    """``(records, columns of each array, dtype)`` of a feature upload whose arrays share one dtype, else None."""
+    if not specs or any(s.layout != Layout.ROWS or len(s.shape) != 2 for s in specs):
+        return None
+    dtypes = {np.dtype(s.dtype).newbyteorder("=").str for s in specs}
+    if len(dtypes) != 1:
+        return None
+    return n, tuple(int(s.shape[1]) for s in specs), dtypes.pop()
+
+
 class Upload:
-    """Assembles one party's upload stream: the header, then ids and array chunks.
+    """Assembles one party's upload stream, planned from its header (``plan_upload``): ids, then array chunks.
 
     Every check names the party and the field at fault, and each happens as
     early as it can: the header's announced sizes before any buffer is
-    allocated, each message's ids and bytes against what was announced as it
-    arrives, so that a stream that goes on past its announcement stops there.
+    allocated (the plan), each message's ids and bytes against what was
+    announced as it arrives, so that a stream that goes on past its
+    announcement stops there.
     """
 
-    def __init__(self, party: str, header: UploadHeader, max_bytes: int = MAX_UPLOAD_BYTES,
-                 sums: PairSums | None = None, keep: bool = True, ids_only: bool = False,
-                 budget: Budget | None = None, chunk_bytes: int = CHUNK_BYTES,
-                 matrix: FeatureMatrix | None = None):
-        """``ids_only``: the upload may carry ids and no arrays (the alignment of secure aggregation).
-        ``budget``: the session's memory budget, from which every byte the upload stores is taken before it
+    def __init__(self, plan: UploadPlan, sums: PairSums | None = None, keep: bool = True,
+                 budget: Budget | None = None, matrix: FeatureMatrix | None = None):
+        """``budget``: the session's memory budget, from which every byte the upload stores is taken before it
         is allocated (and given back if the upload is refused).
         ``matrix``: the session's matrix of features, which feature chunks are written into as soon as it
         exists (``coordinator.matrix``), when uploads are not kept; the upload's arrays are taken from the budget
         at its header all the same, wherever they are stored."""
-        self.party, self.header, self.max_bytes = party, header, max_bytes
+        self.plan = plan
+        self.party, self.n, self.expected = plan.party, plan.n, plan.expected
+        self.max_bytes, self.chunk_bytes, self.dissimilarity = plan.max_bytes, plan.chunk_bytes, plan.dissimilarity
+        self.max_messages = plan.max_messages
         self.budget = budget if budget is not None else Budget("this upload", 0)
-        self.chunk_bytes = chunk_bytes
         self.held = 0  # bytes taken from the budget
-        self.n = int(header.n_ids)
         #: what the decoded ids may take, from the budget (coordinator.limits.ID_BYTES_PER_RECORD)
-        self.id_budget = Budget(f"party '{party}'", self.n * ID_BYTES_PER_RECORD, parent=self.budget,
+        self.id_budget = Budget(f"party '{self.party}'", self.n * ID_BYTES_PER_RECORD, parent=self.budget,
                                 kind=f"id budget ({ID_BYTES_PER_RECORD} bytes a record, {self.n:,} records)")
         self.ids_held = 0  # bytes taken from the id budget
-        if ids_only and header.arrays:
-            raise SessionError(f"party '{party}': a secure-aggregation session takes an upload of ids only; this "
-                               f"one announces {len(header.arrays)} array{'s' if len(header.arrays) > 1 else ''}")
-        if not header.arrays and not ids_only:
-            raise SessionError(f"party '{party}': the upload announces no arrays")
-        names = [a.name for a in header.arrays]
-        if len(set(names)) != len(names):
-            repeated = next(n for n in names if names.count(n) > 1)
-            raise SessionError(f"party '{party}': array name '{shown(repeated)}' is announced twice")
-        for spec in header.arrays:
-            if spec.layout not in (Layout.ROWS, Layout.CONDENSED):
-                raise SessionError(
-                    f"party '{party}', array '{shown(spec.name)}': layout {spec.layout} is neither ROWS nor CONDENSED"
-                )
-        layouts = {spec.layout for spec in header.arrays}
-        if len(layouts) > 1:
-            raise SessionError(f"party '{party}': an upload sends either rows or condensed matrices, not both")
-        self.dissimilarity = layouts == {Layout.CONDENSED}
-        for spec in header.arrays:
-            self._check_shape(spec)
-        if self.dissimilarity:
-            check_upload(party, dict(header.params), set(names))  # against its form's declaration
-        try:
-            sizes = [spec_nbytes(spec) for spec in header.arrays]
-        except WireError as exc:
-            raise SessionError(f"party '{party}': {exc}") from None
-        self.expected = sum(sizes)
-        if self.expected > max_bytes:
-            raise SessionError(
-                f"party '{party}': the header announces {self.expected} array bytes ({size(self.expected)}), "
-                f"more than this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
-            )
         # dissimilarities go into the session's running sums as they arrive; kept as well only when asked
         self.sums = sums if self.dissimilarity else None
-        self.matrix = matrix if not self.dissimilarity and header.arrays else None
+        self.matrix = matrix if not self.dissimilarity and plan.arrays else None
         self.blocks: dict[int, np.ndarray] = {}  # array index -> its columns in the matrix, once written there
         self.adder: PartySums | None = None
         self.added = 0  # values added into the running sums (checked first, chunk by chunk)
@@ -119,26 +243,16 @@ class Upload:
         if store:
             self._take(self.expected, "the upload's arrays")
         try:
-            self.assemblers = [ArrayAssembler(spec, max_bytes, keep=store) for spec in header.arrays]
+            self.assemblers = [ArrayAssembler(spec, self.max_bytes, keep=store) for spec in plan.arrays]
         except WireError as exc:
-            raise SessionError(f"party '{party}': {exc}") from None
-        if header.id_encoding not in ID_ENCODINGS:
-            raise SessionError(f"party '{party}': id_encoding {header.id_encoding} is not one this coordinator knows")
-        self.packed_ids = bytearray() if header.id_encoding != ID_TEXT else None
-        if self.packed_ids is not None and header.packed_id_bytes > max_bytes - self.expected:
-            raise SessionError(
-                f"party '{party}': {header.packed_id_bytes} packed id bytes and {self.expected} array bytes exceed "
-                f"this session's max_upload_bytes of {max_bytes} ({size(max_bytes)})"
-            )
+            raise SessionError(f"party '{self.party}': {exc}") from None
+        self.packed_ids = bytearray() if plan.packed else None
         self.ids: list[str] = []
         self._all_ids: np.ndarray | None = None
         self.id_chars = 0
         self.messages = 0
-        # one per KiB of arrays and of packed ids past the slack; ID_TEXT may send one id per message
-        self.max_messages = (MESSAGE_SLACK + len(header.arrays) + self.expected // MESSAGE_BYTES
-                             + (self.n if self.packed_ids is None else header.packed_id_bytes // MESSAGE_BYTES))
         if self.matrix is not None:  # a header that passed every check
-            self.matrix.announce(party, header)
+            self.matrix.announce(self.party, plan.widths)
 
     def _take(self, n: int, what: str) -> None:
         """Take ``n`` bytes for ``what`` from the session's budget before allocating them."""
@@ -154,17 +268,6 @@ class Upload:
         """Take ``n`` bytes of ids as stored from the upload's id budget (and so from the session's)."""
         self.id_budget.take(n, f"party '{self.party}': {what}")
         self.ids_held += n
-
-    def _check_shape(self, spec) -> None:
-        shape = tuple(spec.shape)
-        where = f"party '{self.party}', array '{shown(spec.name)}'"
-        got = shape if len(shape) <= 4 else f"({', '.join(map(str, shape[:4]))}, ... {len(shape)} dimensions)"
-        if self.dissimilarity:
-            want = (self.n * (self.n - 1) // 2,)
-            if shape != want:
-                raise SessionError(f"{where}: a condensed matrix over {self.n} ids has shape {want}, got {got}")
-        elif len(shape) != 2 or shape[0] != self.n or shape[1] < 1:
-            raise SessionError(f"{where}: expected rows of shape ({self.n}, k), got {got}")
 
     @property
     def received(self) -> int:
@@ -244,9 +347,9 @@ class Upload:
         if len(chunk.packed) > self.chunk_bytes:
             raise SessionError(f"party '{self.party}': a slice of {len(chunk.packed)} packed id bytes; each is at most "
                                f"chunk_bytes ({self.chunk_bytes}, as Join returned)")
-        if len(packed) + len(chunk.packed) > self.header.packed_id_bytes:
+        if len(packed) + len(chunk.packed) > self.plan.packed_id_bytes:
             raise SessionError(
-                f"party '{self.party}': more packed id bytes than the {self.header.packed_id_bytes} announced"
+                f"party '{self.party}': more packed id bytes than the {self.plan.packed_id_bytes} announced"
             )
         self._take(len(chunk.packed), "packed ids")
         packed += chunk.packed  # in place: packed is self.packed_ids
@@ -254,7 +357,7 @@ class Upload:
     def _attach(self, sums: PairSums) -> None:
         """Before the first chunk of dissimilarities: the ids, complete, and an adder into the session's sums."""
         have = len(self.ids) if self.packed_ids is None else len(self.packed_ids)
-        want = self.n if self.packed_ids is None else self.header.packed_id_bytes
+        want = self.n if self.packed_ids is None else self.plan.packed_id_bytes
         if have != want:
             raise SessionError(f"party '{self.party}': array chunks before all {self.n} record ids "
                                "(an upload of dissimilarities sends its ids first)")
@@ -266,7 +369,7 @@ class Upload:
         """Write array ``index`` into its columns of the session's matrix from now on, when the matrix exists:
         what came so far moves there, and the upload's own buffer is given back."""
         assert self.matrix is not None
-        block = self.matrix.block(self.party, self.header, index)
+        block = self.matrix.block(self.party, self.plan.widths, index)
         if block is not None:
             # the upload's arrays were taken from the budget at its header, wherever they are stored; what came
             # so far is, for the move, in its buffer and in the matrix at once
@@ -313,15 +416,15 @@ class Upload:
             self.ids = []
             self._give(listed)
             return ids
-        if len(self.packed_ids) != self.header.packed_id_bytes:
+        if len(self.packed_ids) != self.plan.packed_id_bytes:
             raise SessionError(f"party '{self.party}': upload ended after {len(self.packed_ids)} of "
-                               f"{self.header.packed_id_bytes} packed id bytes")
+                               f"{self.plan.packed_id_bytes} packed id bytes")
         block = self.packed_ids  # read where it was received: no bytes() copy of the block
         stored, transient = self._decoded_size(block)
         self._take_ids(stored, "ids as decoded and stored")
         self._take(transient, "ids while decoded")
         try:
-            ids = unpack_ids(self.header.id_encoding, block, self.n)
+            ids = unpack_ids(self.plan.id_encoding, block, self.n)
         except IdError as exc:
             raise SessionError(f"party '{self.party}': {exc}") from None
         finally:
@@ -337,7 +440,7 @@ class Upload:
     def _decoded_size(self, block: bytearray) -> tuple[int, int]:
         """Bytes the packed ids will take once decoded, and the bytes decoding takes on the way; the block is
         inflated a piece at a time (zlib's ``decompress(data, max_length)``), never held whole."""
-        n, encoding = self.n, self.header.id_encoding
+        n, encoding = self.n, self.plan.id_encoding
         if encoding == ID_INT_DELTAS:
             return n * 8, n * 8
         if encoding != ID_LINES:
@@ -402,5 +505,5 @@ class Upload:
                     f"({int(bad.sum())} of {arr.size}, the first at index {first})"
                 )
         names = tuple(a.spec.name for a in self.assemblers)
-        return Contribution(self.party, self.header.method, dict(self.header.params), ids, arrays, self.dissimilarity,
+        return Contribution(self.party, self.plan.method, dict(self.plan.params), ids, arrays, self.dissimilarity,
                             names, release=self.release)

@@ -12,6 +12,7 @@ them (``ByteSize``), so a gRPC run and an in-process run count the same bytes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 from google.protobuf.message import Message
@@ -43,7 +44,7 @@ from coordinator.messages import (
 )
 from coordinator.session import CLUSTERING, DONE, FAILED, WAITING
 from protos.ppcsim.v1 import array_pb2, session_pb2
-from protos.serde import array_chunks
+from protos.serde import WireError, array_chunks, spec_nbytes
 
 #: The wire's enums, by the names the coordinator's logic uses.
 ID_MODES = {"plain": session_pb2.IDS_PLAIN, "pseudonymous": session_pb2.IDS_PSEUDONYMOUS}
@@ -91,7 +92,13 @@ def posted_to_proto(_: None = None) -> session_pb2.SealedKeysReply:
 # -- upload ----------------------------------------------------------------------------------------
 
 def spec_from_proto(spec: array_pb2.ArraySpec) -> ArraySpec:
-    return ArraySpec(spec.name, spec.dtype, tuple(int(n) for n in spec.shape), int(spec.layout))
+    """The announced array, sized: a spec the wire cannot size is decoded all the same, with the reason, so that
+    the session refuses its upload (and counts it) with the header's other checks."""
+    decoded = ArraySpec(spec.name, spec.dtype, tuple(int(n) for n in spec.shape), int(spec.layout))
+    try:
+        return replace(decoded, nbytes=spec_nbytes(decoded))
+    except WireError as exc:
+        return replace(decoded, unsized=str(exc))
 
 
 def header_from_proto(header: session_pb2.UploadHeader) -> UploadHeader:

@@ -161,7 +161,7 @@ def build(
     for cfg in scenario.parties:
         contribution = session.contributions.get(cfg.name)
         upload = session.uploads.get(cfg.name)
-        shapes = {a.name: list(a.shape) for a in upload.header.arrays} if contribution and upload is not None else {}
+        shapes = {a.name: list(a.shape) for a in upload.plan.arrays} if contribution and upload is not None else {}
         b = bytes_by_party[cfg.name]
         summary = summaries.get(cfg.name, {})
         party = Party(
@@ -339,8 +339,8 @@ def id_bytes(session: Session, summaries: dict[str, dict]) -> dict[str, IdBytes]
     out = {}
     for party, upload in session.uploads.items():
         if party in session.contributions:
-            out[party] = IdBytes(encoding=session_pb2.IdEncoding.Name(upload.header.id_encoding),
-                                 bytes=int(upload.header.packed_id_bytes) or int(upload.id_chars),
+            out[party] = IdBytes(encoding=session_pb2.IdEncoding.Name(upload.plan.id_encoding),
+                                 bytes=int(upload.plan.packed_id_bytes) or int(upload.id_chars),
                                  plain_bytes=summaries.get(party, {}).get("plain_id_bytes"))
     return out
 

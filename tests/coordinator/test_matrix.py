@@ -8,7 +8,7 @@ from coordinator.combine import combine
 from coordinator.join import join_ids
 from coordinator.matrix import FeatureMatrix, place, whole
 from coordinator.messages import Received
-from coordinator.protocols.upload import Upload
+from coordinator.protocols.upload import Upload, plan_upload
 from coordinator.wire.serde import upload_stream
 from parties.client import upload_messages
 from parties.methods import Sent
@@ -43,10 +43,10 @@ def test_chunks_written_before_the_matrix_exists_move_into_it_and_the_join_clust
     A, B = RNG.normal(size=(50, 3)), RNG.normal(size=(50, 2))
     matrix = FeatureMatrix(("a", "b"))
     sa, sb = stream("a", ids, A), stream("b", ids, B)
-    ua = Upload("a", sa[0].part, keep=False, matrix=matrix)
+    ua = Upload(plan_upload(sa[0].part), keep=False, matrix=matrix)
     feed(ua, sa[1:9])  # some of a's bytes, ending inside an element: the matrix does not exist yet
     assert matrix.matrix is None and not ua.blocks and ua.assemblers[0].kept
-    ub = Upload("b", sb[0].part, keep=False, matrix=matrix)
+    ub = Upload(plan_upload(sb[0].part), keep=False, matrix=matrix)
     assert matrix.matrix is not None and matrix.matrix.shape == (50, 5)
     feed(ub, sb[1:4])
     feed(ua, sa[9:])  # a moves what it had into its columns and gives its buffer back
@@ -63,12 +63,12 @@ def test_float32_stays_float32_and_an_upload_finished_before_the_matrix_existed_
     A, B = RNG.normal(size=(40, 2)), RNG.normal(size=(40, 4))
     matrix = FeatureMatrix(("a", "b"))
     sa, sb = stream("a", ids, A, dtype="<f4"), stream("b", ids, B, dtype="<f4")
-    ua = Upload("a", sa[0].part, keep=False, matrix=matrix)
+    ua = Upload(plan_upload(sa[0].part), keep=False, matrix=matrix)
     feed(ua, sa[1:])
     a = ua.finish()  # all of a in its own buffer: b had not announced
     released = []
     a.release = lambda: released.append("a")
-    ub = Upload("b", sb[0].part, keep=False, matrix=matrix)
+    ub = Upload(plan_upload(sb[0].part), keep=False, matrix=matrix)
     feed(ub, sb[1:])
     combined = combine([a, ub.finish()], join_ids({"a": ids, "b": ids}), None, matrix)
     assert combined.features is matrix.matrix and combined.features.dtype == np.float32 and released == ["a"]
@@ -81,8 +81,8 @@ def test_ids_in_another_order_are_joined_by_copying_rows_out_of_the_matrix():
     order = RNG.permutation(30)
     matrix = FeatureMatrix(("a", "b"))
     sa, sb = stream("a", ids, A), stream("b", ids[order], B[order])
-    ua = Upload("a", sa[0].part, keep=False, matrix=matrix)
-    ub = Upload("b", sb[0].part, keep=False, matrix=matrix)
+    ua = Upload(plan_upload(sa[0].part), keep=False, matrix=matrix)
+    ub = Upload(plan_upload(sb[0].part), keep=False, matrix=matrix)
     feed(ua, sa[1:])
     feed(ub, sb[1:])
     a, b = ua.finish(), ub.finish()

@@ -117,7 +117,7 @@ def test_a_pending_upload_is_named_and_cut_off_after_the_grace():
     cut = threading.Event()
     gate = threading.Event()
     messages = upload_messages("s", "a", "none", {}, IDS, [rows("data", BLOCKS["a"])], 5, 4096)
-    header = next(messages).header
+    header = header_from_proto(next(messages).header)
 
     def stalled():
         yield made(next(messages))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from coordinator.errors import SessionError
-from coordinator.protocols.upload import Upload
+from coordinator.messages import ArraySpec
+from coordinator.protocols.upload import Upload, UploadRules, plan_upload
 from coordinator.wire.serde import header_from_proto, made
 from parties.client import upload_messages
 from parties.methods import Sent
@@ -17,7 +22,7 @@ def test_finite_values_whose_sum_overflows_are_accepted_and_an_infinity_is_not()
     for data, bad in ((np.array([[1e308], [1e308], [-1.0]]), None), (np.array([[1.0], [np.inf], [2.0]]), "(1, 0)")):
         ids = np.arange(3)
         messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", data, Layout.ROWS)], 1, 1 << 20))
-        upload = Upload("a", header_from_proto(messages[0].header))
+        upload = Upload(plan_upload(header_from_proto(messages[0].header)))
         for m in messages[1:]:
             upload.add(made(m).part)
         if bad is None:
@@ -64,3 +69,51 @@ def test_nonfinite_finds_nan_and_infinities_but_not_an_overflowing_sum():
     assert nonfinite(np.zeros(0)) is None
     np.testing.assert_array_equal(nonfinite(np.array([1.0, np.nan, 2.0, -np.inf])), [False, True, False, True])
     np.testing.assert_array_equal(nonfinite(np.array([np.inf, -np.inf])), [True, True])  # their sum is NaN
+
+
+def _header(**kw):
+    messages = upload_messages("s", "a", "drbt", {"k": "2"}, np.arange(4), [Sent("data", np.zeros((4, 2)), Layout.ROWS)],
+                               2, 1 << 20)
+    return replace(header_from_proto(next(messages).header), **kw)
+
+
+@pytest.mark.parametrize("rules, header, error", [
+    (UploadRules("s", method="osbr"), {}, "party 'a': the upload says method 'drbt', but session 's' expects 'osbr'"),
+    (UploadRules("s", method="drbt", params={"k": "3"}), {},
+     "party 'a': the upload's parameter 'k' is '2', but session 's' expects '3'"),
+    (UploadRules("s", dims=3), {}, "party 'a': array 'data' has 2 columns, but session 's' expects k = 3 from it"),
+    (UploadRules("s", ids="pseudonymous"), {}, "session 's' takes pseudonymous ids (ID_PSEUDONYMS_AES), never raw ids"),
+    (UploadRules("s", ids_only=True), {}, "a secure-aggregation session takes an upload of ids only"),
+    (UploadRules("s", max_bytes=63), {}, "the header announces 64 array bytes (64 bytes), more than this session's "
+                                         "max_upload_bytes of 63"),
+    (UploadRules("s"), {"arrays": (ArraySpec("data", "<f2", (4, 2), Layout.ROWS, None, "array 'data': bad dtype"),)},
+     "party 'a': array 'data': bad dtype"),
+])
+def test_the_plan_refuses_a_header_against_the_sessions_rules_naming_party_and_field(rules, header, error):
+    with pytest.raises(SessionError) as refused:
+        plan_upload(_header(**header), rules)
+    assert error in str(refused.value)
+
+
+def test_the_plan_holds_what_the_stream_must_bring():
+    plan = plan_upload(_header(), UploadRules("s", method="drbt", params={"k": "2"}, dims=2, ids="plain"))
+    assert (plan.party, plan.method, dict(plan.params), plan.n, plan.nbytes, plan.expected) == \
+        ("a", "drbt", {"k": "2"}, 4, (64,), 64)
+    assert plan.widths == (4, (2,), "<f8") and not plan.dissimilarity
+
+
+def test_only_the_plan_takes_the_upload_header_apart():
+    """Past the edge (the handler reads the party it counts bytes for) the header is read by plan_upload alone;
+    the session, the upload and the matrix read the plan."""
+    readers = set()
+    for path in sorted((ROOT / "coordinator").rglob("*.py")):
+        text = path.read_text()
+        if "wire" in path.parts:
+            continue
+        for fn in ast.walk(ast.parse(text)):  # the functions that take an UploadHeader (annotated or checked)
+            if isinstance(fn, ast.FunctionDef) and "UploadHeader" in (ast.get_source_segment(text, fn) or ""):
+                fields = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
+                          and isinstance(n.value, ast.Name) and n.value.id == "header"}
+                if fields - {"party", "session"}:
+                    readers.add(f"{path.relative_to(ROOT).as_posix()}:{fn.name}")
+    assert readers == {"coordinator/protocols/upload.py:plan_upload"}

@@ -22,8 +22,12 @@ def test_an_upload_header_decodes_into_plain_values_and_its_chunks_carry_their_b
                                       arrays=[array_pb2.ArraySpec(name="x", dtype="<f8", shape=[3, 2], layout=0)],
                                       id_encoding=session_pb2.ID_INT_DELTAS_ZLIB, packed_id_bytes=9)
     got = serde.made(session_pb2.UploadMessage(header=header))
-    assert got.part == UploadHeader("a", "drbt", {"k": "2"}, 3, (serde.ArraySpec("x", "<f8", (3, 2), 0),),
+    assert got.part == UploadHeader("a", "drbt", {"k": "2"}, 3, (serde.ArraySpec("x", "<f8", (3, 2), 0, 48),),
                                     session_pb2.ID_INT_DELTAS_ZLIB, 9, "s")
+    # sized where decoded; a spec the wire cannot size is decoded with the reason, for the session to refuse
+    odd = array_pb2.ArraySpec(name="y", dtype="<f2", shape=[3, 2], layout=0)
+    assert serde.spec_from_proto(odd) == serde.ArraySpec("y", "<f2", (3, 2), 0, None,
+                                                         "array 'y': dtype '<f2' is not one of <f8, <f4, <i4")
     assert got.size == session_pb2.UploadMessage(header=header).ByteSize() and got.payload == 0
     chunk = session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=1, offset=8, data=b"abcdefgh"))
     raw = chunk.SerializeToString()

@@ -10,7 +10,7 @@ import pytest
 from coordinator.errors import SessionError
 from coordinator.join import join_ids
 from coordinator.limits import Budget
-from coordinator.protocols.upload import Upload
+from coordinator.protocols.upload import Upload, plan_upload
 from coordinator.wire.serde import header_from_proto, made
 from parties.client import upload_messages
 from parties.methods import Sent
@@ -71,13 +71,13 @@ def test_the_coordinator_rebuilds_packed_ids_and_names_the_party_for_bad_ones():
     messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((1000, 1)), Layout.ROWS)], 1, 1 << 20))
     header = messages[0].header
     assert header.id_encoding == INT_DELTAS and header.packed_id_bytes < 200
-    upload = Upload("a", header_from_proto(header))
+    upload = Upload(plan_upload(header_from_proto(header)))
     for m in messages[1:]:
         upload.add(made(m).part)
     assert upload.finish().ids.tolist() == list(range(1000))  # canonical integers come back as int64
 
     header.packed_id_bytes += 1  # announces a byte that never comes
-    short = Upload("a", header_from_proto(header))
+    short = Upload(plan_upload(header_from_proto(header)))
     for m in messages[1:]:
         short.add(made(m).part)
     with pytest.raises(SessionError, match=r"party 'a': upload ended after \d+ of \d+ packed id bytes"):
@@ -87,7 +87,7 @@ def test_the_coordinator_rebuilds_packed_ids_and_names_the_party_for_bad_ones():
 def test_repeated_integer_ids_are_refused_naming_the_party():
     ids = np.array([3, 1, 2, 1], dtype=np.int64)
     messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((4, 1)), Layout.ROWS)], 1, 1 << 20))
-    upload = Upload("a", header_from_proto(messages[0].header))
+    upload = Upload(plan_upload(header_from_proto(messages[0].header)))
     for m in messages[1:]:
         upload.add(made(m).part)
     with pytest.raises(SessionError, match=r"party 'a': duplicate record ids in the upload \('1'"):
@@ -98,7 +98,7 @@ def test_repeated_integer_ids_are_refused_naming_the_party():
 def upload_of(ids: np.ndarray, budget: Budget | None = None) -> Upload:
     messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", np.zeros((len(ids), 1)), Layout.ROWS)],
                                     1, 1 << 20))
-    upload = Upload("a", header_from_proto(messages[0].header), budget=budget)
+    upload = Upload(plan_upload(header_from_proto(messages[0].header)), budget=budget)
     for m in messages[1:]:
         upload.add(made(m).part)
     return upload
@@ -112,7 +112,7 @@ def test_text_ids_are_stored_compactly_one_long_id_widening_no_other(encoding):
         ids[0] = "a\nb"  # a newline sends every id as text
     budget = Budget("session 's'", 0)
     upload = upload_of(ids, budget)
-    assert upload.header.id_encoding == encoding
+    assert upload.plan.id_encoding == encoding
     got = upload.finish().ids
     assert got.dtype == TEXT_IDS and got.tolist() == ids.tolist()
     assert stored_bytes([6] * 9_999 + [1000]) == 16 * 10_000 + 1008 * 5 // 4 == 161_260

@@ -41,7 +41,7 @@ class ChunkLike(Protocol):
     @property
     def offset(self) -> int: ...
     @property
-    def data(self) -> bytes: ...
+    def data(self) -> bytes | memoryview: ...
 
 
 class WireError(ValueError):
@@ -143,7 +143,7 @@ class ArrayAssembler:
         self._carry = b""  # the start of an element split across two chunks
         self.received = 0
 
-    def add(self, chunk: ChunkLike, data: bytes | None = None) -> int:
+    def add(self, chunk: ChunkLike, data: bytes | memoryview | None = None) -> int:
         """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes.
 
         ``data`` is ``chunk.data`` when the caller has read it already."""
@@ -165,7 +165,7 @@ class ArrayAssembler:
         self.received += size
         return size
 
-    def _pass_on(self, data: bytes) -> None:
+    def _pass_on(self, data: bytes | memoryview) -> None:
         itemsize = np.dtype(self.spec.dtype).itemsize
         first = (self.received - len(self._carry)) // itemsize
         if self._carry:

@@ -130,8 +130,9 @@ def grpc_upload(rows: int, cols: int, tls: bool) -> tuple[float, int]:
             key = agree_pseudonym_key(client, reply, pair, None, security, 60)
             block = np.random.default_rng(0).standard_normal((rows, cols))
             ids = pseudonyms(key, np.arange(rows))
+            # serialised as a party sends them, before the clock starts, as the socket's bytes are
             messages = list(upload_messages("tp", "a", "none", {}, ids, [Sent("data", block, Layout.ROWS)], cols,
-                                            CHUNK_BYTES))  # built before the clock starts, as the socket's bytes are
+                                            CHUNK_BYTES, serialised=True))
             idle(proc.pid)  # the session's background import of scikit-learn done, as the sinks' imports are
             t = time.perf_counter()
             client.upload(iter(messages), timeout=600)
@@ -182,8 +183,8 @@ def main() -> int:
     tls, _ = grpc_upload(args.rows, args.cols, tls=True)
     block = np.random.default_rng(0).standard_normal((args.rows, args.cols))
     ids = pseudonyms(os.urandom(32), np.arange(args.rows))
-    serialised = [m.SerializeToString() for m in upload_messages(
-        "tp", "a", "none", {}, ids, [Sent("data", block, Layout.ROWS)], args.cols, CHUNK_BYTES)]
+    serialised = list(upload_messages("tp", "a", "none", {}, ids, [Sent("data", block, Layout.ROWS)], args.cols,
+                                      CHUNK_BYTES, serialised=True))
     alone, kept = grpc_alone(serialised, keep=False), grpc_alone(serialised, keep=True)
     raw = socket_send(nbytes)
     mb = nbytes / 1e6

@@ -63,9 +63,11 @@ def array_spec(name: str, arr: np.ndarray, layout: Layout, dtype: str | None = N
     return array_pb2.ArraySpec(name=name, dtype=dt.str, shape=list(arr.shape), layout=layout)
 
 
-def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | None = None) -> Iterator[tuple[int, bytes]]:
+def array_slices(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES,
+                 dtype: str | None = None) -> Iterator[tuple[int, bytes | memoryview]]:
     """Yield ``arr``'s bytes as ``(offset, bytes)`` pieces of at most ``chunk_bytes`` bytes each, in order:
-    the contents of its ArrayChunks.
+    the contents of its ArrayChunks. A piece that needs no conversion is a view of the array's bytes (valid
+    while the array is not changed), not a copy.
 
     With ``dtype`` (e.g. float32 for a float64 array), each piece's values are
     converted as it is made, so the whole array is never held twice.
@@ -82,7 +84,13 @@ def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | N
     data = np.ascontiguousarray(arr, dtype=dt)
     view = data.reshape(-1).view(np.uint8).data
     for offset in range(0, len(view), chunk_bytes):
-        yield offset, bytes(view[offset : offset + chunk_bytes])
+        yield offset, view[offset : offset + chunk_bytes]
+
+
+def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | None = None) -> Iterator[tuple[int, bytes]]:
+    """array_slices's pieces, each its own bytes object."""
+    for offset, data in array_slices(arr, chunk_bytes, dtype):
+        yield offset, bytes(data)  # a converted piece is bytes already: bytes() returns it as it is
 
 
 def array_chunks(

@@ -150,6 +150,9 @@ class ArrayAssembler:
         self.sink = sink
         self._carry = b""  # the start of an element split across two chunks
         self.received = 0
+        self._float = np.dtype(spec.dtype).kind == "f"
+        #: Whether every whole element received so far is finite (checked chunk by chunk, while in cache).
+        self.finite = True
 
     def add(self, chunk: ChunkLike, data: bytes | memoryview | None = None) -> int:
         """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes.
@@ -168,10 +171,21 @@ class ArrayAssembler:
             )
         if self._buffer is not None:
             self._buffer[self.received : self.received + size] = np.frombuffer(data, dtype=np.uint8)
+            if self._float and self.finite:  # the elements this chunk completes
+                itemsize = np.dtype(self.spec.dtype).itemsize
+                done = self._buffer[self.received // itemsize * itemsize : (self.received + size) // itemsize * itemsize]
+                self._see(done.view(self.spec.dtype))
         if self.sink is not None:
             self._pass_on(data)
         self.received += size
         return size
+
+    def _see(self, values: np.ndarray) -> None:
+        """Note whether ``values`` are all finite: one sum first, a mask only when the sum is not finite (NaN or
+        an infinity among them, or finite values whose sum overflows)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(np.sum(values)):
+                self.finite = bool(np.isfinite(values).all())
 
     def _pass_on(self, data: bytes | memoryview) -> None:
         itemsize = np.dtype(self.spec.dtype).itemsize
@@ -181,7 +195,10 @@ class ArrayAssembler:
         whole = len(data) // itemsize * itemsize
         self._carry = bytes(data[whole:])
         if whole:
-            self.sink(first, np.frombuffer(data, dtype=self.spec.dtype, count=whole // itemsize))
+            values = np.frombuffer(data, dtype=self.spec.dtype, count=whole // itemsize)
+            if self._float and self.finite and self._buffer is None:  # (a kept buffer's were seen in add)
+                self._see(values)
+            self.sink(first, values)
 
     @property
     def kept(self) -> bool:

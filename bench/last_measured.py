@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 RUNS: dict[str, tuple[list[str], list[str]]] = {
     "e2e_drbt.py": (["--rows", "1000000"], ["--rows", "3000", "--n-init", "1"]),
     "pseudonyms.py": (["--rows", "1000000"], ["--rows", "20000", "--repeat", "1"]),
-    "throughput.py": (["--rows", "500000"], ["--rows", "5000", "--cols", "10"]),
+    "throughput.py": (["--rows", "500000"], ["--rows", "5000", "--cols", "10", "--repeat", "1"]),
     "wire_bytes.py": (["--rows", "100000", "200000"], ["--rows", "3000"]),
     "osbr_memory.py": (["--rows", "20000", "--parties", "4", "32", "--party-rows", "5000"],
                        ["--rows", "300", "--linkage", "single", "--stress-rows", "100", "--parties", "2", "3",

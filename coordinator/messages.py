@@ -112,11 +112,12 @@ class IdPart:
 
 @dataclass(frozen=True)
 class Chunk:
-    """``data`` of array ``array`` from byte ``offset`` on (an upload's, a post's)."""
+    """``data`` of array ``array`` from byte ``offset`` on (an upload's, a post's); a view of the message's bytes
+    as they arrived, when read in place (coordinator.wire.serde.chunk_in_place)."""
 
     array: int
     offset: int
-    data: bytes
+    data: bytes | memoryview
 
 
 #: One message of an upload after its header (None: a message with no part).

@@ -72,6 +72,10 @@ class Result:
     labels: np.ndarray  # int32, aligned with the party's ids; -1 noise, -2 not joined
 
 
+def _serialise(message: session_pb2.UploadMessage | bytes) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
 class CoordinatorClient:
     """A channel to the coordinator for one party of one session.
 
@@ -85,6 +89,11 @@ class CoordinatorClient:
         self.channel = security.channel(address) if security and tls else grpc.insecure_channel(address)
         self.metadata = (("authorization", f"Bearer {security.token}"),) if security and security.token else None
         self.stub = session_pb2_grpc.CoordinatorStub(self.channel)
+        # Upload as the stub calls it, but a message serialised already (upload_messages(serialised=True)) is sent
+        # as it is
+        self._upload = self.channel.stream_unary("/ppcsim.v1.Coordinator/Upload", request_serializer=_serialise,
+                                                 response_deserializer=session_pb2.UploadReply.FromString,
+                                                 _registered_method=True)
 
     def close(self) -> None:
         self.channel.close()
@@ -112,9 +121,9 @@ class CoordinatorClient:
         request = session_pb2.SealedKeyRequest(session=self.session, party=self.party)
         return serde.sealed_from_proto(self.stub.GetSealedKey(request, timeout=timeout, metadata=self.metadata))
 
-    def upload(self, messages: Iterator[session_pb2.UploadMessage], timeout: float) -> session_pb2.UploadReply:
-        """Send an Upload stream (``parties.serde.upload_messages``)."""
-        return self.stub.Upload(messages, timeout=timeout, metadata=self.metadata)
+    def upload(self, messages: Iterator[session_pb2.UploadMessage | bytes], timeout: float) -> session_pb2.UploadReply:
+        """Send an Upload stream (``parties.serde.upload_messages``): UploadMessages, or their bytes."""
+        return self._upload(messages, timeout=timeout, metadata=self.metadata)
 
     def result(self, timeout: float) -> Result:
         """Wait for the clustering and return this party's labels."""

@@ -64,13 +64,15 @@ class Disguised:
         return {s.name: s.array.astype(self.dtype, copy=False) if s.array.dtype.kind == "f" else s.array
                 for s in self.arrays}
 
-    def upload(self, session: str, party: str, chunk_bytes: int, ids: np.ndarray | None = None):
+    def upload(self, session: str, party: str, chunk_bytes: int, ids: np.ndarray | None = None,
+               serialised: bool = False):
         """The Upload stream that carries these arrays (see parties.client.upload_messages), with ``ids`` (the
-        party's pseudonyms, in its row order) in place of its own ids when given."""
+        party's pseudonyms, in its row order) in place of its own ids when given; with ``serialised``, each
+        message's bytes, as sent."""
         return upload_messages(
             session, party, self.method.name, self.method.public_params(),
             self.data.ids if ids is None else ids, self.arrays, len(self.data.columns),
-            min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), self.dtype,
+            min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), self.dtype, serialised,
         )
 
 
@@ -228,7 +230,8 @@ class Steps:
         done.X = done.data.X = np.empty((0, done.data.X.shape[1]))  # not a view: that would keep X
         self.watch.wait("uploading")
         self.retry("Upload", lambda: self.client.upload(done.upload(self.client.session, self.cfg.name,
-                                                                    joined.chunk_bytes, ids), timeout=self.left()),
+                                                                    joined.chunk_bytes, ids, serialised=True),
+                                                        timeout=self.left()),
                    again=lambda: self.retry("Join", self._join))
         self.timing["upload"] = time.perf_counter() - self.started
 

@@ -26,7 +26,7 @@ from parties.methods import Sent
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
 from protos.ppcsim.v1 import session_pb2
-from protos.serde import array_pieces, array_spec
+from protos.serde import array_pieces, array_slices, array_spec
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
 IDS_PER_CHUNK = 20_000
@@ -283,6 +283,37 @@ def read_int32(messages: Iterable, part: str) -> tuple[Any, np.ndarray]:
 
 # -- what the party sends -------------------------------------------------------------------------------
 
+def _varint(n: int) -> bytes:
+    """``n`` >= 0 as a protobuf base-128 varint."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def chunk_serialised(index: int, offset: int, data: bytes | memoryview) -> bytes:
+    """``UploadMessage(chunk=ArrayChunk(array=index, offset=offset, data=data)).SerializeToString()``, byte for
+    byte, made with one copy of ``data`` (through the message it takes three: into a bytes object, into the
+    message, out of it)."""
+    fields = (b"\x08" + _varint(index) if index else b"") + (b"\x10" + _varint(offset) if offset else b"")
+    fields += b"\x1a" + _varint(len(data))
+    return b"".join((b"\x1a", _varint(len(fields) + len(data)), fields, data))
+
+
+def _header_and_ids(header: session_pb2.UploadHeader, ids: np.ndarray, packed: bytes,
+                    chunk_bytes: int) -> Iterator[session_pb2.UploadMessage]:
+    """An upload's first messages: its header, then its ids as text (ID_TEXT: ``packed`` is empty) or packed."""
+    yield session_pb2.UploadMessage(header=header)
+    if header.id_encoding == ID_TEXT:
+        id_list = ids.tolist()
+        for start in range(0, len(id_list), IDS_PER_CHUNK):
+            yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=id_list[start : start + IDS_PER_CHUNK]))
+    for start in range(0, len(packed), chunk_bytes):
+        yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
+
+
 def upload_messages(
     session: str,
     party: str,
@@ -293,9 +324,12 @@ def upload_messages(
     n_columns: int,
     chunk_bytes: int,
     dtype: str | None = None,
-) -> Iterator[session_pb2.UploadMessage]:
+    serialised: bool = False,
+) -> Iterator[Any]:
     """The upload stream: a header, the ids (as text or packed, whichever is smaller), then each array in chunks
-    (as ``dtype`` when given, else as computed)."""
+    (as ``dtype`` when given, else as computed): UploadMessages, or with ``serialised`` the bytes of each as
+    protobuf serialises it (what ``CoordinatorClient.upload`` sends as they are), each chunk's made straight
+    from the array's bytes (chunk_serialised)."""
     encoding, packed = pack_ids(ids)
     header = session_pb2.UploadHeader(
         session=session,
@@ -308,14 +342,12 @@ def upload_messages(
         id_encoding=encoding,
         packed_id_bytes=len(packed),
     )
-    yield session_pb2.UploadMessage(header=header)
-    if encoding == ID_TEXT:
-        id_list = ids.tolist()
-        for start in range(0, len(id_list), IDS_PER_CHUNK):
-            yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=id_list[start : start + IDS_PER_CHUNK]))
-    for start in range(0, len(packed), chunk_bytes):
-        yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=packed[start : start + chunk_bytes]))
+    for message in _header_and_ids(header, ids, packed, chunk_bytes):
+        yield message.SerializeToString() if serialised else message
     for index, sent in enumerate(arrays):
+        if serialised:
+            yield from (chunk_serialised(index, offset, data) for offset, data in array_slices(sent.array, chunk_bytes, dtype))
+            continue
         for offset, data in array_pieces(sent.array, chunk_bytes, dtype):
             message = session_pb2.UploadMessage()  # filled in place: wrapping an ArrayChunk would copy it again
             message.chunk.array, message.chunk.offset, message.chunk.data = index, offset, data

@@ -41,7 +41,7 @@ class ChunkLike(Protocol):
     @property
     def offset(self) -> int: ...
     @property
-    def data(self) -> bytes: ...
+    def data(self) -> bytes | memoryview: ...
 
 
 class WireError(ValueError):
@@ -63,9 +63,11 @@ def array_spec(name: str, arr: np.ndarray, layout: Layout, dtype: str | None = N
     return array_pb2.ArraySpec(name=name, dtype=dt.str, shape=list(arr.shape), layout=layout)
 
 
-def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | None = None) -> Iterator[tuple[int, bytes]]:
+def array_slices(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES,
+                 dtype: str | None = None) -> Iterator[tuple[int, bytes | memoryview]]:
     """Yield ``arr``'s bytes as ``(offset, bytes)`` pieces of at most ``chunk_bytes`` bytes each, in order:
-    the contents of its ArrayChunks.
+    the contents of its ArrayChunks. A piece that needs no conversion is a view of the array's bytes (valid
+    while the array is not changed), not a copy.
 
     With ``dtype`` (e.g. float32 for a float64 array), each piece's values are
     converted as it is made, so the whole array is never held twice.
@@ -82,7 +84,13 @@ def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | N
     data = np.ascontiguousarray(arr, dtype=dt)
     view = data.reshape(-1).view(np.uint8).data
     for offset in range(0, len(view), chunk_bytes):
-        yield offset, bytes(view[offset : offset + chunk_bytes])
+        yield offset, view[offset : offset + chunk_bytes]
+
+
+def array_pieces(arr: np.ndarray, chunk_bytes: int = CHUNK_BYTES, dtype: str | None = None) -> Iterator[tuple[int, bytes]]:
+    """array_slices's pieces, each its own bytes object."""
+    for offset, data in array_slices(arr, chunk_bytes, dtype):
+        yield offset, bytes(data)  # a converted piece is bytes already: bytes() returns it as it is
 
 
 def array_chunks(
@@ -142,8 +150,11 @@ class ArrayAssembler:
         self.sink = sink
         self._carry = b""  # the start of an element split across two chunks
         self.received = 0
+        self._float = np.dtype(spec.dtype).kind == "f"
+        #: Whether every whole element received so far is finite (checked chunk by chunk, while in cache).
+        self.finite = True
 
-    def add(self, chunk: ChunkLike, data: bytes | None = None) -> int:
+    def add(self, chunk: ChunkLike, data: bytes | memoryview | None = None) -> int:
         """Copy ``chunk`` into place (and pass its elements to the sink); returns its payload size in bytes.
 
         ``data`` is ``chunk.data`` when the caller has read it already."""
@@ -160,12 +171,23 @@ class ArrayAssembler:
             )
         if self._buffer is not None:
             self._buffer[self.received : self.received + size] = np.frombuffer(data, dtype=np.uint8)
+            if self._float and self.finite:  # the elements this chunk completes
+                itemsize = np.dtype(self.spec.dtype).itemsize
+                done = self._buffer[self.received // itemsize * itemsize : (self.received + size) // itemsize * itemsize]
+                self._see(done.view(self.spec.dtype))
         if self.sink is not None:
             self._pass_on(data)
         self.received += size
         return size
 
-    def _pass_on(self, data: bytes) -> None:
+    def _see(self, values: np.ndarray) -> None:
+        """Note whether ``values`` are all finite: one sum first, a mask only when the sum is not finite (NaN or
+        an infinity among them, or finite values whose sum overflows)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            if not np.isfinite(np.sum(values)):
+                self.finite = bool(np.isfinite(values).all())
+
+    def _pass_on(self, data: bytes | memoryview) -> None:
         itemsize = np.dtype(self.spec.dtype).itemsize
         first = (self.received - len(self._carry)) // itemsize
         if self._carry:
@@ -173,7 +195,10 @@ class ArrayAssembler:
         whole = len(data) // itemsize * itemsize
         self._carry = bytes(data[whole:])
         if whole:
-            self.sink(first, np.frombuffer(data, dtype=self.spec.dtype, count=whole // itemsize))
+            values = np.frombuffer(data, dtype=self.spec.dtype, count=whole // itemsize)
+            if self._float and self.finite and self._buffer is None:  # (a kept buffer's were seen in add)
+                self._see(values)
+            self.sink(first, values)
 
     @property
     def kept(self) -> bool:

@@ -395,6 +395,9 @@ class Upload:
             ids = self._ids()
             if ids.dtype.kind == "i":  # integers: increasing ones (the usual case) are distinct without a sort
                 repeats = not np.all(ids[1:] > ids[:-1]) and len(np.unique(ids)) != len(ids)
+            elif ids.dtype == f"S{PSEUDONYM_BYTES}":  # pseudonyms: distinct if their first 8 bytes are (as a rule)
+                head = np.sort(np.ascontiguousarray(ids).view(np.uint64)[::2])
+                repeats = not np.all(head[1:] != head[:-1]) and len(set(ids.tolist())) != len(ids)
             else:  # a hash set: sorting a million strings takes far longer
                 repeats = len(set(ids.tolist())) != len(ids)
             if repeats:
@@ -495,7 +498,10 @@ class Upload:
             self._attach(self.sums)  # an upload with no chunk (one record) still fixes or joins the reference
         arrays = {a.spec.name: self.blocks[i] if i in self.blocks else a.array()
                   for i, a in enumerate(self.assemblers) if a.kept or i in self.blocks}
-        checked = arrays if self.sums is None else {}  # dissimilarities were checked chunk by chunk
+        # dissimilarities were checked chunk by chunk, and so were the others, for whether all are finite: only an
+        # array that is not is looked through for where
+        finite = {a.spec.name for a in self.assemblers if a.finite}
+        checked = {k: v for k, v in arrays.items() if k not in finite} if self.sums is None else {}
         for name, arr in checked.items():
             bad = nonfinite(arr)
             if bad is not None:

@@ -124,8 +124,61 @@ def upload_from_proto(message: session_pb2.UploadMessage, size: int) -> Received
     return Received(None, size)
 
 
+def _varint(raw: bytes, at: int) -> tuple[int, int]:
+    """The base-128 varint at ``raw[at]`` and the position after it; (-1, at) if there is none of at most 10
+    bytes (the protobuf encoding's limit)."""
+    value, shift = 0, 0
+    for pos in range(at, min(at + 10, len(raw))):
+        byte = raw[pos]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos + 1
+        shift += 7
+    return -1, at
+
+
+def chunk_in_place(raw: bytes) -> Chunk | None:
+    """The ArrayChunk of an UploadMessage read where it lies in ``raw``: its data a view of ``raw``, not a copy.
+
+    Taken only when ``raw`` is laid out exactly as protobuf serialises an
+    UploadMessage that holds a chunk: field ``chunk`` (3) once, spanning the
+    whole message, and in it ``array`` (1) and ``offset`` (2) when not zero,
+    then ``data`` (3) to the end. Anything else (a header, ids, fields
+    repeated or out of order, unknown fields, a value past its type's range)
+    gives None, and the message is decoded by protobuf instead. The values
+    read here are then those protobuf would read (tests/coordinator/test_wire_edge.py
+    compares the two on every layout a party may send); only the data's copy
+    out of the message is saved: a 1 MiB chunk read through protobuf is copied
+    twice, into the message and out of it.
+    """
+    if type(raw) is not bytes or raw[:1] != b"\x1a":  # immutable bytes only: a view must not change under us
+        return None
+    size, at = _varint(raw, 1)
+    if at + size != len(raw):
+        return None
+    array = offset = 0
+    if raw[at : at + 1] == b"\x08":
+        array, at = _varint(raw, at + 1)
+        if not 0 <= array < 1 << 32:
+            return None
+    if raw[at : at + 1] == b"\x10":
+        offset, at = _varint(raw, at + 1)
+        if not 0 <= offset < 1 << 64:
+            return None
+    if raw[at : at + 1] != b"\x1a":
+        return None
+    size, at = _varint(raw, at + 1)
+    if size < 0 or at + size != len(raw):
+        return None
+    return Chunk(array, offset, memoryview(raw)[at:])
+
+
 def upload_received(raw: bytes) -> Received:
-    """gRPC's request deserializer for Upload: decoded, sized by the bytes it arrived in (never re-serialised)."""
+    """gRPC's request deserializer for Upload: decoded, sized by the bytes it arrived in (never re-serialised);
+    an array chunk's bytes are left where they arrived (chunk_in_place)."""
+    chunk = chunk_in_place(raw)
+    if chunk is not None:
+        return Received(chunk, len(raw), len(chunk.data))
     return upload_from_proto(session_pb2.UploadMessage.FromString(raw), len(raw))
 
 

@@ -117,3 +117,46 @@ def test_only_the_plan_takes_the_upload_header_apart():
                 if fields - {"party", "session"}:
                     readers.add(f"{path.relative_to(ROOT).as_posix()}:{fn.name}")
     assert readers == {"coordinator/protocols/upload.py:plan_upload"}
+
+
+def test_pseudonyms_that_share_their_first_bytes_are_distinct_and_a_repeated_one_is_refused():
+    rng = np.random.default_rng(5)
+    heads = rng.bytes(8 * 4)
+    distinct = [heads[8 * (i % 4) : 8 * (i % 4) + 8] + rng.bytes(8) for i in range(12)]  # 4 heads, each thrice
+    unlike = [rng.bytes(16) for _ in range(50)]
+    for ids, repeated in ((unlike, None), (distinct, None), (distinct + [distinct[7]], distinct[7]),
+                          (unlike + [unlike[0]], unlike[0])):
+        ids = np.array(ids, dtype="S16")
+        data = np.zeros((len(ids), 1))
+        messages = list(upload_messages("s", "a", "none", {}, ids, [Sent("data", data, Layout.ROWS)], 1, 1 << 20))
+        upload = Upload(plan_upload(header_from_proto(messages[0].header)))
+        for m in messages[1:]:
+            upload.add(made(m).part)
+        if repeated is None:
+            np.testing.assert_array_equal(upload.finish().ids, ids)
+        else:
+            with pytest.raises(SessionError, match=r"duplicate record ids in the upload \('.*' and 0 more repeat\)"):
+                upload.finish()
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_nan_in_any_chunk_is_refused_with_where_it_is_whether_kept_or_written_into_the_matrix(keep):
+    from coordinator.errors import InvalidArgument
+    from coordinator.session import Session, SessionSpec
+    from coordinator.wire.serde import upload_stream
+
+    rng = np.random.default_rng(4)
+    blocks = {"a": rng.standard_normal((30, 2)), "b": rng.standard_normal((30, 3))}
+    blocks["b"][17, 2] = np.nan
+    session = Session(SessionSpec(name="s", parties=("a", "b"), keep_uploads=keep))
+    for party in blocks:
+        session.join(party)
+    for party, X in blocks.items():  # chunks of 52 bytes: elements split across chunks
+        messages = upload_stream(upload_messages("s", party, "none", {}, np.arange(30), [Sent("data", X, Layout.ROWS)],
+                                                 X.shape[1], 52))
+        if party == "a":
+            session.receive(next(messages).part, messages)
+            continue
+        with pytest.raises(InvalidArgument, match=r"party 'b', array 'data': NaN or infinite values \(1 of 90, the first "
+                                                  r"at index \(17, 2\)\)"):
+            session.receive(next(messages).part, messages)

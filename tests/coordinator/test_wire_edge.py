@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coordinator import handlers
 from coordinator.errors import InvalidArgument
@@ -97,3 +99,82 @@ def test_get_status_sends_the_latest_entries_and_stays_below_grpcs_message_limit
     assert reply.ledger[0].payload_bytes == 60_000 - STATUS_ENTRIES + 1  # oldest first
     small = Session(SessionSpec("t", ("a",), ids="plain"))
     assert len(handlers.status(small, session_pb2.StatusRequest(session="t")).ledger) == 1  # all, when few
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(n & 0x7F | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(tag: int, payload: bytes) -> bytes:
+    return bytes([tag]) + _varint(len(payload)) + payload
+
+
+def _protobuf(raw: bytes) -> Chunk | None:
+    """What protobuf reads from ``raw``: its chunk, or None if it is no chunk or does not decode."""
+    try:
+        message = session_pb2.UploadMessage.FromString(raw)
+    except Exception:  # noqa: BLE001 - DecodeError
+        return None
+    return serde.chunk_from_proto(message.chunk) if message.WhichOneof("part") == "chunk" else None
+
+
+@pytest.mark.parametrize("array, offset, size", [(0, 0, 1), (0, 1 << 20, 1 << 20), (1, 0, 7), (3, (1 << 40) + 5, 300),
+                                                 ((1 << 32) - 1, (1 << 64) - 1, 2)])
+def test_a_chunk_as_protobuf_serialises_it_is_read_in_place_with_protobufs_values(array, offset, size):
+    data = np.random.default_rng(size).bytes(size)
+    raw = session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=array, offset=offset, data=data)).SerializeToString()
+    got = serde.chunk_in_place(raw)
+    assert got == _protobuf(raw) == Chunk(array, offset, data)
+    assert isinstance(got.data, memoryview) and got.data.obj is raw  # not a copy
+    assert serde.upload_received(raw) == serde.Received(Chunk(array, offset, data), len(raw), size)
+
+
+def test_any_other_layout_is_left_to_protobuf_and_nothing_read_in_place_differs_from_it():
+    """Hostile or unusual layouts: repeated, reordered or unknown fields, wrong wire types, truncated or
+    overlong varints, values past a field's range, trailing bytes. Whatever is read in place must be what
+    protobuf reads; everything else falls back to protobuf."""
+    data = b"abcdefgh"
+    inner = [b"\x08" + _varint(2), b"\x10" + _varint(16), _field(0x1A, data)]
+    layouts = {
+        "canonical": _field(0x1A, b"".join(inner)),
+        "explicit zeros": _field(0x1A, b"\x08\x00\x10\x00" + _field(0x1A, data)),
+        "non-canonical varint": _field(0x1A, b"\x08\x82\x00" + inner[1] + inner[2]),
+        "reordered": _field(0x1A, inner[1] + inner[0] + inner[2]),
+        "data first": _field(0x1A, inner[2] + inner[0]),
+        "array twice": _field(0x1A, inner[0] + inner[0] + inner[1] + inner[2]),
+        "data twice": _field(0x1A, inner[0] + inner[1] + inner[2] + _field(0x1A, b"xy")),
+        "unknown field": _field(0x1A, inner[0] + inner[1] + inner[2] + b"\x20\x01"),
+        "unknown field first": _field(0x1A, b"\x20\x01" + b"".join(inner)),
+        "chunk twice": _field(0x1A, b"".join(inner)) * 2,
+        "header then chunk": b"\x0a\x00" + _field(0x1A, b"".join(inner)),
+        "array as bytes": _field(0x1A, _field(0x0A, b"\x02") + inner[1] + inner[2]),
+        "array past uint32": _field(0x1A, b"\x08" + _varint(1 << 32) + inner[1] + inner[2]),
+        "offset past uint64": _field(0x1A, inner[0] + b"\x10" + _varint(1 << 64) + inner[2]),
+        "overlong varint": _field(0x1A, inner[0] + b"\x10" + b"\x80" * 10 + b"\x01" + inner[2]),
+        "data length short": b"\x1a" + _varint(len(b"".join(inner)) + 1) + b"".join(inner) + b"z",
+        "trailing byte": _field(0x1A, b"".join(inner)) + b"\x00",
+        "truncated": _field(0x1A, b"".join(inner))[:-1],
+        "empty": b"",
+        "ids": session_pb2.UploadMessage(ids=session_pb2.IdChunk(packed=data)).SerializeToString(),
+    }
+    read_in_place = {name for name, raw in layouts.items() if serde.chunk_in_place(raw) is not None}
+    assert read_in_place == {"canonical", "explicit zeros", "non-canonical varint"}
+    for name, raw in layouts.items():
+        mine = serde.chunk_in_place(raw)
+        assert mine is None or mine == _protobuf(raw), name
+    assert serde.chunk_in_place(bytearray(layouts["canonical"])) is None  # a buffer that may change: copied
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"\x08", b"\x10", b"\x1a", b"\x0a", b"\x00", b"\x01", b"\x7f", b"\x80", b"\xff",
+                                 b"\x03", b"\x08\x01", b"\x10\x80\x01", b"\x1a\x03abc"]), max_size=12))
+def test_random_layouts_read_in_place_agree_with_protobuf(tokens):
+    body = b"".join(tokens)
+    for raw in (body, _field(0x1A, body)):
+        mine = serde.chunk_in_place(raw)
+        assert mine is None or mine == _protobuf(raw)

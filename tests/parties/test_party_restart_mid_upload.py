@@ -37,15 +37,16 @@ SCENARIO = ('name = "midupload"\nseed = 5\ndeadline = 150\n'  # [security] ids: 
 STALL = '''
 import sys, time
 import parties.client as client
+from protos.ppcsim.v1 import session_pb2
 
 _upload = client.CoordinatorClient.upload
 
 
 def upload(self, messages, timeout):
     def stalled():
-        for message in messages:
+        for message in messages:  # as a party sends them: serialised
             yield message
-            if message.WhichOneof("part") == "chunk":
+            if session_pb2.UploadMessage.FromString(message).WhichOneof("part") == "chunk":
                 print("stalled after the first array chunk", file=sys.stderr, flush=True)
                 time.sleep(3600)
     return _upload(self, stalled(), timeout)

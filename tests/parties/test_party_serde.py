@@ -8,7 +8,9 @@ import pytest
 
 from parties import serde
 from parties.errors import PartyError
-from protos.ppcsim.v1 import session_pb2
+from parties.methods import Sent
+from protos.ppcsim.v1 import array_pb2, session_pb2
+from protos.serde import Layout
 
 VALUES = [
     (serde.peer_to_proto, serde.peer_from_proto,
@@ -90,3 +92,26 @@ def test_streams_are_decoded_into_values_and_anything_else_is_refused():
     status = serde.status_from_proto(session_pb2.StatusReply(state=session_pb2.CLUSTERING, parties=[
         session_pb2.PartyStatus(party="a", joined=True, uploaded=True, payload_bytes=8, payload_expected=8)]))
     assert status == serde.Status("clustering", "", [serde.PartyState("a", True, True, 8, 8)])
+
+
+@pytest.mark.parametrize("index, offset, size", [(0, 0, 1), (1, 8, 127), (2, 1 << 20, 128), (300, (1 << 40) + 3, 16384),
+                                                 ((1 << 32) - 1, (1 << 64) - 1, (1 << 20) + 1)])
+def test_a_chunk_serialised_directly_is_the_bytes_protobuf_makes(index, offset, size):
+    data = np.random.default_rng(size).bytes(size)
+    want = session_pb2.UploadMessage(chunk=array_pb2.ArrayChunk(array=index, offset=offset, data=data))
+    assert serde.chunk_serialised(index, offset, memoryview(data)) == want.SerializeToString()
+
+
+@pytest.mark.parametrize("ids, dtype, chunk_bytes", [
+    (np.arange(50), None, 1000),  # int deltas; chunks that split elements
+    (np.array([f"r{i}" for i in range(30)]), "float32", 64),  # text ids; converted a piece at a time
+    (np.frombuffer(np.random.default_rng(1).bytes(16 * 40), dtype="S16"), None, 1 << 20),  # pseudonyms
+])
+def test_a_serialised_upload_is_the_serialisation_of_its_messages(ids, dtype, chunk_bytes):
+    rng = np.random.default_rng(0)
+    arrays = [Sent("a", rng.standard_normal((len(ids), 3)), Layout.ROWS),
+              Sent("b", np.asfortranarray(rng.standard_normal((len(ids), 2))), Layout.ROWS)]  # not C-contiguous
+    args = ("s", "p", "none", {"k": "2"}, ids, arrays, 5, chunk_bytes, dtype)
+    sent = list(serde.upload_messages(*args, serialised=True))
+    assert sent == [m.SerializeToString() for m in serde.upload_messages(*args)]
+    assert sum(isinstance(m, bytes) for m in sent) == len(sent) > 3

@@ -195,3 +195,25 @@ def test_float32_transfer_converts_chunk_by_chunk(chunk_bytes):
         asm.add(c)
     np.testing.assert_array_equal(asm.array(), arr.astype(np.float32))
     assert asm.received == arr.size * 4
+
+
+@pytest.mark.parametrize("where", ["kept", "passed on", "moved mid-way"])
+@pytest.mark.parametrize("bad", [None, 0, 17, 39, "overflow"])
+@pytest.mark.parametrize("dtype, chunk_bytes", [("<f8", 13), ("<f8", 64), ("<f4", 6), ("<f4", 1000)])
+def test_the_assembler_sees_whether_every_value_is_finite_chunk_by_chunk(where, bad, dtype, chunk_bytes):
+    arr = np.random.default_rng(1).normal(size=40).astype(dtype)
+    if bad == "overflow":  # finite values whose sum is not
+        arr[:] = np.finfo(dtype).max
+    elif bad is not None:
+        arr[bad] = np.nan if bad % 2 else -np.inf
+    got = []
+    asm = ArrayAssembler(array_spec("x", arr, Layout.CONDENSED), keep=where != "passed on",
+                         sink=(lambda first, values: got.append(values.copy())) if where == "passed on" else None)
+    for i, chunk in enumerate(array_chunks(0, arr, chunk_bytes)):
+        if where == "moved mid-way" and i == 3:
+            asm.redirect(lambda first, values: got.append(values.copy()))
+        asm.add(chunk)
+        assert asm.finite == bool(np.isfinite(arr[: asm.received // arr.itemsize]).all())
+    assert asm.complete and asm.finite == (bad in (None, "overflow"))
+    if got:
+        np.testing.assert_array_equal(np.concatenate(got), arr)

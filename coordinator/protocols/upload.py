@@ -8,6 +8,7 @@ import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.forms import check_upload
+from coordinator.join import repeats
 from coordinator.limits import ID_BYTES_PER_RECORD, Budget
 from coordinator.matrix import FeatureMatrix, place
 from coordinator.messages import Chunk, IdPart, UploadHeader, UploadPart
@@ -290,11 +291,7 @@ class Upload:
         """The uploaded ids, once all have come; SessionError if any repeats."""
         if self._all_ids is None:
             ids = self._ids()
-            if ids.dtype.kind == "i":  # integers: increasing ones (the usual case) are distinct without a sort
-                repeats = not np.all(ids[1:] > ids[:-1]) and len(np.unique(ids)) != len(ids)
-            else:  # a hash set: sorting a million strings takes far longer
-                repeats = len(set(ids.tolist())) != len(ids)
-            if repeats:
+            if repeats(ids):
                 unique, counts = np.unique(ids, return_counts=True)
                 raise SessionError(
                     f"party '{self.party}': duplicate record ids in the upload "

@@ -67,7 +67,7 @@ class Upload:
         ``budget``: the session's memory budget, from which every byte the upload stores is taken before it
         is allocated (and given back if the upload is refused).
         ``matrix``: the session's matrix of features, which feature chunks are written into as soon as it
-        exists (``coordinator.matrix``), when uploads are not kept; the upload's arrays are taken from the budget
+        exists (``coordinator.matrix``), kept or not; the upload's arrays are taken from the budget
         at its header all the same, wherever they are stored."""
         self.party, self.header, self.max_bytes = party, header, max_bytes
         self.budget = budget if budget is not None else Budget("this upload", 0)

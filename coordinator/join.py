@@ -27,6 +27,29 @@ def comparable(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
+def repeats(ids: np.ndarray) -> bool:
+    """Whether some id occurs twice in ``ids`` (one party's upload).
+
+    Integers: increasing ones (the usual case) are distinct without a sort.
+    Fixed-width bytes (pseudonyms, 16 bytes): their first 8 bytes sorted as
+    integers, a copy of half the ids, and only ids that share them compared
+    whole; where a set of a million pseudonyms as Python bytes took about
+    100 MiB at the end of each upload (a coordinator's peak at 1e6 records).
+    Text: a set.
+    """
+    if ids.dtype.kind in "iu":
+        return not np.all(ids[1:] > ids[:-1]) and len(np.unique(ids)) != len(ids)
+    if ids.dtype.kind == "S" and ids.dtype.itemsize % 8 == 0:
+        words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), ids.dtype.itemsize // 8)
+        first = np.sort(words[:, 0])
+        shared = first[1:][first[1:] == first[:-1]]
+        if not len(shared):
+            return False
+        alike = ids[np.isin(words[:, 0], shared)]  # bytes ids compare on all their bytes (equal width)
+        return len(np.unique(alike)) != len(alike)
+    return len(set(ids.tolist())) != len(ids)  # sorting a million strings takes far longer
+
+
 def same_ids(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether ``a`` and ``b`` hold the same ids in the same order (integer and text ids compare as text)."""
     x, y = comparable([a, b])

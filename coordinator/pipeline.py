@@ -83,9 +83,9 @@ def pipeline(
     clock
         Seconds, for the stage timings in ``Outcome.seconds``.
     matrix
-        The feature uploads written in place as they arrived (``coordinator.matrix``),
-        when the coordinator keeps no uploads; clustered as it is when the join
-        keeps every party's rows in order.
+        The feature uploads written in place as they arrived (``coordinator.matrix``;
+        kept uploads are views of it); clustered as it is when the join keeps
+        every party's rows in order (a copy of it with ``keep``).
 
     Raises
     ------

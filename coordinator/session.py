@@ -140,8 +140,9 @@ class Session:
         # dissimilarity uploads summed as they arrive, when uploads are not kept (else summed once joined, so
         # that a refused upload leaves nothing behind)
         self.sums = PairSums() if not spec.keep_uploads else None
-        # feature uploads written straight into the matrix to cluster, when uploads are not kept
-        self.matrix = FeatureMatrix(spec.parties) if not spec.keep_uploads else None
+        # feature uploads written straight into the matrix to cluster; kept uploads (sent/, the observer) are views
+        # of their columns there, not a buffer each beside it
+        self.matrix = FeatureMatrix(spec.parties)
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified

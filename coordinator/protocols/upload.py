@@ -10,6 +10,7 @@ import numpy as np
 
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.forms import check_upload
+from coordinator.join import repeats
 from coordinator.limits import ID_BYTES_PER_RECORD, Budget
 from coordinator.matrix import FeatureMatrix, place
 from coordinator.messages import ArraySpec, Chunk, IdPart, UploadHeader, UploadPart
@@ -221,7 +222,7 @@ class Upload:
         """``budget``: the session's memory budget, from which every byte the upload stores is taken before it
         is allocated (and given back if the upload is refused).
         ``matrix``: the session's matrix of features, which feature chunks are written into as soon as it
-        exists (``coordinator.matrix``), when uploads are not kept; the upload's arrays are taken from the budget
+        exists (``coordinator.matrix``), kept or not; the upload's arrays are taken from the budget
         at its header all the same, wherever they are stored."""
         self.plan = plan
         self.party, self.n, self.expected = plan.party, plan.n, plan.expected
@@ -393,14 +394,7 @@ class Upload:
         """The uploaded ids, once all have come; SessionError if any repeats."""
         if self._all_ids is None:
             ids = self._ids()
-            if ids.dtype.kind == "i":  # integers: increasing ones (the usual case) are distinct without a sort
-                repeats = not np.all(ids[1:] > ids[:-1]) and len(np.unique(ids)) != len(ids)
-            elif ids.dtype == f"S{PSEUDONYM_BYTES}":  # pseudonyms: distinct if their first 8 bytes are (as a rule)
-                head = np.sort(np.ascontiguousarray(ids).view(np.uint64)[::2])
-                repeats = not np.all(head[1:] != head[:-1]) and len(set(ids.tolist())) != len(ids)
-            else:  # a hash set: sorting a million strings takes far longer
-                repeats = len(set(ids.tolist())) != len(ids)
-            if repeats:
+            if repeats(ids):
                 unique, counts = np.unique(ids, return_counts=True)
                 raise SessionError(
                     f"party '{self.party}': duplicate record ids in the upload "

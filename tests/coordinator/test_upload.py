@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import io
+import zipfile
 from dataclasses import replace
 
 import numpy as np
@@ -15,6 +17,7 @@ from coordinator.protocols.upload import Upload, UploadRules, plan_upload
 from coordinator.wire.serde import header_from_proto, made
 from parties.client import upload_messages
 from parties.methods import Sent
+from ppcsim.report.outputs import for_file, write_outputs
 from protos.serde import Layout
 
 
@@ -32,7 +35,7 @@ def test_finite_values_whose_sum_overflows_are_accepted_and_an_infinity_is_not()
                 upload.finish()
 
 
-def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
+def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined(tmp_path):
     from coordinator.clustering import ClusteringSpec
     from coordinator.session import Session, SessionSpec
     from coordinator.wire.serde import upload_stream
@@ -51,15 +54,37 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined():
             session.receive(next(messages).part, messages)
         outcomes[keep] = session.wait(timeout=30)
         assert all(bool(c.arrays) == keep for c in session.contributions.values())
-        assert all(a.kept == keep for u in session.uploads.values() for a in u.assemblers)
-        # kept: each upload in its own buffer; not kept: written straight into the matrix that was clustered
-        # (here one upload ends before the next begins: the first moves into the matrix when they are joined)
-        assert session.matrix is None if keep else outcomes[keep].combined.features is session.matrix.matrix
+        # kept or not, written straight into the matrix that was clustered, no buffer of their own left (here one
+        # upload ends before the next begins: the first moves into the matrix when they are joined); kept, each
+        # party's arrays (for sent/ and the observer) are views of its columns there
+        assert not any(a.kept for u in session.uploads.values() for a in u.assemblers)
+        assert outcomes[keep].combined.features is session.matrix.matrix
+        assert all(np.shares_memory(a, session.matrix.matrix) for c in session.contributions.values()
+                   for a in c.arrays.values())
+        if keep:  # sent/ holds each party's array as it sent it, byte for byte, from its view in the matrix
+            write_outputs(tmp_path, Written(), session, sent=True)  # type: ignore[arg-type]
+            for party, X in blocks.items():
+                expected = io.BytesIO()
+                np.savez(expected, ids=for_file(session.contributions[party].ids), data=X)
+                assert members((tmp_path / "sent" / f"{party}.npz").read_bytes()) == members(expected.getvalue())
     np.testing.assert_array_equal(outcomes[False].labels, outcomes[True].labels)
     np.testing.assert_array_equal(outcomes[True].combined.features, np.hstack(list(blocks.values())))
     # clustered in place: centred and put back, equal but for the last bits
     np.testing.assert_allclose(outcomes[False].combined.features, np.hstack(list(blocks.values())), rtol=0,
                                atol=1e-14)
+
+
+class Written:
+    """What write_outputs reads of a report: its JSON (the test reads sent/ only)."""
+
+    def dumps(self) -> str:
+        return "{}"
+
+
+def members(npz: bytes) -> dict[str, bytes]:
+    """Each member's bytes of an .npz (the zip's own headers carry the time of writing)."""
+    with zipfile.ZipFile(io.BytesIO(npz)) as z:
+        return {name: z.read(name) for name in z.namelist()}
 
 
 def test_nonfinite_finds_nan_and_infinities_but_not_an_overflowing_sum():

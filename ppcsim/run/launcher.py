@@ -27,7 +27,7 @@ from ppcsim.scenario.load import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit...
 EXIT_GRACE = 30.0
-#: ... and more for every record joined: each writes its labels, one line a record (10 s a million).
+#: ... and more for every record joined: the first writes its labels, one line a record (10 s a million).
 EXIT_GRACE_PER_RECORD = 1e-5
 #: Party processes share this machine's cores: one BLAS/OpenMP thread each keeps them from oversubscribing it.
 PARTY_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -42,11 +42,11 @@ def last_line(path: Path) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def party_argv(scenario: str, name: str, session: str, timeout: float, address: str, summary: Path, labels: Path,
-               credentials: Path | None) -> list[str]:
+def party_argv(scenario: str, name: str, session: str, timeout: float, address: str, summary: Path,
+               labels: Path | None, credentials: Path | None) -> list[str]:
     """The ``ppc party`` command line of party ``name`` as ``ppc run`` starts it, here or on a Dask worker: its
-    summary and labels go to the given files (the launcher's, as observer), its seed comes on its standard
-    input (see start_party), ``credentials`` is its own folder."""
+    summary and labels go to the given files (the launcher's, as observer; no labels file when ``labels`` is None),
+    its seed comes on its standard input (see start_party), ``credentials`` is its own folder."""
     return [
         sys.executable, "-m", "ppcsim", "party",
         "--coordinator", address,
@@ -54,7 +54,7 @@ def party_argv(scenario: str, name: str, session: str, timeout: float, address: 
         "--party", name,
         "--session", session,
         "--summary", str(summary),
-        "--labels-out", str(labels),
+        *(["--labels-out", str(labels)] if labels else []),
         "--timeout", str(timeout),
         "--seed-file", "-",
         "--progress", "0",  # this launcher reports the session's progress itself
@@ -63,9 +63,13 @@ def party_argv(scenario: str, name: str, session: str, timeout: float, address: 
 
 
 def party_command(scenario: Scenario, name: str, address: str, private: Path, credentials: Path | None) -> list[str]:
-    """``ppc party`` for party ``name`` on this machine, writing into the launcher's ``private`` folder."""
+    """``ppc party`` for party ``name`` on this machine, writing into the launcher's ``private`` folder: its summary,
+    and for the first party its labels, which become the run's labels.csv (``run_scenario``). The others receive and
+    check their labels as every party does, but write no file that nothing would read: one line a record, a third
+    of a second of CPU a million records, four times over on the cores the parties share."""
+    labels = private / f"{name}-labels.csv" if name == scenario.parties[0].name else None
     return party_argv(str(scenario.path), name, scenario.name, scenario.deadline, address, private / f"{name}.json",
-                      private / f"{name}-labels.csv", credentials / "parties" / name if credentials else None)
+                      labels, credentials / "parties" / name if credentials else None)
 
 
 class LocalParties:

@@ -6,6 +6,7 @@ import hashlib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,7 +15,6 @@ from coordinator.clustering import fields as clustering_fields
 from coordinator.embed import requested_embedding
 from coordinator.errors import SessionError
 from coordinator.forms import FORMS
-from coordinator.session import SessionSpec
 from coordinator.types import Contribution
 from parties.config import DTYPES, EMPTY_COLUMNS, PartyConfig
 from parties.methods import METHODS, method_class
@@ -23,6 +23,9 @@ from parties.sources import fields as source_fields
 from parties.sources import known_columns, names_a_file, source_kind, unknown_source
 from ppcsim.scenario.network import Link
 from protos.schema import Param, check_table, unknown
+
+if TYPE_CHECKING:  # a party reads its scenario too and needs no session: imported where one is made
+    from coordinator.session import SessionSpec
 
 #: Names of sessions and parties: they appear in file names and on the wire.
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -121,6 +124,8 @@ class Scenario:
     def session_spec(self, tokens: dict[str, str] | None = None, keep_uploads: bool = True) -> SessionSpec:
         """The coordinator's view; ``tokens`` are the parties' token digests when [security] uses tokens;
         ``keep_uploads`` keeps each party's dissimilarities besides their sum (see SessionSpec)."""
+        from coordinator.session import SessionSpec
+
         return SessionSpec(
             name=self.name,
             parties=tuple(p.name for p in self.parties),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import platform
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import pdist, squareform
@@ -188,3 +190,35 @@ def test_column_variances_in_blocks_equal_numpys_to_the_bit():
     for n, d, dtype in ((70_001, 9, np.float64), (20_000, 5, np.float32), (3, 2, np.float64)):
         X = (rng.normal(size=(n, d)) * rng.uniform(0.1, 100, size=d) + rng.normal(size=d) * 50).astype(dtype)
         assert np.array_equal(column_variances(X, rows=4096), np.var(X, axis=0)), (n, d, dtype)
+
+
+def _faults_of_touching_twice(size: int = 3 << 20) -> int:
+    """Minor page faults of allocating, filling and freeing ``size`` bytes, the second of two rounds (below 4 MiB,
+    which numpy would ask the kernel to back with huge pages: a fault each 2 MiB)."""
+    import resource
+
+    np.ones(size // 8)  # the first round: freed at once
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    np.ones(size // 8)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc only")
+def test_keeping_freed_memory_reuses_a_freed_block_inside_and_maps_afresh_after():
+    from coordinator.clustering import _mallopt, keeping_freed_memory
+
+    _mallopt(-3, 128 << 10)  # as ppc's processes run (ppcsim/__init__.py)
+    before = _faults_of_touching_twice()  # mapped afresh, faulted in again (a fault a page, or a few pages)
+    with keeping_freed_memory():
+        with keeping_freed_memory():  # nested: the outer one restores
+            pass
+        inside = _faults_of_touching_twice()  # the freed block, reused
+    after = _faults_of_touching_twice()
+    assert before > 50 and after > 50 and inside < min(before, after) / 10, (before, inside, after)
+
+
+def test_kmeans_keeping_freed_memory_gives_sklearns_labels():
+    X = np.random.default_rng(3).normal(size=(40_000, 6)) + np.repeat(np.arange(4), 10_000)[:, None] * 4
+    spec = ClusteringSpec(algorithm="kmeans", n_clusters=4, n_init=3, seed=5)
+    labels = cluster(spec, Combined(features=X.copy()), overwrite=True)
+    assert np.array_equal(labels, KMeans(n_clusters=4, n_init=3, random_state=5).fit_predict(X))

@@ -383,8 +383,11 @@ def keeping_freed_memory() -> Iterator[None]:
     mapped afresh for each (ppc's processes keep glibc's mmap threshold at
     128 KiB; glibc's own adjustment stops at 32 MiB): about a million page
     faults at 1e6 records x 40 columns, 2 s of system time. Inside, the
-    threshold and the trim threshold are 1 GiB, so a freed block is reused by
-    the next allocation of its size; on the way out they are set back (to
+    threshold is 64 MiB and the trim threshold 1 GiB, so a freed temporary is
+    reused by the next allocation of its size (blocks above 64 MiB are still
+    mapped and handed back as freed: with a 1 GiB threshold the coordinator's
+    peak at 1e6 pseudonymous records rose from 651 to 719 MiB, past
+    bench/e2e_drbt.py's target); on the way out they are set back (to
     ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` if set, else 128
     KiB, ppc's setting and glibc's default trim) and ``malloc_trim`` hands
     what is free back. Nested and concurrent uses (two sessions clustering at
@@ -394,7 +397,7 @@ def keeping_freed_memory() -> Iterator[None]:
     with _keeping_lock:
         _keeping[0] += 1
         if _keeping[0] == 1:
-            _mallopt(-3, 1 << 30) or _mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD (glibc before 2.26: 32 MiB at most)
+            _mallopt(-3, 64 << 20) or _mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD (glibc before 2.26: 32 MiB at most)
             _mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
     try:
         yield

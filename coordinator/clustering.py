@@ -28,6 +28,7 @@ import numpy as np
 
 from coordinator.errors import SessionError
 from coordinator.linkage import UPDATES, merges_in_place
+from coordinator.malloc import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, malloc_trim, mallopt
 from coordinator.types import Combined
 from protos.schema import Param, check_table
 
@@ -363,16 +364,6 @@ _keeping_lock = threading.Lock()
 _keeping = [0]  # calls inside keeping_freed_memory
 
 
-def _mallopt(param: int, value: int) -> bool:
-    """glibc's ``mallopt`` (malloc.h); False where there is none (another C library)."""
-    import ctypes
-
-    try:
-        return bool(ctypes.CDLL(None).mallopt(param, value))
-    except (OSError, AttributeError):
-        return False
-
-
 @contextmanager
 def keeping_freed_memory() -> Iterator[None]:
     """While inside, glibc's malloc keeps freed blocks for reuse instead of handing each back to the system.
@@ -397,18 +388,16 @@ def keeping_freed_memory() -> Iterator[None]:
     with _keeping_lock:
         _keeping[0] += 1
         if _keeping[0] == 1:
-            _mallopt(-3, 64 << 20) or _mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD (glibc before 2.26: 32 MiB at most)
-            _mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
+            mallopt(M_MMAP_THRESHOLD, 64 << 20) or mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc < 2.26: 32 MiB at most
+            mallopt(M_TRIM_THRESHOLD, 1 << 30)
     try:
         yield
     finally:
         with _keeping_lock:
             _keeping[0] -= 1
-            if _keeping[0] == 0 and _mallopt(-3, int(os.environ.get("MALLOC_MMAP_THRESHOLD_", 128 << 10))):
-                _mallopt(-1, int(os.environ.get("MALLOC_TRIM_THRESHOLD_", 128 << 10)))
-                import ctypes
-
-                ctypes.CDLL(None).malloc_trim(0)
+            if _keeping[0] == 0 and mallopt(M_MMAP_THRESHOLD, int(os.environ.get("MALLOC_MMAP_THRESHOLD_", 128 << 10))):
+                mallopt(M_TRIM_THRESHOLD, int(os.environ.get("MALLOC_TRIM_THRESHOLD_", 128 << 10)))
+                malloc_trim()
 
 
 def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -> np.ndarray:

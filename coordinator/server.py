@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import os
 import sys
 import threading
@@ -12,6 +11,7 @@ import grpc
 
 from coordinator.errors import SessionError
 from coordinator.limits import Limits
+from coordinator.malloc import M_ARENA_MAX, mallopt
 from coordinator.security import ServerSecurity, is_loopback
 from coordinator.servicer import CoordinatorServicer, Registry
 from coordinator.wire.table import register
@@ -33,8 +33,6 @@ FLOW_CONTROL = [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", CHUN
 #: peak at 32 parties 375 MiB against 422 MiB with glibc's default; one arena gave 364 MiB but makes every thread
 #: wait on one lock.
 MALLOC_ARENAS = 2
-#: mallopt's parameter number for the arena cap (glibc's malloc.h).
-M_ARENA_MAX = -8
 
 
 def bound_malloc_arenas(arenas: int = MALLOC_ARENAS) -> int | None:
@@ -48,11 +46,7 @@ def bound_malloc_arenas(arenas: int = MALLOC_ARENAS) -> int | None:
     if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ \
             or "glibc.malloc.arena_max" in os.environ.get("GLIBC_TUNABLES", ""):
         return None
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return None
-    return arenas if mallopt(M_ARENA_MAX, arenas) == 1 else None
+    return arenas if mallopt(M_ARENA_MAX, arenas) else None
 
 
 class Server:

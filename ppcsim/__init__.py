@@ -27,13 +27,9 @@ def _return_freed_memory() -> None:
     """
     if "MALLOC_MMAP_THRESHOLD_" in _os.environ:
         return
-    import ctypes
+    from coordinator.malloc import M_MMAP_THRESHOLD, mallopt
 
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(-3, 128 << 10)  # M_MMAP_THRESHOLD (malloc.h), which also stops its adjustment
+    mallopt(M_MMAP_THRESHOLD, 128 << 10)  # which also stops glibc's adjustment of it
 
 
 _return_freed_memory()

@@ -42,6 +42,9 @@ ROUNDS = (SECURE, MPC)
 #: Most Lloyd rounds an MPC session may ask for: it runs exactly max_iter of them (no early stop, which would
 #: open whether labels changed), each costing tens of message latencies and megabytes per party.
 MPC_MAX_ITER = 100
+#: The Lloyd rounds of an MPC session whose ``[clustering]`` table does not say (``max_iter``'s default of 300 is
+#: the other protocols', and more than an MPC session may ask for).
+MPC_DEFAULT_ITER = 10
 #: Initial centres of secure-aggregation k-means.
 INITS = ("random", "k-means++")
 LINKAGES = ("single", "average", "complete", "ward")
@@ -163,8 +166,10 @@ class ClusteringSpec:
         mine = ALGORITHMS[table["algorithm"]].params if table.get("algorithm") in ALGORITHMS else {}
         options = {k: table.get(k, p.default) for k, p in mine.items() if k not in _FIELD_NAMES}
         options.update({k: v for k, v in table.items() if k in known and k not in _FIELD_NAMES})
-        return cls(**{k: v for k, v in table.items() if k in _FIELD_NAMES and k != "seed"}, seed=seed,
-                   options=options)
+        given = {k: v for k, v in table.items() if k in _FIELD_NAMES and k != "seed"}
+        if given.get("protocol") == MPC:
+            given.setdefault("max_iter", MPC_DEFAULT_ITER)
+        return cls(**given, seed=seed, options=options)
 
     def value(self, name: str) -> Any:
         """A field's value: the spec's, or the default of the registered algorithm field ``name``."""

@@ -10,7 +10,7 @@ from scipy.spatial.distance import pdist, squareform
 from sklearn.cluster import DBSCAN, AgglomerativeClustering, KMeans
 
 from conftest import assert_same_partition, first_seen
-from coordinator.clustering import ClusteringSpec, cluster
+from coordinator.clustering import MPC_DEFAULT_ITER, MPC_MAX_ITER, ClusteringSpec, cluster
 from coordinator.combine import Combined
 from coordinator.errors import SessionError
 
@@ -50,6 +50,15 @@ def test_default_spec_is_valid():
 )
 def test_check_reports_the_bad_field(kwargs, fragment):
     assert ClusteringSpec(**kwargs).check() == [fragment]
+
+
+def test_an_mpc_table_that_leaves_out_max_iter_gets_a_default_mpc_accepts():
+    spec = ClusteringSpec.of({"algorithm": "kmeans", "protocol": "mpc", "n_clusters": 3})
+    assert spec.max_iter == MPC_DEFAULT_ITER <= MPC_MAX_ITER
+    assert spec.check() == []
+    assert ClusteringSpec.of({"protocol": "mpc", "max_iter": 7}).max_iter == 7
+    assert ClusteringSpec.of({"protocol": "secure_aggregation"}).max_iter == 300
+    assert "at most 100, got 300" in " ".join(ClusteringSpec.of({"protocol": "mpc", "max_iter": 300}).check())
 
 
 def test_check_reports_every_problem():

@@ -44,6 +44,7 @@ from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result, secure_party
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
+from protos.extras import missing
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
 
@@ -268,6 +269,8 @@ class Steps:
         """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
         its MPyC program with every link relayed over the client's Relay stream."""
         self.step = "running the MPC k-means"
+        if (problem := missing("mpc")) is not None:  # before the ids-only upload: nothing of the data is sent
+            raise PartyError(problem)
         self._keep_columns(joined)
         client, name = self.client, self.cfg.name
         keys = {p.party: p.public_key for p in peers}

@@ -22,6 +22,7 @@ from parties.normalize import NORMALIZATIONS
 from parties.sources import fields as source_fields
 from parties.sources import known_columns, names_a_file, source_kind, unknown_source
 from ppcsim.scenario.network import Link
+from protos.extras import missing
 from protos.schema import Param, check_table, unknown
 
 if TYPE_CHECKING:  # a party reads its scenario too and needs no session: imported where one is made
@@ -293,6 +294,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     if clustering.protocol == MPC:
         errors += mpc_parties(len(parties), clustering.helper)
+        if (problem := missing("mpc")) is not None:
+            errors.append(f"[clustering]: {problem}")
 
     if errors:
         raise ScenarioError(path, errors)

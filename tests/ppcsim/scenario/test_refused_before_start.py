@@ -9,6 +9,8 @@ message names the table, the field and, when one is close, the name meant.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -16,7 +18,10 @@ import pytest
 
 from conftest import free_port, run_ppc
 from ppcsim.scenario.load import ScenarioError, load_scenario
+from protos.extras import EXTRAS, Extra, missing
 from protos.schema import closest, unknown
+
+BUNDLED_MPC = Path(__file__).resolve().parents[3] / "scenarios" / "wine-mpc.toml"
 
 
 def write(tmp: Path, text: str) -> Path:
@@ -152,3 +157,25 @@ def test_a_party_started_by_hand_checks_its_own_file_before_it_joins(tmp_path):
     assert proc.returncode == 2 and time.monotonic() - t0 < 15, proc.stderr
     assert "'id_column' names no column 'wdi'" in proc.stderr and "did you mean 'wid'?" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_mpc_scenario_without_mpyc_is_refused_before_anything_starts_naming_the_extra(tmp_path):
+    """``sys.modules['mpyc'] = None`` is an environment where ``import mpyc`` fails: ``ppc run`` must say so, with
+    the install line, before the coordinator or a party starts (no output folder, no party log)."""
+    program = ("import sys; sys.modules['mpyc'] = None; from ppcsim.cli.parser import main; "
+               f"sys.exit(main(['run', {str(BUNDLED_MPC)!r}, '--out', {str(tmp_path / 'out')!r}]))")
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "protocol = \"mpc\" needs the package 'mpyc'" in proc.stderr
+    assert "pip install 'ppc-sim[mpc]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out" / "logs").exists()
+
+
+def test_missing_names_the_extra_only_when_its_module_cannot_be_imported(monkeypatch):
+    assert missing("mpc") is None  # the test extra installs mpyc
+    monkeypatch.setitem(EXTRAS, "mpc", Extra("no_such_module_here", "mpc", 'protocol = "mpc"'))
+    assert missing("mpc") == ("protocol = \"mpc\" needs the package 'no_such_module_here', which is not installed "
+                              "in this Python environment; install it with: pip install 'ppc-sim[mpc]' (from a "
+                              "checkout: pip install -e '.[mpc]')")

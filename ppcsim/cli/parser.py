@@ -69,13 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="delete an earlier run's outputs in the --out folder first (without it, a folder that "
                        "holds files is refused, and so is one another ppc command is writing into)")
 
-    def add_run_options(p):
+    def add_run_options(p, html: bool = True):
         p.add_argument("--out", metavar="DIR", help="where to write report.json, labels.csv, sent/ and logs/: an "
                        "empty or new folder (default: runs/<scenario name>, or runs/<scenario name>-2, -3, ... "
                        "when that holds an earlier run)")
         add_replace_option(p)
         p.add_argument("--port", type=int, default=0, help="coordinator port on 127.0.0.1 (default: a free one)")
-        p.add_argument("--html", action="store_true", help="also write report.html (tables and figures, self-contained)")
+        if html:  # the demo always writes it (its own --no-html turns that off)
+            p.add_argument("--html", action="store_true",
+                           help="also write report.html (tables and figures, self-contained)")
         p.add_argument("--no-eval", action="store_true",
                        help="measure neither utility nor privacy: only the protocol's own work (for timing)")
         p.add_argument("--no-sent", action="store_true",
@@ -98,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the bundled demo scenario (no files needed)",
                           description="Run the bundled demo: the wine data split over 3 parties using drbt and none. "
                           "It also writes report.html (--no-html: not).")
-    add_run_options(demo)
+    add_run_options(demo, html=False)
     demo.add_argument("--no-html", dest="html", action="store_false", help="write no report.html")
     demo.set_defaults(func=cmd_run, scenario=None, html=True)
 
@@ -126,7 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "hand over TLS. 'ppc run' makes its own for every run.")
     cred.add_argument("scenario", nargs="+", help="scenario TOML file (its name and parties); several for one "
                       "coordinator serving several sessions (one CA, one folder per session)")
-    cred.add_argument("--out", required=True, metavar="DIR")
+    cred.add_argument("--out", required=True, metavar="DIR",
+                      help="a new folder for ca.pem, coordinator.pem and coordinator.key, tokens.json (the session "
+                      "and a SHA-256 of each party's token) and parties/<name>/ (ca.pem, cert.pem, key.pem, token: "
+                      "give each party its own folder and nothing else); every file is created 0600")
     cred.add_argument("--host", action="append", default=[], metavar="NAME",
                       help="a host name or address the coordinator is reached at (repeatable)")
     cred.set_defaults(func=cmd_credentials)
@@ -187,7 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     party = sub.add_parser("party", help="run one party against a coordinator",
                            description="Load this party's own columns, disguise them, upload them to the "
                            "coordinator and wait for the shared clustering.")
-    party.add_argument("--coordinator", required=True, metavar="HOST:PORT")
+    party.add_argument("--coordinator", required=True, metavar="HOST:PORT",
+                       help="where the coordinator listens (what 'ppc coordinator --listen' serves)")
     party.add_argument("--scenario", required=True, help="scenario TOML file with this party's [[parties]] table "
                        "(other parties' tables, if any, are not read)")
     party.add_argument("--party", required=True, metavar="NAME", help="which party of the scenario to be")

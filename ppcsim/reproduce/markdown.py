@@ -42,7 +42,7 @@ def render_markdown(r: dict) -> str:
     parts = [
         "# Reproducing Oliveira & Zaïane (2004): OSBR and DRBT",
         f"Generated {r['generated']} by `ppc reproduce` in {_seconds(r['runtime_s']['total'])} "
-        f"({r['jobs']} worker processes, {env['cpus']} CPUs; Python {env['python']}, numpy {env['numpy']}, "
+        f"({r['jobs']} worker process{'es' if r['jobs'] != 1 else ''}, {env['cpus']} CPUs; Python {env['python']}, numpy {env['numpy']}, "
         f"scipy {env['scipy']}). Every random projection is drawn with seeds 0..{n - 1} ({n} seeds); each cell "
         f"below is **mean ± std [min, max] over the {n} seeds** (std with n - 1), beside the paper's single draw. "
         "`reproduction.json` next to this file holds every number (every seed's value, except for Table 2's 2,000-draw cells). To regenerate both:",
@@ -532,7 +532,7 @@ def _runtime(r: dict) -> str:
     rows = [[step, _seconds(s)] for step, s in r["runtime_s"].items()]
     cpu = (f" The run used {_seconds(r['cpu_s'])} of CPU time in all (this process and its workers), so about "
            f"{_seconds(r['cpu_s'] / 2)} of wall time on two otherwise idle cores." if r.get("cpu_s") else "")
-    return (f"## Runtime\n\n{r['jobs']} worker processes on {r['environment']['cpus']} CPUs "
+    return (f"## Runtime\n\n{r['jobs']} worker process{'es' if r['jobs'] != 1 else ''} on {r['environment']['cpus']} CPUs "
             f"({r['environment']['machine']}); wall-clock times per step below.{cpu} Mushroom's 8124 rows make "
             "33 million pairs: the original distances are computed once per data set and normalisation and "
             "shared by every projection (each process holds about three arrays of 260 MB).\n\n"

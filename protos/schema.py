@@ -48,7 +48,11 @@ class Param:
         problem = self._problem(value)
         if problem is None:
             return None
-        return f"'{name}' must be {self.rule or problem}, got {value!r}"
+        hint = ""
+        if self.choices is not None and isinstance(value, str) and value not in self.choices:
+            close = closest(value, tuple(map(str, self.choices)))
+            hint = f" (did you mean '{close}'?)" if close else ""
+        return f"'{name}' must be {self.rule or problem}, got {value!r}{hint}"
 
     def _problem(self, value: Any) -> str | None:
         if self.type is int and (isinstance(value, bool) or not isinstance(value, int)):

@@ -13,6 +13,7 @@ from parties.methods.pca import PCA
 from parties.methods.plain import Plain
 from parties.methods.rotation import Rotation
 from parties.methods.svd import SVD
+from protos.schema import closest
 
 METHODS: dict[str, type[Disguise]] = {
     cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT)
@@ -24,7 +25,9 @@ def method_class(name: str) -> type[Disguise]:
     try:
         return METHODS[name]
     except KeyError:
-        raise ValueError(f"unknown method '{name}' (known: {', '.join(METHODS)})") from None
+        close = closest(str(name), tuple(METHODS))
+        hint = f"; did you mean '{close}'?" if close else ""
+        raise ValueError(f"unknown method '{name}' (known: {', '.join(METHODS)}{hint})") from None
 
 
 __all__ = ["METHODS", "Disguise", "Param", "Sent", "method_class", "DRBT", "OSBR", "Plain", "NMDS",

@@ -265,7 +265,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         errors.append(f"party names repeat: {', '.join(repeated)}")
-    if role != "coordinator" and not errors:  # every column named exists, before any process starts or joins
+    if role != "coordinator":  # every column named exists, before any process starts or joins, whatever else is wrong
         # a party checks a file's header alone; a built-in or generated set it loads (and checks) before joining
         checked = parties if role == "observer" else [p for p in parties if names_a_file(p.source)]
         errors += _absent_columns(checked, shared, data.get("id_column"), label_column if role == "observer" else None)

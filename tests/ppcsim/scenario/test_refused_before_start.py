@@ -179,3 +179,19 @@ def test_missing_names_the_extra_only_when_its_module_cannot_be_imported(monkeyp
     assert missing("mpc") == ("protocol = \"mpc\" needs the package 'no_such_module_here', which is not installed "
                               "in this Python environment; install it with: pip install 'ppc-sim[mpc]' (from a "
                               "checkout: pip install -e '.[mpc]')")
+
+
+def test_every_problem_across_stages_comes_in_one_pass_each_with_the_name_meant(tmp_path):
+    """A method misspelt, a bad parameter, a column misspelt and an algorithm misspelt: four problems that used to
+    come one run at a time (the column check waited for the rest to be right) are listed together."""
+    path = write(tmp_path, BASE.replace('columns = ["x1", "x2", "x3"]\nmethod = "drbt"\nk = 2',
+                                        'columns = ["x1", "x22", "x3"]\nmethod = "drbtt"')
+                 .replace('columns = ["y1", "y2"]\nmethod = "none"', 'columns = ["y1", "y2"]\nmethod = "drbt"\nk = 0')
+                 .replace('algorithm = "kmeans"', 'algorithm = "kmean"'))
+    found = errors(path)
+    assert len(found) == 4, found
+    assert "unknown method 'drbtt'" in found[0] and "did you mean 'drbt'?" in found[0]
+    assert "'k' must be at least 1, got 0" in found[1]
+    assert "no column 'x22'" in found[2] and "did you mean 'x2'?" in found[2]
+    assert found[3] == ("[clustering]: 'algorithm' must be one of kmeans, agglomerative, dbscan, got 'kmean' "
+                        "(did you mean 'kmeans'?)")

@@ -36,3 +36,10 @@ def test_an_unmarked_test_that_starts_a_process_fails_naming_the_mark_and_a_mark
     result.stdout.fnmatch_lines(["*test_unmarked_spawns starts a subprocess: mark it @pytest.mark.processes*"])
     unit = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-m", "not processes")
     unit.assert_outcomes(passed=1, failed=1, deselected=1)
+
+
+def test_ci_runs_the_test_command_the_readme_gives():
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command = next(line for line in readme.splitlines() if "pip install -e '.[test]'" in line and "pytest" in line)
+    assert command.strip() in (root / ".ci" / "run").read_text(encoding="utf-8")

@@ -178,8 +178,15 @@ def guarded(item: pytest.Item):
         mp.undo()
 
 
+#: Session fixtures that cost a run or a site build: with -n, the tests that use one run on one worker.
+SHARED = ("demo_run", "docs_site")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
+        for fixture in SHARED:
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(fixture))
         path, _, name = item.nodeid.partition("::")
         function = f"{path}::{name.partition('[')[0]}"
         if path in PROCESS_FILES or function in PROCESS_TESTS:

@@ -229,3 +229,42 @@ def ica_attack(original_stats, disguised, *, random_state, bins: int = 20, max_i
     estimate = np.empty_like(X)
     estimate[:, columns] = X.min(axis=0)[columns] + unit * np.ptp(X, axis=0)[columns]
     return estimate
+
+
+def weighted_privacy(p, weights=None) -> dict[str, float]:
+    """002 §6.1's privacy guarantees with column weights: Phi1 = min_i p_i / w_i, Phi2 = mean_i p_i / w_i.
+
+    002 normalises the weights to sum to 1; here they are normalised to a mean
+    of 1 (sum d), so that equal weights give the unweighted figures of 002's
+    experiments ("each column is considered equally important", §7.4) and a
+    safety level such as 002's phi = 0.2 keeps its scale. A column twice as
+    sensitive as the others (w_i twice theirs) must then be twice as well
+    protected to count as much.
+
+    Parameters
+    ----------
+    p : array-like of shape (d,)
+        Column privacy values (:func:`column_privacy`).
+    weights : array-like of shape (d,), optional
+        The columns' privacy weights w_i, positive; None: all equal.
+
+    Returns
+    -------
+    dict
+        ``{"min": Phi1, "mean": Phi2}``.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim != 1 or p.size == 0:
+        raise ValueError(f"p must be a non-empty 1-D array of column privacy values, got shape {p.shape}")
+    w = normalised_weights(weights, p.size)
+    return {"min": float((p / w).min()), "mean": float((p / w).mean())}
+
+
+def normalised_weights(weights, d: int) -> np.ndarray:
+    """The weights w_i of 002 §6.1 scaled to a mean of 1 (all 1 when None); ValueError unless d positive numbers."""
+    if weights is None:
+        return np.ones(d)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (d,) or not np.isfinite(w).all() or (w <= 0).any():
+        raise ValueError(f"weights must be {d} positive finite numbers, one per column, got {weights!r}")
+    return w / w.mean()

@@ -133,6 +133,11 @@ class Disguise(ABC):
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:  # noqa: B027 - a hook: most methods take any data
         """Raise ValueError when the data do not suit the method (e.g. k > d)."""
 
+    def fitted(self) -> dict[str, Any]:
+        """What the party measured of its own disguise while fitting it (e.g. an optimisation's trace), for the
+        report's ``parties[].fit``; never sent. By default nothing."""
+        return {}
+
     @abstractmethod
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         """Disguise ``X`` (m x d, normalised) and return the arrays to send."""

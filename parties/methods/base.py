@@ -47,6 +47,8 @@ class Disguise(ABC):
     params: ClassVar[dict[str, Param]] = {}
     #: Whether the party's ``normalize`` setting applies before this method.
     normalizes: ClassVar[bool] = True
+    #: Whether the method takes non-negative data only (NMF): the party must not z-score its columns.
+    nonnegative: ClassVar[bool] = False
     #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
     randomised: ClassVar[bool] = False
     #: A few words on what the method sends, for ``ppc --help`` and the report page.

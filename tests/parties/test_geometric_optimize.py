@@ -153,6 +153,16 @@ def test_a_party_below_its_release_threshold_refuses_to_send():
     assert "is below its release threshold 0.9: it refuses to send" in message
 
 
+def test_an_in_process_run_names_the_party_that_refuses():
+    from ppcsim.api import simulate
+
+    text = scenario_toml("refuse", [party_table("lab", WINE[:3], "geometric", normalize="minmax", optimize=3,
+                                                release=0.9), party_table("shop", SHOP, "drbt", k=1)],
+                         seed=3, data=WINE_LABELLED, security=NO_TLS, clustering=kmeans(3))
+    with pytest.raises(PartyError, match=r"^party 'lab': method 'geometric': the privacy guarantee it reached, 0\."):
+        simulate(text)
+
+
 def test_ppc_run_names_the_party_that_refuses(tmp_path):
     path = write_scenario(tmp_path, name="refuse", seed=3, data=WINE_LABELLED, security=NO_TLS, clustering=kmeans(3),
                           parties=[party_table("lab", WINE[:3], "geometric", normalize="minmax", optimize=3,

@@ -229,7 +229,7 @@ class Geometric(Disguise):
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         m, d = X.shape
         rng = np.random.default_rng(self.random_state)
-        if not self.optimize:  # one draw, as before Algorithm 6.1 was implemented: the same arrays
+        if not self.optimize:  # one draw of 002 eq. 1: R, then psi, then the noise
             self.R_ = haar_orthogonal(d, rng)
             self.psi_ = rng.random(d)
             self.sigma_ = float(self.sigma)

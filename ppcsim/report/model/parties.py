@@ -120,7 +120,8 @@ class Party(Section):
         Its connection, counted by its relay (``ppc run`` only).
     fit : object
         What the party measured of its own disguise while fitting it, when its method measures anything
-        (``geometric`` with ``optimize``: 002 Algorithm 6.1's trace); never sent.
+        (``geometric`` with ``optimize``: 002 Algorithm 6.1's trace; ``cnmf``, ``scnmf``, ``comnmf``: the
+        objective, the updates and the side effect); never sent.
     """
 
     name: str

@@ -60,6 +60,9 @@ class PartyConfig:
             cls = method_class(self.method)
         except ValueError as exc:
             return errors + [str(exc)]
+        if cls.nonnegative and self.normalize == "zscore":
+            errors.append(f"method '{self.method}' factorises non-negative data only, and z-scores are negative: "
+                          "set normalize = \"minmax\" (or \"none\" for non-negative columns)")
         problems = cls.check_params(self.params)
         return errors + (problems or cls.check_columns(self.params, list(self.columns)))
 

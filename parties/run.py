@@ -335,6 +335,7 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
         "plain_id_bytes": packed_size(data.ids),
         "timing": {**done.timing, **timing},
         "peak_rss": peak_rss(),
+        **({"fit": fit} if (fit := done.method.fitted()) else {}),  # what the method measured of itself
     }
     if secure is not None:
         summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},

@@ -303,8 +303,9 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         outcome = session.wait(0)
         memory = peak_rss()
         evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
+    fits = {name: {"fit": fit} for name, d in own.items() if (fit := d.method.fitted())}
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
-                   observer=True, coordinator_peak_rss=memory)
+                   observer=True, coordinator_peak_rss=memory, summaries=fits)
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
     return _run(scenario, report, sent, outcome, details, None)
 

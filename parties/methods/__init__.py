@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from parties.methods.base import Disguise, Param, Sent
+from parties.methods.cnmf import CNMF
+from parties.methods.comnmf import ComNMF
 from parties.methods.dct import DCT
 from parties.methods.drbt import DRBT
 from parties.methods.geometric import Geometric
@@ -12,11 +14,12 @@ from parties.methods.osbr import OSBR
 from parties.methods.pca import PCA
 from parties.methods.plain import Plain
 from parties.methods.rotation import Rotation
+from parties.methods.scnmf import SCNMF
 from parties.methods.svd import SVD
 from protos.schema import closest
 
 METHODS: dict[str, type[Disguise]] = {
-    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT)
+    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT, CNMF, SCNMF, ComNMF)
 }
 
 
@@ -31,4 +34,4 @@ def method_class(name: str) -> type[Disguise]:
 
 
 __all__ = ["METHODS", "Disguise", "Param", "Sent", "method_class", "DRBT", "OSBR", "Plain", "NMDS",
-           "Rotation", "Geometric", "Noise", "PCA", "SVD", "DCT"]
+           "Rotation", "Geometric", "Noise", "PCA", "SVD", "DCT", "CNMF", "SCNMF", "ComNMF"]

@@ -47,6 +47,8 @@ class Disguise(ABC):
     params: ClassVar[dict[str, Param]] = {}
     #: Whether the party's ``normalize`` setting applies before this method.
     normalizes: ClassVar[bool] = True
+    #: Whether the method takes non-negative data only (NMF): the party must not z-score its columns.
+    nonnegative: ClassVar[bool] = False
     #: Whether the output depends on ``random_state`` (a private random draw): two seeds, two outputs.
     randomised: ClassVar[bool] = False
     #: A few words on what the method sends, for ``ppc --help`` and the report page.
@@ -132,6 +134,11 @@ class Disguise(ABC):
 
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:  # noqa: B027 - a hook: most methods take any data
         """Raise ValueError when the data do not suit the method (e.g. k > d)."""
+
+    def fitted(self) -> dict[str, Any]:
+        """What the party measured of its own disguise while fitting it (e.g. an optimisation's trace), for the
+        report's ``parties[].fit``; never sent. By default nothing."""
+        return {}
 
     @abstractmethod
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

@@ -4,62 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _pair(original, estimate) -> tuple[np.ndarray, np.ndarray]:
-    original = np.asarray(original, dtype=np.float64)
-    estimate = np.asarray(estimate, dtype=np.float64)
-    if original.ndim != 2:
-        raise ValueError(f"original must be a 2-D array (objects x columns), got shape {original.shape}")
-    if estimate.shape != original.shape:
-        raise ValueError(f"estimate must have the shape of original {original.shape}, got {estimate.shape}")
-    if original.shape[0] == 0:
-        raise ValueError("original must have at least one row")
-    if not np.isfinite(original).all():
-        raise ValueError("original must hold only finite values")
-    if not np.isfinite(estimate).all():
-        raise ValueError("estimate must hold only finite values")
-    return original, estimate
-
-
-def column_privacy(original, estimate) -> np.ndarray:
-    """002's unified column privacy: per column, the std of the estimation error on [0, 1] data.
-
-    Both blocks are scaled with the **original** column's statistics,
-    ``(v - min_j) / (max_j - min_j)``, the min-max normalisation 002 applies
-    before it measures privacy (§6.2.2: "the original column is already scaled
-    to [0, 1] in calculating unified privacy metric"); §6.1.1 motivates the
-    metric with standardisation instead, which would divide by the column's
-    standard deviation. The privacy of column j is then the (population,
-    ddof=0) standard deviation of ``original_j - estimate_j`` on that scale.
-
-    Because it is a standard deviation, not an RMSE, an estimate that is
-    wrong by the same constant for every object has privacy 0: the metric
-    treats a shifted copy of the column as disclosed (ranks, gaps and shape
-    are all revealed; 002 §6.2.3 removes such a shift with the column's known
-    minimum). Report an RMSE alongside if a bias should count as protection.
-    A constant original column is scaled by 1
-    instead of by its zero range, so it gives a finite value, never NaN.
-
-    Parameters
-    ----------
-    original : ndarray of shape (m, d)
-        The party's original block.
-    estimate : ndarray of shape (m, d)
-        The attacker's estimate of it, in the original units.
-
-    Returns
-    -------
-    ndarray of shape (d,)
-        Column privacy ``p_j``; 0 is full disclosure, about 0.29 is what an
-        attacker knowing only the mean of a uniform column achieves.
-    """
-    original, estimate = _pair(original, estimate)
-    span = np.ptp(original, axis=0)
-    span = np.where(span > 0, span, 1.0)
-    error = (original - estimate) / span
-    # shifting by the first row leaves the std unchanged and keeps a constant error at ~0
-    # instead of the ~1e-13 that summing m large equal values to a mean leaves behind
-    return np.std(error - error[0], axis=0)
+from parties.attacks import check_pair as _pair
+from parties.attacks import column_privacy  # noqa: F401 (importable from here, as before)
 
 
 def column_privacy_002(original, estimate) -> np.ndarray:

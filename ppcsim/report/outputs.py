@@ -179,6 +179,7 @@ def build(
             refused=RefusedCounts(**b["refused"]),
             timing=summary.get("timing", {}),
             peak_rss=summary.get("peak_rss"),
+            fit=summary.get("fit") or ABSENT,
         )
         if secure:
             party.method, party.sends = SECURE, "masked partial distances"

@@ -8,6 +8,7 @@ back, always gives the same text.
 
 from __future__ import annotations
 
+from ppcsim.reproduce.owner import section as owner_section
 from ppcsim.reproduce.paper004 import (
     MUSHROOM_COLUMNS,
     NORMALIZATIONS,
@@ -72,7 +73,7 @@ def render_markdown(r: dict) -> str:
         parts.append("## Figs 1-2\n\nNot run: no UCI file was given (`--mushroom`, `--chess`).")
     if "thesis000" in r:
         parts.append(_thesis_section(r["thesis000"]))
-    parts += [_differences(r), _runtime(r)]
+    parts += [owner_section(), _differences(r), _runtime(r)]
     return "\n\n".join(parts) + "\n"
 
 

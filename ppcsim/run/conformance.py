@@ -82,10 +82,12 @@ def example_params(cls: type[Disguise], columns: int = COLUMNS) -> dict[str, Any
 
 
 def party_config(name: str, params: dict[str, Any], seed: int, dtype: str = "float64") -> PartyConfig:
-    """The conformance party: ``ROWS`` x ``COLUMNS`` of synthetic blobs, disguised by ``name``."""
+    """The conformance party: ``ROWS`` x ``COLUMNS`` of synthetic blobs, disguised by ``name`` (min-max normalised
+    for a method that takes non-negative data only, z-scored otherwise)."""
     return PartyConfig(
         name="p", source="synthetic:blobs", columns=tuple(f"x{j}" for j in range(COLUMNS)), method=name,
         params=dict(params), dtype=dtype, seed=seed,
+        normalize="minmax" if method_class(name).nonnegative else "zscore",
         source_options={"rows": ROWS, "columns": COLUMNS, "clusters": CLUSTERS, "cluster_std": 1.0, "seed": 7},
     )
 

@@ -18,6 +18,7 @@ from coordinator.errors import SessionError
 from coordinator.session import Session
 from coordinator.wire import serde
 from parties.client import agree_pseudonym_key
+from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.pseudonyms import pseudonyms
 from parties.run import Disguised, disguise
@@ -64,7 +65,10 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
     pairs: dict[str, KeyPair] = {}
     replies: dict[str, session_pb2.JoinReply] = {}
     for cfg in scenario.parties:
-        own[cfg.name] = disguise(cfg)
+        try:
+            own[cfg.name] = disguise(cfg)
+        except PartyError as exc:  # as a party process says it: naming the party (ppc party)
+            raise PartyError(f"party '{cfg.name}': {exc}") from None
         pairs[cfg.name] = KeyPair.generate(cfg.seed)
         request = session_pb2.JoinRequest(session=scenario.name, party=cfg.name, public_key=pairs[cfg.name].public)
         replies[cfg.name] = handlers.join(session, request)

@@ -227,6 +227,9 @@ class AttackScore(Section):
         Multilateration: the mean privacy of a record (000 §4.4).
     records : int
         Secure aggregation: the records attacked.
+    weighted : object
+        Naive inference, when the party's method weighs its columns (002 §6.1): ``min`` (Phi1, min_i p_i / w_i)
+        and ``mean`` (Phi2), the weights scaled to a mean of 1.
     """
 
     OPEN = True
@@ -247,6 +250,7 @@ class AttackScore(Section):
     iqr: dict[str, float] | Absent = ABSENT
     object_privacy_mean: float | Absent = ABSENT
     records: int | Absent = ABSENT
+    weighted: dict[str, float] | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 
 

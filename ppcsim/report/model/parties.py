@@ -118,6 +118,10 @@ class Party(Section):
         Secure aggregation: the rounds the party took part in.
     network : Network
         Its connection, counted by its relay (``ppc run`` only).
+    fit : object
+        What the party measured of its own disguise while fitting it, when its method measures anything
+        (``geometric`` with ``optimize``: 002 Algorithm 6.1's trace; ``cnmf``, ``scnmf``, ``comnmf``: the
+        objective, the updates and the side effect); never sent.
     """
 
     name: str
@@ -136,3 +140,4 @@ class Party(Section):
     peak_rss: int | None
     rounds: int | None | Absent = ABSENT
     network: Network | Absent = ABSENT
+    fit: dict[str, Any] | Absent = ABSENT

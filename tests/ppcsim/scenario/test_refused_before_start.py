@@ -152,3 +152,17 @@ def test_a_party_started_by_hand_checks_its_own_file_before_it_joins(tmp_path):
     assert proc.returncode == 2 and time.monotonic() - t0 < 15, proc.stderr
     assert "'id_column' names no column 'wdi'" in proc.stderr and "did you mean 'wid'?" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_party_by_hand_is_told_the_closest_column_of_a_built_in_set_as_ppc_run_is(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('[data]\nsource = "sklearn:wine"\n[[parties]]\nname = "a"\ncolumns = ["flavonoids", "hue"]\n'
+                    'method = "none"\n[[parties]]\nname = "b"\ncolumns = ["ash"]\nmethod = "none"\n')
+    expected = errors(path)
+    assert errors(path, "party", "a") == expected
+    assert expected[0].startswith("[[parties]] 'a': no column 'flavonoids' in sklearn:wine (known: alcohol, ")
+    assert expected[0].endswith("did you mean 'flavanoids'?)")
+    proc = run_ppc("party", "--coordinator", f"127.0.0.1:{free_port()}", "--scenario", path, "--party", "a",
+                   cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert expected[0] in proc.stderr

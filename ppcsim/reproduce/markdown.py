@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ppcsim.reproduce.markdown000 import utility_section
 from ppcsim.reproduce.paper004 import (
     MUSHROOM_COLUMNS,
     NORMALIZATIONS,
@@ -74,6 +75,8 @@ def render_markdown(r: dict) -> str:
         parts.append("## Figs 1-2\n\nNot run: no UCI file was given (`--mushroom`, `--chess`).")
     if "thesis000" in r:
         parts.append(_thesis_section(r["thesis000"]))
+    if "thesis000_utility" in r:
+        parts.append(utility_section(r["thesis000_utility"]))
     parts += [_differences(r), _runtime(r)]
     return "\n\n".join(parts) + "\n"
 

@@ -61,6 +61,7 @@ from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay 
 )
 from ppcsim.reproduce.projection import project_blocks, projection_stress  # noqa: F401 (importable from here)
 from ppcsim.reproduce.thesis000 import tables as thesis_tables
+from ppcsim.reproduce.thesis000_utility import run as thesis_utility
 from ppcsim.scenario.partition import share_k, split_sizes
 
 if TYPE_CHECKING:  # Dask is needed only with --scheduler
@@ -501,7 +502,8 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     if thesis:
         progress(f"thesis tables 5.8 and 5.13: NP and 4-NN accuracy on wine and iris, {min(seeds, THESIS_SEEDS)} seeds")
         results["thesis000"] = thesis_tables(min(seeds, THESIS_SEEDS), progress)
-        times["thesis tables 5.8, 5.13"] = time.perf_counter() - t
+        results["thesis000_utility"] = thesis_utility(min(seeds, THESIS_SEEDS), progress=progress)
+        times["thesis tables 5.6-5.9, 5.13, figs 5.1-5.3"] = time.perf_counter() - t
 
     data = {name: encode_categorical(p, header=HEADER[name]) for name, p in paths.items()}
     results["encoding"] = {

@@ -3,7 +3,7 @@
 Feature uploads (``drbt``, ``none``) are concatenated column-wise: the joined
 data equal D * blockdiag(R_1..R_k) (004 §5.3). Dissimilarity uploads
 (``osbr``, ``nmds``) are added in the combination form their public
-``metric`` names (``coordinator.forms``; reference §4): squared Euclidean
+``metric`` names (``coordinator.forms``, sums over columns): squared Euclidean
 distances, eq. 5 numerators and denominators, or eq. 4 counts. Feature blocks
 beside a form that takes them (squared Euclidean distances) become squared
 distances too.
@@ -39,7 +39,7 @@ def combine(contributions: list[Contribution], join: Join, sums=None, matrix: Fe
 
     A mixed consortium (feature parties beside Euclidean dissimilarity
     parties) is combined in the one form both have exactly: squared Euclidean
-    distances per block, which add across blocks (reference §4).
+    distances per block, which add across blocks (004 eq. 3 is a sum over columns).
     ``sums`` (coordinator.sums.PairSums), when given, already holds the
     dissimilarity arrays summed on arrival; it is used up (worked on in place).
     ``matrix`` (coordinator.matrix.FeatureMatrix), when given, holds the

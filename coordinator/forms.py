@@ -1,7 +1,8 @@
 """Combination forms: the ways dissimilarities computed on separate column blocks add up exactly.
 
 A dissimilarity does not in general add across the column blocks of a
-vertical partition, but parts of it do (reference §4). Each registered
+vertical partition, but parts of it do (a sum over columns, such as the squared
+Euclidean distance of 004 eq. 3 or the numerator and denominator of eq. 5, adds over blocks of columns). Each registered
 :class:`Form` declares, for one such way:
 
 - the condensed arrays an upload in this form must carry (``arrays``), and

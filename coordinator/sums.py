@@ -1,4 +1,4 @@
-"""Dissimilarity uploads summed as their chunks arrive (004 §4, reference §4).
+"""Dissimilarity uploads summed as their chunks arrive (004 §4.4).
 
 What the coordinator needs from OSBR parties is only the sum, over parties, of
 each condensed array (squared distances for eq. 3, eq. 5's numerators and

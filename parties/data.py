@@ -80,20 +80,28 @@ def load_blobs(options: dict, wanted: list[str], *, block: int = 16384) -> np.nd
     return out
 
 
-def read_csv_columns(path: Path, wanted: list[str]) -> tuple[dict[str, list[str]], int]:
-    """Read only the ``wanted`` columns of a CSV with a header row, as text; and the row count."""
+def read_csv_columns(path: Path, wanted: list[str], names: list[str] | None = None
+                     ) -> tuple[dict[str, list[str]], int]:
+    """Read only the ``wanted`` columns of a CSV, as text; and the row count.
+
+    The file's first line is its header row, unless ``names`` are given: then the file has no header and
+    ``names`` are its columns, in order (its first line is a record).
+    """
     try:
         handle = open(path, newline="", encoding="utf-8")
     except OSError as exc:
         raise PartyError(f"cannot read {path}: {exc.strerror}") from None
     with handle:
         reader = csv.reader(handle)
-        try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise PartyError(f"{path} is empty (a header row is needed)") from None
-        except UnicodeDecodeError:
-            raise PartyError(f"{path} is not UTF-8 text") from None
+        if names is not None:
+            header = list(names)
+        else:
+            try:
+                header = [h.strip() for h in next(reader)]
+            except StopIteration:
+                raise PartyError(f"{path} is empty (a header row is needed)") from None
+            except UnicodeDecodeError:
+                raise PartyError(f"{path} is not UTF-8 text") from None
         missing = [c for c in wanted if c not in header]
         if missing:
             raise PartyError(
@@ -101,12 +109,13 @@ def read_csv_columns(path: Path, wanted: list[str]) -> tuple[dict[str, list[str]
             )
         index = [header.index(c) for c in wanted]
         out: dict[str, list[str]] = {c: [] for c in wanted}
+        what = "'column_names' lists" if names is not None else "the header has"
         try:
-            for line, row in enumerate(reader, start=2):
+            for line, row in enumerate(reader, start=first_line(names)):
                 if not row:
                     continue
                 if len(row) != len(header):
-                    raise PartyError(f"{path}, line {line}: {len(row)} fields, the header has {len(header)}")
+                    raise PartyError(f"{path}, line {line}: {len(row)} fields, {what} {len(header)}")
                 for c, i in zip(wanted, index):
                     out[c].append(row[i].strip())
         except UnicodeDecodeError:
@@ -116,12 +125,18 @@ def read_csv_columns(path: Path, wanted: list[str]) -> tuple[dict[str, list[str]
     return out, len(out[wanted[0]]) if wanted else 0
 
 
-def to_numbers(values: list[str], where: str) -> np.ndarray:
-    """Parse text cells as float64; PartyError naming the first bad cell (line numbers count the header)."""
+def first_line(names: list[str] | None = None) -> int:
+    """The line number of a CSV's first record: 2 after a header row, 1 when ``names`` stand in for one."""
+    return 1 if names is not None else 2
+
+
+def to_numbers(values: list[str], where: str, first: int = 2) -> np.ndarray:
+    """Parse text cells as float64; PartyError naming the first bad cell by its line (``first`` is the line of
+    the first value: 2 after a header row)."""
     try:
         x = np.array(values, dtype=np.float64)
     except ValueError:
-        for line, v in enumerate(values, start=2):
+        for line, v in enumerate(values, start=first):
             try:
                 float(v)
             except ValueError:
@@ -130,8 +145,8 @@ def to_numbers(values: list[str], where: str) -> np.ndarray:
         raise
     bad = ~np.isfinite(x)
     if bad.any():
-        line = int(np.argmax(bad)) + 2
-        raise PartyError(f"{where}, line {line} is {values[line - 2]!r}; values must be finite numbers")
+        line = int(np.argmax(bad)) + first
+        raise PartyError(f"{where}, line {line} is {values[line - first]!r}; values must be finite numbers")
     return x
 
 

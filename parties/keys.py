@@ -8,7 +8,7 @@ Everything here is from the ``cryptography`` library; nothing is hand-rolled.
   then agree a secret the coordinator cannot compute (``pair_secret``: the
   X25519 shared value through HKDF-SHA256, bound to the session and both
   names).
-- For pseudonymous record ids (reference §11) the session's first party, the
+- For pseudonymous record ids (``parties.pseudonyms``) the session's first party, the
   key leader, draws a 32-byte pseudonym key and seals it to every other party
   with AES-256-GCM under their pair secret (``seal`` / ``unseal``). The
   coordinator relays the sealed keys and learns nothing of the key.

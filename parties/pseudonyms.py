@@ -11,7 +11,7 @@ another), with b its UTF-8 bytes and L = len(b):
 and the pseudonym is AES-256 under K of that 16-byte block (one block of
 AES, as ECB mode computes it for every block at once).
 
-Why it is sound (reference §11): AES under a key the coordinator does not hold
+Why it is sound: AES under a key the coordinator does not hold
 is a pseudorandom permutation, so without K nobody can compute a pseudonym or
 test a guessed id against one; the encoding is injective on ids of up to 15
 bytes (the first byte is their length, below 0x10) and collision-resistant

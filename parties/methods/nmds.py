@@ -14,7 +14,7 @@ class NMDS(OSBR):
     Non-metric MDS needs every pairwise dissimilarity of the joined records,
     which no single party holds in the vertical setting. So the party sends
     what OSBR sends, and the coordinator, once it has added every party's
-    squared distances (reference §4), embeds the joined dissimilarities in
+    squared distances (004 eq. 3 summed over the column blocks), embeds the joined dissimilarities in
     ``dims`` dimensions preserving their rank order (Kruskal's stress-1, 000
     eq. 3.12), and clusters the embedding. Every party of the session must
     ask for the same embedding.

@@ -1,7 +1,8 @@
 """``osbr``: object similarity-based representation, a dissimilarity matrix (004 §2.2, §4).
 
 Distances themselves do not add across column blocks, so each party sends the
-parts of its dissimilarities that do add (reference §4), as condensed upper
+parts of its dissimilarities that do add (sums over columns: 004 eq. 3 squared,
+eq. 5's numerator and denominator), as condensed upper
 triangles of m(m-1)/2 values:
 
 - ``euclidean``: squared Euclidean distances ``sqdist``; the coordinator sums

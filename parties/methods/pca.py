@@ -16,7 +16,7 @@ class PCA(Reduction):
     is a centring followed by a rotation and keeps every distance; with k < d
     it keeps the k directions of largest variance (the least distorting
     k-dimensional projection). Weak against the known-sample PCA attack
-    (000 Alg. 4.3, reference §7).
+    (000 §4.5, Alg. 4.3).
 
     Parameters
     ----------

@@ -24,7 +24,7 @@ class Rotation(Disguise):
     002 stores records as columns (d x N); with records as rows the same
     transform is ``X @ R.T``. R is orthogonal, so every pairwise distance is
     kept exactly and distance-based clustering is unchanged (002 Thm 6). The
-    price is the distance-inference attacks of 002 §6 (reference §7): q = d + 1
+    price is the distance-inference attacks of 002 §6: q = d + 1
     known records recover R. A one-column block can only be flipped in sign
     (R = +1 or -1): it gets no protection.
 

@@ -1,17 +1,18 @@
-"""Value distortion of a block: VD, RP, RM, CP, CK (Xu's thesis, "001", §2.4, eqs. 2.7-2.11).
+"""Value distortion of a block: VD, RP, RM, CP, CK (Thapa's thesis, "001", §2.4, eqs. 2.7-2.11).
 
 Each compares an original block ``A`` (m objects x n attributes) with a
 distorted or estimated block of the same shape: what a party sent, when it
 sends one column per original column, or an attacker's reconstruction.
 Ranks are ascending, ties sharing their average rank (scipy's ``rankdata``).
 
-CP and CK rank the attributes by their average value. 001 applies them to
-range-normalised data (§2.2.1, eq. 2.1: each attribute scaled to [0, 1] by
-its own minimum and range); on a party's z-scored block every column mean is
-about 1e-16 and the ranks would follow the order of summation. So both
-blocks are first range-normalised, each column by its own minimum and
-range (which also puts a disguise of z-scored data and an estimate in the
-original units on the same footing), and each column's mean is summed
+CP and CK rank the attributes by their average value. 001 range-normalises
+the original data set (§2.2.1, eq. 2.1: each attribute scaled to [0, 1] by
+its own minimum and range), distorts it, and ranks the distorted columns as
+they come out. Here both blocks are range-normalised, each column by its own
+minimum and range: a variant of 001, because the distorted block is a
+disguise of a party's z-scored columns (whose means are all about 1e-16, so
+that their ranks would follow the order of summation) or an estimate in the
+original units, and the two blocks are put on the same footing. Each column's mean is summed
 exactly (``math.fsum``), so the ranks do not depend on the order of the
 rows. Where two attributes of a block have average values closer than
 ``TIE`` (of their [0, 1] range) their order is not determined: CP and CK are

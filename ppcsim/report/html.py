@@ -163,7 +163,7 @@ GLOSSARY = [
      "004 eq. 6"),
     ("payload, serialized and wire bytes", "Payload: the bytes of the arrays a party sent. Serialized: the protobuf "
      "messages that carried them, with ids and headers. Wire: what the party's TCP connection carried, TLS and "
-     "HTTP/2 included.", "004 §6.2, eq. 11 for the prediction"),
+     "HTTP/2 included.", "004 §4.5 (OSBR) and §5.5 (DRBT) for the prediction"),
 ]
 
 
@@ -272,7 +272,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
     secure = report.secure_aggregation is not ABSENT
     model = ("the secure-aggregation cost model (docs/secure-aggregation.md, Sizes: m*k*8 bytes up and m*4 down "
              "per round, (k - 1)*m*8 up for the seeding steps)" if secure
-             else f"the paper's cost model{notes('004 §6.2, eq. 11')}")
+             else f"the paper's cost model{notes('004 §4.5 and §5.5')}")
     s.append(f"<p class='note'><i>Predicted</i>: {model}. "
              "<i>Payload</i>: the array bytes the coordinator received. <i>Serialized</i>: the protobuf messages "
              "that carried them (ids, headers, framing). <i>Wire (up)</i>: what the party's TCP connection "

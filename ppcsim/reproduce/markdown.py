@@ -8,6 +8,9 @@ back, always gives the same text.
 
 from __future__ import annotations
 
+import numpy as np
+
+from ppcsim.reproduce.markdown000 import utility_section
 from ppcsim.reproduce.owner import section as owner_section
 from ppcsim.reproduce.paper004 import (
     MUSHROOM_COLUMNS,
@@ -73,6 +76,8 @@ def render_markdown(r: dict) -> str:
         parts.append("## Figs 1-2\n\nNot run: no UCI file was given (`--mushroom`, `--chess`).")
     if "thesis000" in r:
         parts.append(_thesis_section(r["thesis000"]))
+    if "thesis000_utility" in r:
+        parts.append(utility_section(r["thesis000_utility"]))
     parts += [owner_section(), _differences(r), _runtime(r)]
     return "\n\n".join(parts) + "\n"
 
@@ -95,7 +100,7 @@ def _summary(r: dict) -> str:
         t3 = r["table3"]
         rows.append(["Table 3, RP2 block", "15 values to 2 decimals",
                      f"eq. 9 with unit-length columns: max abs difference {t3['max_abs_diff']:.3f}",
-                     "exact to the printed rounding" if t3["max_abs_diff"] < 0.01 else "**differs**"])
+                     _table3_verdict(t3)])
     for fig, what in (("fig1", "k < d"), ("fig2", "1-4 parties")):
         for name in ("mushroom", "chess"):
             if name not in r.get(fig, {}):
@@ -186,12 +191,22 @@ def _eq6_section(r: dict) -> str:
     return "\n\n".join(out)
 
 
+def _table3_verdict(t3: dict) -> str:
+    """Whether Table 3's RP2 values are ours truncated or rounded to the printed two decimals."""
+    if "truncated_matches" not in t3:
+        return "exact to the printed digits" if t3["max_abs_diff"] < 0.01 else "**differs**"
+    n, trunc, rounded = t3["values"], t3["truncated_matches"], t3["rounded_matches"]
+    if trunc == n:
+        return f"exact, truncated to 2 decimals ({trunc} of {n}; rounded, {rounded} of {n})"
+    return f"**differs**: {trunc} of {n} truncated, {rounded} of {n} rounded"
+
+
 def _table3_section(t3: dict) -> str:
     rows = []
     for i, ident in enumerate(TABLE1_IDS):
         row = [str(ident)]
         for c in t3["columns"]:
-            row += [f"{t3['paper'][i][t3['columns'].index(c)]:.2f}", f"{c['ours'][i]:.2f}"]
+            row += [f"{t3['paper'][i][t3['columns'].index(c)]:.2f}", f"{c['ours'][i]:.4f}"]
         rows.append(row)
     head = ["id"] + [x for j in range(1, 4) for x in (f"Att{j} paper", f"Att{j} ours")]
     signs = "; ".join(f"Att{j + 1}: ({', '.join(f'{v:+d}' if v else '0' for v in c['signs'])})"
@@ -200,8 +215,9 @@ def _table3_section(t3: dict) -> str:
         "## Table 3: how the paper built RP2 (§5.2)\n\n"
         "Table 3 prints Table 1 projected to 3 dimensions. For each of its RP2 columns we tried every eq. 9 "
         "column (signs in {-1, 0, +1} on the six attributes) normalised to unit length, as RP1's columns are, "
-        "and with no eq. 8 scale. One sign pattern per column reproduces the paper to its printed rounding "
-        f"(max abs difference {t3['max_abs_diff']:.3f}); the signs on age, weight, h_rate, int_def, QRS, "
+        "and with no eq. 8 scale. One sign pattern per column reproduces the paper to its printed digits "
+        f"(max abs difference {t3['max_abs_diff']:.3f}; " + _table3_verdict(t3) + ": the paper truncated "
+        "its values, so -73.539 and -79.196 print as -73.53 and -79.19); the signs on age, weight, h_rate, int_def, QRS, "
         f"PR_int are {signs}. The Achlioptas scaling that `\"sparse\"` uses (sqrt(3) {{±1, 0}} over sqrt(k)) "
         f"gives at best a max difference of {t3['achlioptas_max_abs_diff']:.2f}: at k = 3 it is an integer "
         "combination of Table 1's integers, which Att2 and Att3 are not. So the paper's RP2 is eq. 9 with unit-length "
@@ -237,7 +253,8 @@ def _table2_section(t2: dict, n: int, orthogonal: dict | None = None) -> str:
     out = ["## Table 2: RP1 and RP2 on Table 1, k = 6 → 3 (§5.2)", (
         "The paper projects Table 1 from 6 to k dimensions once per cell and prints one stress value per cell. "
         "It does not say whether the data were normalised first. Its Table 3 (the projected data at k = 3) holds "
-        "values of magnitude 50-125, and its RP2 column `Att1` equals the QRS column exactly (91, 81, 77, 83, "
+        "values from 0.66 to 62.72 in absolute value in its RP1 block and from 73.53 to 125 in its RP2 block, "
+        "and its RP2 column `Att1` equals the QRS column exactly (91, 81, 77, 83, "
         "109): the **raw** values were projected (z-scores would give values of magnitude ~1). We run both. "
         f"Each cell here is {t2['draws']} draws (seeds 0..{t2['draws'] - 1}), stress as the root. *pct* is the "
         "share of our draws at or below the paper's value, i.e. where its single draw falls in our distribution "
@@ -403,10 +420,19 @@ def _orthogonal(o: dict | None) -> str:
         return "(not counted in this run)."
     n, unit, plain = o["draws"], o["orthogonal"]["sparse-unit"], o["orthogonal"]["sparse"]
     rate = f", about 1 in {n / unit:,.0f}" if unit else ""
+    exact = o.get("exact", {}).get("probability")
+    if exact:
+        expected, sd = n * exact["sparse-unit"], float(np.sqrt(n * exact["sparse-unit"]))
+        exact_text = (f"; the exact probability, by enumeration, is {exact['sparse-unit']:.3g} (1 in "
+                      f"{1 / exact['sparse-unit']:,.0f}), so {expected:.1f} ± {sd:.1f} of our draws were expected "
+                      f"and {unit} is a draw {(unit - expected) / sd:+.1f} standard deviations from it")
+        plain_text = f" (exact probability {exact['sparse']:.2g}, {n * exact['sparse']:.2f} expected)"
+    else:
+        exact_text = plain_text = ""
     return (f"of {n:,} seeded {o['d']} × {o['d']} draws of eq. 9's signs, {unit} had pairwise orthogonal columns "
-            f"({unit / n:.1e}{rate}; built with unit-length columns, `\"sparse-unit\"`, such a draw keeps every "
-            f"distance) and {plain} had, besides, the column lengths that make the 1/sqrt(k)-scaled `\"sparse\"` "
-            "keep them.")
+            f"({unit / n:.1e}{rate}{exact_text}; built with unit-length columns, `\"sparse-unit\"`, such a draw "
+            f"keeps every distance) and {plain} had, besides, the column lengths that make the 1/sqrt(k)-scaled "
+            f"`\"sparse\"` keep them{plain_text}.")
 
 
 def _thesis_section(t: dict) -> str:
@@ -420,15 +446,17 @@ def _thesis_section(t: dict) -> str:
         "cross-validation (Table 5.13). We run the simulator's own methods, one party holding every column "
         "(`ppcsim.reproduce.thesis000`), with seeds 0.." + str(t["seeds"] - 1) + ": each seed redraws the random projections "
         "and reshuffles the folds, so each cell is **mean ± std over " + str(t["seeds"]) + " seeds** (the "
-        "deterministic methods' NP has no spread). The thesis' RP has orthogonal columns (eq. 2.18) and, per "
-        "§5.3.4, is the least-stress of 20 draws; we show RP1 (Gaussian, unit-length columns), the orthonormal "
-        "RP, and the least-stress orthonormal RP of 20 draws under both conventions the thesis leaves open: "
-        "*picked after the sqrt(n/p) scale* takes each draw's stress as `drbt` sends it (scaled by sqrt(n/p), "
-        "004 eq. 8, so that distances are kept on average, as eq. 2.20's factor intends), which favours the draws "
-        "whose distances come closest to the original ones; *picked unscaled* takes it of `Y = XR` as eq. 2.18 "
-        "writes it, whose distances all shrink, which favours the draws that keep the most variance. NP and "
-        "4-NN do not depend on the overall scale of the chosen draw, only on which draw is chosen. NMDS starts "
-        "from classical scaling.")]
+        "deterministic methods' NP has no spread). The thesis' RP has orthogonal columns of unit-variance entries "
+        "(eq. 2.18) and, per §5.3.4, is the least-stress of 20 draws; we show RP1 (Gaussian, unit-length "
+        "columns), the orthonormal RP, and the least-stress RP of 20 draws under three conventions, since the "
+        "thesis does not say on which scale the stress is taken (Q is an orthonormal frame): *picked after the "
+        "sqrt(n/p) scale* takes each draw's stress as `drbt` sends it (X Q sqrt(n/p), 004 eq. 8, distances kept "
+        "on average, as eq. 2.20's factor intends), which favours the draws whose distances come closest to the "
+        "original ones; *picked unscaled* takes it of X Q, whose distances all shrink, which favours the draws "
+        "that keep the most variance; *picked as eq. 2.18 states it* takes it of Y = XR with R = sqrt(n) Q, "
+        "orthogonal columns whose entries have unit variance, whose distances grow (by about sqrt(p)), which "
+        "favours the draws that keep the least. NP and 4-NN do not depend on the overall scale of the chosen "
+        "draw, only on which draw is chosen. NMDS starts from classical scaling.")]
     for name in ("wine", "iris"):
         if name not in t:
             continue
@@ -443,22 +471,35 @@ def _thesis_section(t: dict) -> str:
         out.append(f"**{name}** ({block['rows']} rows, {block['columns']} columns, p = {block['p']})\n\n"
                    + _table(["method", "NP paper", "NP ours", "4-NN % paper", "4-NN % ours"], rows))
     picks = [f"{n}: {t[n]['cells']['rp_best20']['np']['mean']:.3f} scaled, "
-             f"{t[n]['cells']['rp_best20_unscaled']['np']['mean']:.3f} unscaled, thesis {PAPER[n]['np']['rp']:.2f}"
+             f"{t[n]['cells']['rp_best20_unscaled']['np']['mean']:.3f} unscaled"
+             + (f", {t[n]['cells']['rp_best20_unitvar']['np']['mean']:.3f} ± "
+                f"{t[n]['cells']['rp_best20_unitvar']['np']['std']:.3f} as eq. 2.18 states it"
+                if "rp_best20_unitvar" in t[n]["cells"] else "")
+             + f", thesis {PAPER[n]['np']['rp']:.2f}"
              for n in ("wine", "iris") if n in t and "rp_best20_unscaled" in t[n]["cells"]]
     if picks:
         out.append("**The least-stress pick depends on its convention.** Mean NP of the chosen draw: "
-                   + "; ".join(picks) + ". The thesis does not say which scale its stress was taken on.")
+                   + "; ".join(picks) + ". The thesis does not say which scale its stress was taken on; read "
+                   "as eq. 2.18 states R, the pick lands within one standard deviation of the thesis' iris value, "
+                   "where the other two conventions are well above it.")
     out.append(
-        "**Where we cannot match.** PCA, NMDS and the orthonormal RP land on or near the thesis' NP (wine: "
-        "0.97 and 0.98 in the thesis); Gaussian RP1 does not (its columns are not orthogonal), which is why the "
-        "thesis' RP is the orthonormal one. **SVD** cannot match: on z-scored (centred) data the plain truncated "
+        "**Where we cannot match.** PCA and NMDS land on or near the thesis' NP ("
+        + "; ".join(f"{n}: {t[n]['cells']['pca']['np']['mean']:.3f} and {t[n]['cells']['nmds']['np']['mean']:.3f} "
+                    f"against {PAPER[n]['np']['pca']:.2f} and {PAPER[n]['np']['nmds']:.2f}" for n in ("wine", "iris") if n in t)
+        + "). The orthonormal RP does on wine but not on iris, where one draw and the first two least-stress "
+        "picks are above the thesis' 0.68 ("
+        + ", ".join(f"{t['iris']['cells'][m]['np']['mean']:.2f}" for m in ("rp_orthonormal", "rp_best20", "rp_best20_unscaled")
+                    if "iris" in t and m in t["iris"]["cells"])
+        + "); Gaussian RP1 lies below the thesis on both (its columns are not orthogonal, which eq. 2.18 requires). "
+        "**SVD** cannot match: on z-scored (centred) data the plain truncated "
         "SVD `U_k S_k` is PCA up to signs, so our SVD equals our PCA, while the thesis' SVD scores far lower "
         "(0.64 on wine). Its §2.6.3 follows Xu et al., who also perturb small entries of U and V; the thesis "
         "does not give those thresholds, so that perturbation cannot be rebuilt. **DCT** cannot match either: "
         "an orthonormal DCT-II of each record keeping n - 1 of n coefficients loses one coefficient's energy and "
         "keeps most neighbourhoods (NP " + ", ".join(f"{t[n]['cells']['dct']['np']['mean']:.2f} on {n}" for n in ("wine", "iris") if n in t)
-        + "), whereas the thesis' Table 5.8 gives the DCT an NP of " + _dct_range() + ". §2.6.4 keeps \"the p dimensions corresponding to the highest p frequencies of high "
-        "energy coefficients\" without saying over which axis the transform runs or how energy is ranked, so "
+        + "), whereas the thesis' Table 5.8 gives the DCT an NP of " + _dct_range() + ". §5.2.3.1 keeps \"the p dimensions corresponding to the highest p frequencies of high "
+        "energy coefficients\" (and §2.6.4 \"the highest coefficients corresponding to a predefined value\") "
+        "without saying over which axis the transform runs or how energy is ranked, so "
         "its DCT is not defined fully enough to rebuild. The 4-NN accuracies depend on the folds and on ties "
         "between equidistant neighbours, which the thesis (MATLAB, 30 runs) does not describe; they agree within "
         "about a point on the original data.")
@@ -506,7 +547,7 @@ def _differences(r: dict) -> str:
         "k = d still distorts distances (our k = d rows), because a random R is almost never orthogonal (see "
         "Table 2).",
         "- **Magnitude.** With eq. 8's scaling our stress is what a random projection should give"
-        + (f": Fig. 1's means are within {100 * deviation:.0f}% of the first-order estimate (*est.* columns)."
+        + (f": Fig. 1's means are within {100 * deviation:.1f}% of the first-order estimate (*est.* columns)."
            if deviation is not None else ".")
         + (f" {above} of the {cells} mean stresses that the paper's bounds for Figs 1-2 cover are at or above "
            "those bounds." if cells else "")
@@ -520,7 +561,8 @@ def _differences(r: dict) -> str:
         "and z-scores on one configuration." + norm,
         "- **Which k.** Fig. 1's mushroom grid cannot be read exactly from the text (23 → 15 in steps of 3); "
         "our choice is stated above. Fig. 2's column split and k allocation are ours.",
-        "- **RP2 below RP1.** The paper finds RP2 slightly below RP1 and cites Achlioptas for it. Both "
+        "- **RP2 below RP1.** The paper finds RP2 slightly below RP1, \"which confirms the same findings in "
+        "[3]\" (Bingham & Mannila, not Achlioptas, its [1], whose result is RP2 itself). Both "
         "estimate the distances without bias, but RP1's unit-length columns remove one source of variance that "
         "RP2 keeps (see the *est.* columns), so we expect RP2 slightly *above* RP1"
         + (f"; in Figs 1-2 RP2's mean is below RP1's in {lower} of {compared} cells." if compared else ".")

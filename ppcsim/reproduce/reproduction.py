@@ -61,6 +61,7 @@ from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay 
 )
 from ppcsim.reproduce.projection import project_blocks, projection_stress  # noqa: F401 (importable from here)
 from ppcsim.reproduce.thesis000 import tables as thesis_tables
+from ppcsim.reproduce.thesis000_utility import run as thesis_utility
 from ppcsim.scenario.partition import share_k, split_sizes
 
 if TYPE_CHECKING:  # Dask is needed only with --scheduler
@@ -286,6 +287,11 @@ def table3_rp2() -> dict:
                                "max_abs_diff": float(err_unit[best]),
                                "achlioptas_max_abs_diff": float(err_plain.min())})
     out["max_abs_diff"] = max(c["max_abs_diff"] for c in out["columns"])
+    # how the paper printed them: ours truncated to two decimals (toward zero) or rounded
+    exact = np.column_stack([unit[:, patterns.tolist().index(c["signs"])] for c in out["columns"]])
+    out["truncated_matches"] = int(np.isclose(np.trunc(exact * 100) / 100, TABLE3_RP2, rtol=0, atol=1e-9).sum())
+    out["rounded_matches"] = int(np.isclose(np.round(exact, 2), TABLE3_RP2, rtol=0, atol=1e-9).sum())
+    out["values"] = int(TABLE3_RP2.size)
     out["achlioptas_max_abs_diff"] = max(c["achlioptas_max_abs_diff"] for c in out["columns"])
     return out
 
@@ -317,6 +323,45 @@ def rp2_orthogonal(draws: int = ORTHOGONAL_DRAWS, seed: int = 0, d: int = 6) -> 
         counts["sparse-unit"] += int(orthogonal.sum())
         counts["sparse"] += int((orthogonal & (lengths * 3 == d).all(axis=1)).sum())
     return {"d": d, "draws": draws, "seed": seed, "orthogonal": counts}
+
+
+def rp2_orthogonal_exact(d: int = 6) -> dict:
+    """The exact probabilities that ``rp2_orthogonal`` estimates, by enumeration (a few seconds at d = 6).
+
+    The d columns are independent, each in {-1, 0, +1}^d with probabilities
+    1/6, 2/3, 1/6 per entry. Columns that are pairwise orthogonal and non-zero
+    are distinct, and v and -v have the same probability and the same
+    orthogonality, so the ordered d-tuples are d! 2^d times the sets of d
+    mutually orthogonal sign classes, enumerated in increasing order.
+    ``"sparse"`` moreover needs each column to have d/3 non-zero entries.
+    Returned as fractions (text) and floats.
+    """
+    import itertools
+    from fractions import Fraction
+    from math import factorial
+
+    classes = np.array([v for v in itertools.product((-1, 0, 1), repeat=d) if any(v) and v[np.flatnonzero(v)[0]] == 1])
+    nonzero = (classes != 0).sum(axis=1)
+    later = np.triu((classes @ classes.T) == 0, k=1)
+    masks = [sum(1 << int(j) for j in np.flatnonzero(row)) for row in later]
+    weight = [Fraction(1, 6) ** int(z) * Fraction(2, 3) ** int(d - z) for z in nonzero]
+
+    def total(candidates: int, depth: int, lengths: int | None) -> Fraction:
+        if depth == d:
+            return Fraction(1)
+        out, c = Fraction(0), candidates
+        while c:
+            i = (c & -c).bit_length() - 1
+            c &= c - 1
+            if lengths is None or nonzero[i] == lengths:
+                out += weight[i] * total(candidates & masks[i], depth + 1, lengths)
+        return out
+
+    everything = (1 << len(classes)) - 1
+    exact = {"sparse-unit": total(everything, 0, None) * factorial(d) * 2**d,
+             "sparse": total(everything, 0, d // 3) * factorial(d) * 2**d if d % 3 == 0 else Fraction(0)}
+    return {"d": d, "probability": {k: float(v) for k, v in exact.items()},
+            "fraction": {k: str(v) for k, v in exact.items()}}
 
 
 def _log_error(cells: dict, key: str = "mean") -> float:
@@ -451,13 +496,14 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     results["table3"] = table3_rp2()
     progress(f"  max |ours - paper| = {results['table3']['max_abs_diff']:.3f}")
     progress(f"how often a 6 x 6 RP2 matrix preserves every distance ({ORTHOGONAL_DRAWS:,} draws)")
-    results["rp2_orthogonal"] = rp2_orthogonal()
+    results["rp2_orthogonal"] = {**rp2_orthogonal(), "exact": rp2_orthogonal_exact()}
 
     t = time.perf_counter()
     if thesis:
         progress(f"thesis tables 5.8 and 5.13: NP and 4-NN accuracy on wine and iris, {min(seeds, THESIS_SEEDS)} seeds")
         results["thesis000"] = thesis_tables(min(seeds, THESIS_SEEDS), progress)
-        times["thesis tables 5.8, 5.13"] = time.perf_counter() - t
+        results["thesis000_utility"] = thesis_utility(min(seeds, THESIS_SEEDS), progress=progress)
+        times["thesis tables 5.6-5.9, 5.13, figs 5.1-5.3"] = time.perf_counter() - t
 
     data = {name: encode_categorical(p, header=HEADER[name]) for name, p in paths.items()}
     results["encoding"] = {

@@ -44,7 +44,9 @@ METHODS = {
     "rp": "RP1, drbt gaussian",
     "rp_orthonormal": "RP, drbt orthonormal (000 eq. 2.18)",
     "rp_best20": "RP, orthonormal, least stress of 20 draws, picked after the sqrt(n/p) scale (000 §5.3.4)",
-    "rp_best20_unscaled": "RP, orthonormal, least stress of 20 draws, picked unscaled, Y = XR (000 §5.3.4, eq. 2.18)",
+    "rp_best20_unscaled": "RP, orthonormal, least stress of 20 draws, picked unscaled, Y = XQ with Q'Q = I (000 §5.3.4)",
+    "rp_best20_unitvar": "RP, least stress of 20 draws, picked as eq. 2.18 states it: Y = XR, R = sqrt(n) Q, orthogonal "
+                         "columns of unit-variance entries (000 §5.3.4, eq. 2.18)",
     "pca": "pca",
     "svd": "svd",
     "nmds": "nmds (classical start)",
@@ -64,8 +66,8 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
         return DRBT(k=p, projection="gaussian", random_state=seed).disguise(X, columns)[0].array
     if method == "rp_orthonormal":
         return DRBT(k=p, projection="orthonormal", random_state=seed).disguise(X, columns)[0].array
-    if method in ("rp_best20", "rp_best20_unscaled"):  # "an average of 20 runs and choose the one with the lowest stress"
-        return least_stress_of_20(X, p, seed, scaled=method == "rp_best20")
+    if method in PICKS:  # "an average of 20 runs and choose the one with the lowest stress"
+        return least_stress_of_20(X, p, seed, pick=PICKS[method])
     if method == "nmds":
         embedded = nmds(Combined(dissimilarity=pdist(X), description="z-scored data"),
                         {"dims": str(p), "init": "classical", "max_iter": "3000"}, seed)
@@ -77,22 +79,34 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
     return cls(k=p, random_state=seed).disguise(X, columns)[0].array
 
 
-def least_stress_of_20(X: np.ndarray, p: int, seed: int, *, scaled: bool) -> np.ndarray:
+#: The scale on which each least-stress pick compares a draw's distances with the original ones.
+PICKS = {"rp_best20": "scaled", "rp_best20_unscaled": "unscaled", "rp_best20_unitvar": "unit_variance"}
+
+
+def least_stress_of_20(X: np.ndarray, p: int, seed: int, *, pick: str = "scaled") -> np.ndarray:
     """000 §5.3.4's RP: of 20 orthonormal projections (seeds ``[seed, i]``), the one whose stress is least.
 
-    The thesis does not say on which scale the stress is taken: its eq. 2.18
-    is ``Y = XR`` with no factor, while eq. 2.20 scales the projection so that
-    distances are kept on average. ``scaled=True`` takes the stress of
-    ``drbt``'s block, scaled by sqrt(n/p) (004 eq. 8), so that the pick
-    favours draws whose distances come closest to the original ones;
-    ``scaled=False`` takes it of the unscaled ``XR`` (eq. 2.18), whose
-    distances all shrink, so that the pick favours the draws that keep the
-    most variance. Either way the chosen draw is returned as ``drbt`` sends it
-    (scaled); NP and k-NN do not depend on that overall factor.
+    The thesis does not say on which scale the stress is taken, and the
+    scale decides which draw is least. With Q an n x p matrix of orthonormal
+    columns (a Haar-random frame):
+
+    - ``"scaled"``: ``drbt``'s block, ``X Q sqrt(n/p)`` (004 eq. 8, as eq.
+      2.20's factor intends), whose distances are kept on average; the pick
+      favours the draws whose distances come closest to the original ones;
+    - ``"unscaled"``: ``X Q``, whose distances all shrink (Q only projects);
+      the pick favours the draws that keep the most variance;
+    - ``"unit_variance"``: ``Y = XR`` as eq. 2.18 states it, R with
+      orthogonal columns and entries of zero mean and unit variance, that is
+      ``R = sqrt(n) Q``; its distances grow (by about sqrt(p) on average), so
+      the pick favours the draws that keep the least variance.
+
+    Either way the chosen draw is returned as ``drbt`` sends it (scaled); NP
+    and k-NN do not depend on that overall factor.
     """
     n, columns = X.shape[1], [f"c{j}" for j in range(X.shape[1])]
     d = pdist(X)
-    factor = 1.0 if scaled else float(np.sqrt(n / p))
+    # drbt sends X Q sqrt(n/p): divide by this factor to get the block the pick compares
+    factor = {"scaled": 1.0, "unscaled": float(np.sqrt(n / p)), "unit_variance": float(1 / np.sqrt(p))}[pick]
     draws = [DRBT(k=p, projection="orthonormal", random_state=[seed, i]).disguise(X, columns)[0].array
              for i in range(20)]
     return min(draws, key=lambda Y: stress(d, pdist(Y / factor)))

@@ -121,8 +121,6 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
     # [data] may leave the id column to each party that reads its file
     id_column = scenario.id_column or next(
         (p.id_column for p in scenario.parties if p.source == scenario.source and p.id_column), None)
-    if kind.file and id_column is None:
-        raise RunError(f"[data]: 'id_column' is needed to read the labels '{scenario.label_column}' of {scenario.source}")
     return kind.labels(scenario.source, options, ids, scenario.label_column, id_column)
 
 

@@ -266,10 +266,11 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     if repeated:
         errors.append(f"party names repeat: {', '.join(repeated)}")
     if role != "coordinator":  # every column named exists, before any process starts or joins, whatever else is wrong
-        # a party checks a file's header alone; a built-in or generated set it loads (and checks) before joining
-        checked = parties if role == "observer" else [p for p in parties if names_a_file(p.source)]
-        errors += _absent_columns(checked, shared, data.get("id_column"), label_column if role == "observer" else None)
+        # a party started by hand is told what ppc run says: a file's header, a built-in or generated set's names
+        errors += _absent_columns(parties, shared, data.get("id_column"), label_column if role == "observer" else None,
+                                  options)
     if role == "observer":
+        errors += _row_numbers(parties, shared)
         by_column: dict[tuple[str, str], str] = {}
         for p in parties:
             for c in p.columns:
@@ -350,8 +351,20 @@ def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list
     return found
 
 
+def _row_numbers(parties: list[PartyConfig], shared: str | None) -> list[str]:
+    """A file read without an id column identifies its records by row number, which joins only with other row
+    numbers of the same file: refused beside a party that joins by an id column."""
+    by_row = [p for p in parties if p.source == shared and names_a_file(p.source) and not p.id_column]
+    by_id = [p.name for p in parties if p.id_column]
+    if by_row and by_id:
+        return [f"[data]: {', '.join(p.name for p in by_row)} read {by_row[0].source} without an 'id_column' "
+                f"(records by row number), which cannot be joined with the ids of {', '.join(by_id)}; give [data] "
+                "an 'id_column'"]
+    return []
+
+
 def _absent_columns(parties: list[PartyConfig], shared: str | None, shared_id: str | None,
-                    label_column: str | None) -> list[str]:
+                    label_column: str | None, shared_options: dict | None = None) -> list[str]:
     """Every column named that its source does not offer, read from the source's header alone (a CSV's first
     line; a built-in or synthetic set's names), with the field that names it and the closest name suggested:
     each party's ``columns`` and ``id_column``, and ``[data]``'s ``label_column`` (given only by the observer,
@@ -374,7 +387,7 @@ def _absent_columns(parties: list[PartyConfig], shared: str | None, shared_id: s
             from_data = p.source == shared and p.id_column == shared_id
             absent("[data]" if from_data else where, "'id_column' names ", p.id_column, p.source, offered)
     if label_column and shared is not None and names_a_file(shared):
-        offered = known_columns(shared, {})
+        offered = known_columns(shared, shared_options or {})
         if offered is not None:
             absent("[data]", "'label_column' names ", label_column, shared, offered)
     return found
@@ -400,7 +413,7 @@ def _data(data: dict, base: Path, seed: int, errors: list[str], check: bool) -> 
         found.append(f"[data]: source file {shared} does not exist")
     label_column = data.get("label_column")
     if kind is not None and kind.label is not None and label_column not in (None, kind.label):
-        found.append(f"[data]: built-in sets have the label column '{kind.label}', not {label_column!r}")
+        found.append(f"[data]: {shared} has the label column '{kind.label}', not {label_column!r}")
     if check:
         errors += found
     return shared, options, label_column
@@ -485,8 +498,9 @@ def _party(i: int, entry, data: dict, shared: str | None, options: dict, label_c
         errors.append(f"{where}: 'columns' must be a list of column names, got {columns!r}")
     listed_columns: list[str] = list(columns) if listed else []  # type: ignore[arg-type]  # checked just above
     id_column = entry.get("id_column", data.get("id_column") if not own else None)
-    if not generated(src) and not id_column:
-        errors.append(f"{where}: 'id_column' is needed for the CSV {src}")
+    if not generated(src) and not id_column and own:  # [data]'s file without one: records by row number
+        errors.append(f"{where}: 'id_column' is needed for the CSV {src}: its records are joined with the other "
+                      "parties' by id")
     cfg = PartyConfig(
         name=pname,
         source=src,

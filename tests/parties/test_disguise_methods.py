@@ -384,7 +384,7 @@ def _best_sign_column(target: np.ndarray, unit: bool) -> tuple[float, np.ndarray
 
 def test_drbt_sparse_unit_reproduces_004_table3(monkeypatch):
     # Every column of Table 3's RP2 block is Table 1 times an eq. 9 column normalised to unit length,
-    # with no eq. 8 scale: agreement to the printed rounding ...
+    # with no eq. 8 scale: agreement to the printed digits (truncated) ...
     found = [_best_sign_column(TABLE3_RP2[:, j], unit=True) for j in range(3)]
     assert max(f[0] for f in found) < 0.01
     signs = np.column_stack([f[1] for f in found])
@@ -549,7 +549,7 @@ def test_combine_features_concatenates_in_join_order():
 
 
 def test_mixed_consortium_combines_exactly_as_squared_distances():
-    """Features beside Euclidean dissimilarities: both become squared distances, which add (reference §4)."""
+    """Features beside Euclidean dissimilarities: both become squared distances, which add (004 eq. 3 is a sum over columns)."""
     rng = np.random.default_rng(5)
     A, B = rng.normal(size=(30, 3)), rng.normal(size=(30, 4))
     ids = np.array([f"r{i}" for i in range(30)])

@@ -118,7 +118,7 @@ def test_rotation_keeps_kmeans_labels_exactly():
 
 
 def test_rotation_of_one_column_is_only_a_sign_flip():
-    """With d = 1 the only orthogonal matrices are +1 and -1: no protection (reference §5)."""
+    """With d = 1 the only orthogonal matrices are +1 and -1: no protection (a 1 x 1 orthogonal matrix is +1 or -1)."""
     X = block(d=1)
     for seed in range(10):
         method = Rotation(random_state=seed)

@@ -52,7 +52,7 @@ def test_console_and_page_of_a_seeded_secure_run(tmp_path):
     cells = re.sub(r"\|+", "|", page)
     assert "|array bytes|" not in cells and "|message bytes|" not in cells and "numbers per record" not in page
     assert "|predicted B|payload B|serialized B|wire B (up)|" in cells and "|wire B up|wire B down|" in cells
-    assert "the secure-aggregation cost model" in page and "004 §6.2, eq. 11" not in cells.split("Secure aggregation")[0]
+    assert "the secure-aggregation cost model" in page and "004 §4.5 and §5.5" not in cells.split("Secure aggregation")[0]
     assert "|seeding step 1|" in cells and "|seeding step 4|" in cells and "|round 0|" in cells
     total = re.search(r"\|total\|[0-9.]+\|([0-9,]+)\|", cells)
     assert total and int(total.group(1).replace(",", "")) == payload

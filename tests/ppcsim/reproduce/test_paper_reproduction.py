@@ -167,7 +167,8 @@ def test_cli_reports_malformed_file_before_running(tmp_path, capsys):
 
 def test_table3_rp2_is_eq9_with_unit_columns():
     t3 = rp.table3_rp2()
-    assert t3["max_abs_diff"] < 0.01  # the printed rounding
+    assert t3["max_abs_diff"] < 0.01  # the printed digits ...
+    assert (t3["truncated_matches"], t3["rounded_matches"], t3["values"]) == (15, 13, 15)  # ... truncated, not rounded
     assert [c["signs"] for c in t3["columns"]] == [[0, 0, 0, 0, 1, 0], [-1, -1, -1, -1, 0, 0], [-1, 0, -1, 0, 0, 0]]
     assert t3["achlioptas_max_abs_diff"] > 1.0
 
@@ -213,9 +214,10 @@ def test_thesis_tables_match_the_thesis_where_the_methods_are_defined():
     assert "picked unscaled" in text and "picked after the sqrt(n/p) scale" in text
 
 
-@pytest.mark.parametrize("scaled", [True, False])
-def test_least_stress_of_20_picks_by_the_stated_convention(scaled):
-    """000 §5.3.4: of 20 orthonormal draws the least stress (004 eq. 6), on drbt's scaled block or on XR."""
+@pytest.mark.parametrize("pick", ["scaled", "unscaled", "unit_variance"])
+def test_least_stress_of_20_picks_by_the_stated_convention(pick):
+    """000 §5.3.4: of 20 orthonormal draws the least stress (004 eq. 6), on drbt's scaled block, on XQ, or on
+    XR with R = sqrt(n) Q, orthogonal columns of unit-variance entries as eq. 2.18 states it."""
     from parties.normalize import normalize
     from ppcsim.reproduce.thesis000 import least_stress_of_20
 
@@ -225,12 +227,12 @@ def test_least_stress_of_20_picks_by_the_stated_convention(scaled):
     stresses = []
     for i in range(20):
         Y = DRBT(k=p, projection="orthonormal", random_state=[7, i]).disguise(X, ["a", "b", "c", "e"])[0].array
-        unscaled = Y / np.sqrt(n / p)  # Y = XR, 000 eq. 2.18
-        np.testing.assert_allclose(pdist(unscaled) <= d + 1e-12, True)  # an orthonormal frame only shrinks
-        dhat = pdist(Y if scaled else unscaled)
+        Q = Y / np.sqrt(n / p)  # X Q, Q with orthonormal columns
+        np.testing.assert_allclose(pdist(Q) <= d + 1e-12, True)  # an orthonormal frame only shrinks
+        dhat = pdist({"scaled": Y, "unscaled": Q, "unit_variance": Q * np.sqrt(n)}[pick])
         stresses.append((np.sqrt(np.sum((dhat - d) ** 2) / np.sum(d**2)), i, Y))
     expected = min(stresses, key=lambda s: s[0])[2]
-    np.testing.assert_array_equal(least_stress_of_20(X, p, 7, scaled=scaled), expected)
+    np.testing.assert_array_equal(least_stress_of_20(X, p, 7, pick=pick), expected)
 
 
 def test_rp2_is_rarely_orthogonal():
@@ -245,4 +247,24 @@ def test_rp2_is_rarely_orthogonal():
     achlioptas = np.sqrt(3.0) * signs / np.sqrt(6)
     isometry_sparse = np.all(np.isclose(np.einsum("nij,nik->njk", achlioptas, achlioptas), eye), axis=(1, 2))
     assert o["orthogonal"] == {"sparse-unit": int(isometry_unit.sum()), "sparse": int(isometry_sparse.sum())}
-    assert 0 < o["orthogonal"]["sparse-unit"] < 20  # about 1.4e-5 of draws: rare, not never
+    assert 0 < o["orthogonal"]["sparse-unit"] < 20  # about 1.09e-5 of draws (exact below): rare, not never
+
+
+def test_the_exact_orthogonality_probability():
+    """rp2_orthogonal_exact against a brute force over all 3^9 matrices at d = 3, then d = 6's 1.09e-5."""
+    import itertools
+
+    total = {"sparse-unit": 0.0, "sparse": 0.0}
+    prob = {1: 1 / 6, 0: 2 / 3, -1: 1 / 6}
+    for entries in itertools.product((1, 0, -1), repeat=9):
+        R = np.array(entries, dtype=float).reshape(3, 3)
+        gram = R.T @ R
+        if np.all(np.diag(gram) > 0) and np.all(gram[~np.eye(3, dtype=bool)] == 0):
+            p = float(np.prod([prob[e] for e in entries]))
+            total["sparse-unit"] += p
+            total["sparse"] += p if np.all(np.diag(gram) == 1) else 0.0
+    small = rp.rp2_orthogonal_exact(3)["probability"]
+    assert small == pytest.approx(total, rel=1e-12)
+    exact = rp.rp2_orthogonal_exact(6)
+    assert exact["fraction"]["sparse-unit"] == "46659102840335/4269358515114641664"
+    assert round(exact["probability"]["sparse-unit"], 7) == 1.09e-5 and exact["probability"]["sparse"] < 2e-8

@@ -398,7 +398,7 @@ def test_a_new_source_kind_loads_runs_and_gives_the_observer_its_labels(tmp_path
 @pytest.mark.parametrize("noise, b, wanted", [
     ("noise = -1", "x1", "[data]: 'noise' must be a non-negative number, got -1"),
     ("nosie = 0.1", "x1", "[data]: unknown field 'nosie' (known: source, id_column, label_column, rows, columns, "
-                          "clusters, cluster_std, noise; did you mean 'noise'?)"),
+                          "clusters, cluster_std, noise, column_names, missing; did you mean 'noise'?)"),
     ("noise = 0.1", "x2", "[[parties]] 'b': no column 'x2' in synthetic:moons (known: x0, x1)"),
 ])
 def test_a_new_source_kind_s_options_and_columns_are_checked(tmp_path, monkeypatch, noise, b, wanted):

@@ -333,6 +333,8 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
         "timing": {**done.timing, **timing},
         "peak_rss": peak_rss(),
     }
+    if done.method.facts():  # what the party measured of its own disguise (drbt's local stress, 004 §5.2 step 3)
+        summary["own_check"] = done.method.facts()
     if secure is not None:
         summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
                        rounds=secure.rounds)

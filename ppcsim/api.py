@@ -282,7 +282,7 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from coordinator.clustering import SECURE
     from parties.run import peak_rss
-    from ppcsim.report.outputs import build
+    from ppcsim.report.outputs import build, own_checks
     from ppcsim.run.inprocess import simulate as direct
     from ppcsim.run.inprocess import simulate_secure
     from ppcsim.run.observer import evaluate
@@ -304,7 +304,7 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         memory = peak_rss()
         evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
-                   observer=True, coordinator_peak_rss=memory)
+                   observer=True, coordinator_peak_rss=memory, summaries=own_checks(own))
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
     return _run(scenario, report, sent, outcome, details, None)
 

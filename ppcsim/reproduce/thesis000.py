@@ -50,6 +50,8 @@ METHODS = {
     "nmds": "nmds (classical start)",
     "dct": "dct",
 }
+#: 000 §5.3.4: "an average of 20 runs and choose the one with the lowest stress" (drbt's ``tries``).
+BEST_OF = 20
 #: Neighbours of the classifier (000 §5.3.4: "The value of k was set to 4").
 KNN = 4
 FOLDS = 10
@@ -64,8 +66,10 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
         return DRBT(k=p, projection="gaussian", random_state=seed).disguise(X, columns)[0].array
     if method == "rp_orthonormal":
         return DRBT(k=p, projection="orthonormal", random_state=seed).disguise(X, columns)[0].array
-    if method in ("rp_best20", "rp_best20_unscaled"):  # "an average of 20 runs and choose the one with the lowest stress"
-        return least_stress_of_20(X, p, seed, scaled=method == "rp_best20")
+    if method == "rp_best20":  # "an average of 20 runs and choose the one with the lowest stress": drbt's own tries
+        return DRBT(k=p, projection="orthonormal", tries=BEST_OF, random_state=seed).disguise(X, columns)[0].array
+    if method == "rp_best20_unscaled":
+        return least_unscaled_stress(X, p, seed)
     if method == "nmds":
         embedded = nmds(Combined(dissimilarity=pdist(X), description="z-scored data"),
                         {"dims": str(p), "init": "classical", "max_iter": "3000"}, seed)
@@ -77,25 +81,24 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
     return cls(k=p, random_state=seed).disguise(X, columns)[0].array
 
 
-def least_stress_of_20(X: np.ndarray, p: int, seed: int, *, scaled: bool) -> np.ndarray:
-    """000 §5.3.4's RP: of 20 orthonormal projections (seeds ``[seed, i]``), the one whose stress is least.
+def least_unscaled_stress(X: np.ndarray, p: int, seed: int, tries: int = BEST_OF) -> np.ndarray:
+    """000 §5.3.4's RP with the stress taken of the unscaled ``Y = XR`` (eq. 2.18): of ``drbt``'s ``tries``
+    orthonormal draws (the very matrices ``drbt`` with ``tries`` draws), the one whose unscaled stress is least.
 
     The thesis does not say on which scale the stress is taken: its eq. 2.18
     is ``Y = XR`` with no factor, while eq. 2.20 scales the projection so that
-    distances are kept on average. ``scaled=True`` takes the stress of
-    ``drbt``'s block, scaled by sqrt(n/p) (004 eq. 8), so that the pick
-    favours draws whose distances come closest to the original ones;
-    ``scaled=False`` takes it of the unscaled ``XR`` (eq. 2.18), whose
-    distances all shrink, so that the pick favours the draws that keep the
-    most variance. Either way the chosen draw is returned as ``drbt`` sends it
-    (scaled); NP and k-NN do not depend on that overall factor.
+    distances are kept on average. ``drbt`` itself (``tries = 20``, the
+    ``rp_best20`` column) takes the stress of the block it sends, scaled by
+    sqrt(n/p) (004 eq. 8), so that the pick favours draws whose distances come
+    closest to the original ones; this reading takes it of the unscaled
+    ``XR``, whose distances all shrink, so that the pick favours the draws
+    that keep the most variance. The chosen draw is returned as ``drbt``
+    sends it (scaled); NP and k-NN do not depend on that overall factor.
     """
-    n, columns = X.shape[1], [f"c{j}" for j in range(X.shape[1])]
+    method = DRBT(k=p, projection="orthonormal", random_state=seed)
     d = pdist(X)
-    factor = 1.0 if scaled else float(np.sqrt(n / p))
-    draws = [DRBT(k=p, projection="orthonormal", random_state=[seed, i]).disguise(X, columns)[0].array
-             for i in range(20)]
-    return min(draws, key=lambda Y: stress(d, pdist(Y / factor)))
+    draws = [X @ method.random_matrix(X.shape[1], draw) for draw in range(tries)]
+    return min(draws, key=lambda Y: stress(d, pdist(Y))) * method.scale(X.shape[1])
 
 
 def knn_accuracy(Y: np.ndarray, labels: np.ndarray, seed: int) -> float:

@@ -43,7 +43,7 @@ from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import per_column_figures, single_figures
 from ppcsim.report.model import ABSENT, AttackScore, Profile, Report, as_report, given
-from ppcsim.report.outputs import build, write_atomic
+from ppcsim.report.outputs import build, own_checks, write_atomic
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.launcher import run_scenario
 from ppcsim.run.observer import Settings, evaluate
@@ -262,6 +262,11 @@ def row(point: Point, report: Report | dict) -> dict:
         out[key] = u.vs_original.get(key) if u else None
     out["ari_truth"] = given(u.vs_truth, {}).get("ari") if u else None
     out["nmds_stress_1"] = (report.clustering.embedding or {}).get("kruskal_stress_1")
+    # what each party measured of its own disguise (drbt: 004 §5.2 step 3; nmds: 000 eq. 3.12), mean over parties
+    checks = [p.own_check for p in parties if p.own_check is not ABSENT]
+    for key in ("local_stress", "tries_used", "stress_1"):
+        if any(key in c for c in checks):
+            out[f"own_{key}"] = _mean_of_given([c.get(key) for c in checks])
     for key, profile in (("np", u and u.np), ("cc", u and u.cc), ("cc_original", u and u.cc_original)):
         out[key] = profile.mean if isinstance(profile, Profile) else None  # 000 eqs. 5.21-5.23, mean over k = 3..10
     entries = list(report.privacy.values()) if isinstance(report.privacy, dict) else []
@@ -325,7 +330,7 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     memory = peak_rss()
     evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own)
     return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
-                 observer=True, coordinator_peak_rss=memory)
+                 observer=True, coordinator_peak_rss=memory, summaries=own_checks(own))
 
 
 def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process: bool = False, log=sys.stderr) -> list[dict]:

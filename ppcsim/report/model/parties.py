@@ -80,6 +80,41 @@ class Network(Section):
 
 
 @dataclass(kw_only=True)
+class OwnCheck(Section):
+    """What a party measured of its own disguise before sending it, on its own block (never sent).
+
+    Attributes
+    ----------
+    local_stress : number
+        ``drbt``: stress (004 eq. 6) between the party's own block's original distances and those of the block
+        it sent, on ``stress_records`` records: what 004 §5.2 step 3 has the data owner compute.
+    tries_used : integer
+        ``drbt``: projections drawn (at most ``tries``; fewer when ``max_stress`` stopped early).
+    kept_draw : integer
+        ``drbt``: which draw was kept, the least local stress (0 = the first).
+    stress_records : integer
+        Records the stress was computed on (a seeded sample when the party has more than ``stress_sample``).
+    stress_1 : number
+        ``nmds``: Kruskal's stress-1 of the configuration sent (000 eq. 3.12, isotonic disparities).
+    start : text
+        ``nmds``: the start that was kept (``classical`` or ``random``).
+    n_iter : integer
+        ``nmds``: SMACOF iterations of the kept start.
+    seconds : number
+        Seconds the check (and, for ``nmds``, the embedding) took, within the party's ``disguise`` phase.
+    """
+
+    local_stress: float | Absent = ABSENT
+    tries_used: int | Absent = ABSENT
+    kept_draw: int | Absent = ABSENT
+    stress_records: int | Absent = ABSENT
+    stress_1: float | Absent = ABSENT
+    start: str | Absent = ABSENT
+    n_iter: int | Absent = ABSENT
+    seconds: float | Absent = ABSENT
+
+
+@dataclass(kw_only=True)
 class Party(Section):
     """One party: what it held, how it disguised it, what it sent and what that cost.
 
@@ -118,6 +153,9 @@ class Party(Section):
         Secure aggregation: the rounds the party took part in.
     network : Network
         Its connection, counted by its relay (``ppc run`` only).
+    own_check : OwnCheck
+        What it measured of its own disguise before sending (``drbt``'s local stress, ``nmds``' stress-1); only
+        for methods that measure one.
     """
 
     name: str
@@ -136,3 +174,4 @@ class Party(Section):
     peak_rss: int | None
     rounds: int | None | Absent = ABSENT
     network: Network | Absent = ABSENT
+    own_check: OwnCheck | Absent = ABSENT

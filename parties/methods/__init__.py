@@ -9,13 +9,14 @@ from parties.methods.geometric import Geometric
 from parties.methods.nmds import NMDS
 from parties.methods.noise import Noise
 from parties.methods.osbr import OSBR
+from parties.methods.osbr_nmds import OSBRNMDS
 from parties.methods.pca import PCA
 from parties.methods.plain import Plain
 from parties.methods.rotation import Rotation
 from parties.methods.svd import SVD
 
 METHODS: dict[str, type[Disguise]] = {
-    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT)
+    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT, OSBRNMDS)
 }
 
 
@@ -28,4 +29,4 @@ def method_class(name: str) -> type[Disguise]:
 
 
 __all__ = ["METHODS", "Disguise", "Param", "Sent", "method_class", "DRBT", "OSBR", "Plain", "NMDS",
-           "Rotation", "Geometric", "Noise", "PCA", "SVD", "DCT"]
+           "Rotation", "Geometric", "Noise", "PCA", "SVD", "DCT", "OSBRNMDS"]

@@ -5,8 +5,8 @@ dimensions with five perturbations (RP, PCA, SVD, NMDS, DCT) and reports the
 neighbourhood preservation averaged over k = 3..10 (Table 5.8, eq. 5.21) and
 the accuracy of a 4-NN classifier under 10-fold cross-validation (Table 5.13).
 Here each perturbation is the simulator's own party method, run by one party
-holding every column; NMDS is the coordinator's embedding of that party's
-distances. Random methods are drawn with seeds 0..N-1, and every seed also
+holding every column; NMDS is the party's own embedding, the configuration
+``nmds`` sends (000 ch. 3). Random methods are drawn with seeds 0..N-1, and every seed also
 reshuffles the cross-validation folds, so each cell is a mean and standard
 deviation over N.
 """
@@ -18,10 +18,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from coordinator.combine import Combined
-from coordinator.embed import nmds
 from parties.data import load_builtin
-from parties.methods import DCT, DRBT, PCA, SVD
+from parties.methods import DCT, DRBT, NMDS, PCA, SVD
 from parties.normalize import normalize
 from ppcsim.evaluate.neighbours import profile
 from ppcsim.evaluate.stress import stress
@@ -70,12 +68,8 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
         return DRBT(k=p, projection="orthonormal", tries=BEST_OF, random_state=seed).disguise(X, columns)[0].array
     if method == "rp_best20_unscaled":
         return least_unscaled_stress(X, p, seed)
-    if method == "nmds":
-        embedded = nmds(Combined(dissimilarity=pdist(X), description="z-scored data"),
-                        {"dims": str(p), "init": "classical", "max_iter": "3000"}, seed)
-        if embedded.features is None:
-            raise ValueError("nmds returned no embedding")
-        return embedded.features
+    if method == "nmds":  # the data owner's own embedding, the configuration it sends (000 ch. 3)
+        return NMDS(dims=p, init="classical", random_state=seed).disguise(X, columns)[0].array
     classes: dict[str, type[PCA | SVD | DCT]] = {"pca": PCA, "svd": SVD, "dct": DCT}
     cls = classes[method]
     return cls(k=p, random_state=seed).disguise(X, columns)[0].array

@@ -65,7 +65,8 @@ def test_method_class_registry():
     assert method_class("drbt") is DRBT
     assert method_class("osbr") is OSBR
     assert method_class("none") is Plain
-    assert set(METHODS) == {"drbt", "osbr", "none", "nmds", "rotation", "geometric", "noise", "pca", "svd", "dct"}
+    assert set(METHODS) == {"drbt", "osbr", "none", "nmds", "rotation", "geometric", "noise", "pca", "svd", "dct",
+                            "osbr-nmds"}
     with pytest.raises(ValueError, match=r"unknown method 'rotate' \(known: drbt, osbr, none, nmds, rotation, "):
         method_class("rotate")
 

@@ -5,6 +5,7 @@ The grid is the scenario's ``[sweep]`` table; every combination is one run:
 - ``k``: every party's output dims, whatever its method, if the method takes ``k``
   (drbt, pca, svd, dct);
 - ``projection``: every party's projection, if its method takes one (drbt);
+- ``tries``: every party's draws of its projection, if its method takes them (drbt, 004 §5.2 step 3);
 - ``method``: every party's method (parameters the new method does not take are dropped;
   the party's own fields, ``dtype`` among them, are kept);
 - ``normalize``: every party's normalisation;
@@ -51,7 +52,7 @@ from ppcsim.scenario.load import PARTY, ScenarioError, generated, load_scenario
 from ppcsim.scenario.partition import share_k, split_sizes
 from protos.schema import unknown
 
-GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows")
+GLOBAL_KEYS = ("method", "parties", "k", "projection", "tries", "normalize", "seed", "rows")
 
 
 @dataclass
@@ -84,6 +85,10 @@ def _takes(party: dict, key: str) -> bool:
     return party.get("method") in METHODS and key in method_class(party["method"]).params
 
 
+#: Swept keys set on every party whose method takes them (and on no other).
+PER_METHOD = ("k", "projection", "tries")
+
+
 def apply_point(raw: dict, values: dict) -> dict:
     """A copy of the scenario table ``raw`` with one grid point's ``values`` applied."""
     raw = copy.deepcopy(raw)
@@ -100,7 +105,7 @@ def apply_point(raw: dict, values: dict) -> dict:
             for p, k in zip(parties, share_k([len(g) for g in groups], template["k"])):
                 p["k"] = k
     for key, value in values.items():
-        if key in ("k", "projection"):
+        if key in PER_METHOD:
             taking = [p for p in parties if _takes(p, key)]
             if key == "k" and "parties" in values:
                 for p, k in zip(taking, share_k([len(p["columns"]) for p in taking], value)):
@@ -201,7 +206,7 @@ def describe_partial_keys(raw: dict, grid: dict) -> list[str]:
     if "parties" in grid and parties:
         parties = parties[:1]  # every point's parties take the first one's settings
     found = []
-    for key in (k for k in ("k", "projection") if k in grid):
+    for key in (k for k in PER_METHOD if k in grid):
         taking = [p for p in parties if _takes(p, key)]
         others = [p for p in parties if not _takes(p, key)]
         if others:

@@ -7,12 +7,12 @@ import pytest
 from scipy.spatial.distance import pdist
 
 import ppcsim
+from conftest import LAB_SHOP_DRBT, WINE_LABELLED, changed, kmeans, scenario_toml
 from parties.methods import DRBT
 from parties.methods.drbt import unit_columns
 from parties.normalize import normalize
 from ppcsim.evaluate.stress import stress
 from ppcsim.reproduce.paper004 import TABLE1, TABLE1_COLUMNS, TABLE2_PAPER
-from tests.conftest import LAB_SHOP_DRBT, WINE_LABELLED, changed, kmeans, scenario_toml
 
 X1 = normalize(TABLE1, "zscore")
 TRIES = (1, 2, 3, 5, 10, 20)
@@ -109,3 +109,7 @@ def test_the_report_carries_each_partys_own_check_and_the_replay_agrees():
     from ppcsim.report.outputs import summary_table
 
     assert "own check lab: local stress" in summary_table(run.report)
+    from ppcsim.report.html import run_page
+
+    page = run_page(run.report, {})
+    assert "What each party measured of its own disguise" in page and "kept draw" in page

@@ -7,6 +7,7 @@ import pytest
 from scipy.spatial.distance import pdist, squareform
 
 import ppcsim
+from conftest import IRIS, NO_TLS, kmeans, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from coordinator.combine import Combined
 from coordinator.embed import kruskal_stress_1 as coordinator_stress_1
 from coordinator.embed import nmds as coordinator_nmds
@@ -15,7 +16,6 @@ from parties.methods import NMDS, OSBRNMDS, method_class
 from parties.methods.nmds import kruskal_stress_1
 from parties.normalize import normalize
 from ppcsim.evaluate.neighbours import profile
-from tests.conftest import IRIS, NO_TLS, kmeans, party_table, scenario_toml
 
 #: 000 Table 5.8 (NP, mean over k = 3..10) and Table 5.13 (4-NN accuracy, %) for NMDS; our tolerances.
 TABLE_5_8 = {"wine": 0.98, "iris": 0.93}
@@ -119,3 +119,19 @@ def test_dims_beyond_the_columns_is_refused_naming_both():
 def test_the_coordinator_side_embedding_keeps_its_own_name():
     assert method_class("osbr-nmds") is OSBRNMDS and OSBRNMDS(dims=2).embedding() == "nmds"
     assert NMDS(dims=2).embedding() is None and NMDS(dims=2).form() is None
+
+
+def test_party_processes_send_what_the_observers_replay_computes(tmp_path):
+    """``ppc run``: each party process (one BLAS thread) embeds its records; the observer, replaying the party in
+    its own process, must compute the very same configuration or the run fails."""
+    parties = [party_table("a", IRIS[:2], "nmds", dims=1, max_iter=300),
+               party_table("b", IRIS[2:], "nmds", dims=2, init="random", n_init=2, max_iter=200)]
+    path = write_scenario(tmp_path, name="iris-nmds", parties=parties, seed=4, data="sklearn:iris",
+                          clustering=kmeans(3), security=NO_TLS)
+    proc = run_ppc("run", path, "--out", tmp_path / "out", "--no-attacks")
+    assert proc.returncode == 0, proc.stderr
+    report = read_report(tmp_path / "out")
+    a, b = report["parties"]
+    assert a["own_check"]["start"] == "classical" and b["own_check"]["start"] == "random"
+    assert (a["bytes"]["payload"], b["bytes"]["payload"]) == (150 * 1 * 8, 150 * 2 * 8)
+    assert "own check b: stress-1" in proc.stderr

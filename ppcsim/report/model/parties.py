@@ -97,7 +97,8 @@ class OwnCheck(Section):
     stress_1 : number
         ``nmds``: Kruskal's stress-1 of the configuration sent (000 eq. 3.12, isotonic disparities).
     start : text
-        ``nmds``: the start that was kept (``classical`` or ``random``).
+        ``nmds``: the start that was kept: ``classical``, ``random``, or ``random: the classical start was already
+        the best (000 §5.2.3.1)`` when the classical start could not be improved on and random starts replaced it.
     n_iter : integer
         ``nmds``: SMACOF iterations of the kept start.
     seconds : number

@@ -337,6 +337,8 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
         "peak_rss": peak_rss(),
         **({"fit": fit} if (fit := done.method.fitted()) else {}),  # what the method measured of itself
     }
+    if done.method.facts():  # what the party measured of its own disguise (drbt's local stress, 004 §5.2 step 3)
+        summary["own_check"] = done.method.facts()
     if secure is not None:
         summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
                        rounds=secure.rounds)

@@ -282,7 +282,7 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from coordinator.clustering import SECURE
     from parties.run import peak_rss
-    from ppcsim.report.outputs import build
+    from ppcsim.report.outputs import build, own_checks
     from ppcsim.run.inprocess import simulate as direct
     from ppcsim.run.inprocess import simulate_secure
     from ppcsim.run.observer import evaluate
@@ -303,9 +303,12 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         outcome = session.wait(0)
         memory = peak_rss()
         evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
-    fits = {name: {"fit": fit} for name, d in own.items() if (fit := d.method.fitted())}
+    summaries = own_checks(own)
+    for name, done in own.items():
+        if fit := done.method.fitted():
+            summaries.setdefault(name, {})["fit"] = fit
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
-                   observer=True, coordinator_peak_rss=memory, summaries=fits)
+                   observer=True, coordinator_peak_rss=memory, summaries=summaries)
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
     return _run(scenario, report, sent, outcome, details, None)
 

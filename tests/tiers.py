@@ -44,6 +44,7 @@ PROCESS_FILES = frozenset({
 })
 #: Single tests that do, in files that are otherwise unit tests (file::function, every parametrisation).
 PROCESS_TESTS = frozenset({
+    "tests/parties/test_owner_nmds.py::test_party_processes_send_what_the_observers_replay_computes",
     "tests/ppcsim/scenario/test_refused_before_start.py::test_a_party_by_hand_is_told_the_closest_column_of_a_built_in_set_as_ppc_run_is",
     "tests/parties/test_keel.py::test_keel_pima_runs_offline_end_to_end",
     "tests/parties/test_missing.py::test_a_headerless_file_with_missing_cells_runs_end_to_end_by_row_number",

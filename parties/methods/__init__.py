@@ -11,6 +11,7 @@ from parties.methods.geometric import Geometric
 from parties.methods.nmds import NMDS
 from parties.methods.noise import Noise
 from parties.methods.osbr import OSBR
+from parties.methods.osbr_nmds import OSBRNMDS
 from parties.methods.pca import PCA
 from parties.methods.plain import Plain
 from parties.methods.rotation import Rotation
@@ -19,7 +20,7 @@ from parties.methods.svd import SVD
 from protos.schema import closest
 
 METHODS: dict[str, type[Disguise]] = {
-    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT, CNMF, SCNMF, ComNMF)
+    cls.name: cls for cls in (DRBT, OSBR, Plain, NMDS, Rotation, Geometric, Noise, PCA, SVD, DCT, CNMF, SCNMF, ComNMF, OSBRNMDS)
 }
 
 
@@ -34,4 +35,4 @@ def method_class(name: str) -> type[Disguise]:
 
 
 __all__ = ["METHODS", "Disguise", "Param", "Sent", "method_class", "DRBT", "OSBR", "Plain", "NMDS",
-           "Rotation", "Geometric", "Noise", "PCA", "SVD", "DCT", "CNMF", "SCNMF", "ComNMF"]
+           "Rotation", "Geometric", "Noise", "PCA", "SVD", "DCT", "CNMF", "SCNMF", "ComNMF", "OSBRNMDS"]

@@ -132,6 +132,11 @@ class Disguise(ABC):
         declared form and embedding."""
         return Disguise.public_params(cls(**params))
 
+    def facts(self) -> dict[str, Any]:
+        """What the party measured of its own disguise once fitted (e.g. ``drbt``'s local stress, 004 §5.2
+        step 3), for its own report; never sent. Empty by default."""
+        return {}
+
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:  # noqa: B027 - a hook: most methods take any data
         """Raise ValueError when the data do not suit the method (e.g. k > d)."""
 

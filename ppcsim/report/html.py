@@ -12,8 +12,8 @@ from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
-from ppcsim.report.model import ABSENT, AttackScore, MpcPrivacy, Party, Report, SecurePrivacy, Skipped, as_report, given
-from ppcsim.report.outputs import uniformity
+from ppcsim.report.model import ABSENT, AttackScore, MpcPrivacy, OwnCheck, Party, Report, SecurePrivacy, Skipped, as_report, given
+from ppcsim.report.outputs import own_check_words, uniformity
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -278,6 +278,11 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
              "that carried them (ids, headers, framing). <i>Wire (up)</i>: what the party's TCP connection "
              "carried to the coordinator, TLS and HTTP/2 included, counted by a relay between party and "
              "coordinator (the bytes down are under Network).</p>")
+    checked = [(p.name, p.own_check) for p in report.parties if isinstance(p.own_check, OwnCheck)]
+    if checked:  # 004 §5.2 step 3: the data owner checks its own disguise before anything leaves its hands
+        s.append(f"<p>What each party measured of its own disguise before sending it{notes('004 §5.2')}, on its "
+                 "own block only (never sent): " + "; ".join(
+                     f"{html.escape(name)}: {html.escape(own_check_words(check))}" for name, check in checked) + ".</p>")
     if "bytes" in figures:
         s.append(image(figures["bytes"], "bytes per party"))
     if details:

@@ -36,6 +36,7 @@ from ppcsim.report.model import (
     MpcPrivacy,
     Network,
     Observer,
+    OwnCheck,
     Party,
     PartyBytes,
     Protection,
@@ -94,6 +95,12 @@ def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def own_checks(own: Mapping[str, Any]) -> dict[str, dict]:
+    """In-process runs, which have no party summaries: each party's ``own_check`` (what its disguise measured of
+    itself, ``Disguise.facts``), as its summary would carry it, from its ``Disguised``."""
+    return {name: {"own_check": done.method.facts()} for name, done in own.items() if done.method.facts()}
 
 
 def output_dims(shapes: dict[str, list[int]]) -> int:
@@ -181,6 +188,8 @@ def build(
             peak_rss=summary.get("peak_rss"),
             fit=summary.get("fit") or ABSENT,
         )
+        if summary.get("own_check"):
+            party.own_check = OwnCheck.from_json(summary["own_check"], f"parties.{cfg.name}.own_check")
         if secure:
             party.method, party.sends = SECURE, "masked partial distances"
             party.output_dims = session.spec.clustering.n_clusters
@@ -396,6 +405,20 @@ def uniformity(pvalue: float) -> str:
     return f"KS p = {pvalue:.2g}: {verdict}"
 
 
+def own_check_words(c: OwnCheck) -> str:
+    """What a party measured of its own disguise, in one line (the console and the page)."""
+    parts = []
+    if c.local_stress is not ABSENT:
+        parts.append(f"local stress {c.local_stress:.4f} (004 eq. 6, {given(c.stress_records, 0):,} records), "
+                     f"kept draw {given(c.kept_draw, 0) + 1} of {given(c.tries_used, 1)} tried")
+    if c.stress_1 is not ABSENT:
+        parts.append(f"stress-1 {c.stress_1:.4f} (000 eq. 3.12) from the {given(c.start, '?')} start"
+                     + (f", {c.n_iter} iterations" if c.n_iter is not ABSENT else ""))
+    if c.seconds is not ABSENT:
+        parts.append(f"{c.seconds:.3f} s")
+    return "; ".join(parts)
+
+
 def summary_table(report: Report | dict) -> str:
     """The per-party table printed at the end of a run."""
     report = as_report(report)
@@ -483,6 +506,9 @@ def summary_table(report: Report | dict) -> str:
                               + (f" (002 scale {r.privacy_002.mean:.3f})" if r.privacy_002 is not ABSENT else "")
                               if isinstance(r, AttackScore) else f"{a} skipped" for a, r in e.attacks.items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
+    for p in report.parties:
+        if isinstance(p.own_check, OwnCheck):
+            lines.append(f"own check {p.name}: {own_check_words(p.own_check)}")
     for p in report.parties:
         if p.network is ABSENT or p.network.link.startswith("loopback"):
             continue

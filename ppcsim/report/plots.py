@@ -133,6 +133,8 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
         figures["utility_vs_privacy"] = _save_outside(fig, out, "utility_vs_privacy")
     if _varies(rows, "methods") and any(r.get("privacy_worst_mean") is not None for r in rows):
         figures["methods"] = methods_figure(rows, out)
+    if _varies(rows, "param_tries") and any(r.get("own_local_stress") is not None for r in rows):
+        figures["tries"] = tries_figure(rows, out)
     if _varies(rows, "rows"):
         fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         by_method = defaultdict(list)
@@ -165,6 +167,37 @@ def left_out(name: str, rows: list[dict]) -> dict[str, str]:
                 missing.setdefault(r["methods"], why_missing(need))
     shown = {r["methods"] for r in rows if all(r.get(need) is not None for need in needs)}
     return {m: why for m, why in missing.items() if m not in shown}
+
+
+def tries_figure(rows: list[dict], out: Path) -> Path:
+    """004 §5.2 step 3's compromise: against the draws each party tried, the local stress it kept (and the joined
+    data's stress), the agreement with the original clustering, and each attack's mean column privacy; the
+    mean over the other swept values (seeds) with a min-max band."""
+    fig, axes = plt.subplots(1, 3, figsize=(9, 2.8), layout="constrained")
+    privacy = [f"privacy_{a}_mean" for a in ATTACKS if any(r.get(f"privacy_{a}_mean") is not None for r in rows)]
+    panels = ((axes[0], (("own_local_stress", "local stress (each party's own block)"),
+                         ("stress", "stress of the joined data")), "stress (004 eq. 6)"),
+              (axes[1], (("ari", "ARI vs original clustering"), ("ari_truth", "ARI vs true classes")), "ARI"),
+              (axes[2], tuple((c, attack_name(c[8:-5])) for c in privacy), "mean column privacy"))
+    for ax, series, ylabel in panels:
+        for column, label in series:
+            by_tries: defaultdict[int, list[float]] = defaultdict(list)
+            for r in rows:
+                if r.get("param_tries") is not None and r.get(column) is not None:
+                    by_tries[int(r["param_tries"])].append(float(r[column]))
+            if not by_tries:
+                continue
+            xs = sorted(by_tries)
+            values = [np.asarray(by_tries[x]) for x in xs]
+            ax.plot(xs, [v.mean() for v in values], marker="o", markersize=3, label=label)
+            ax.fill_between(xs, [v.min() for v in values], [v.max() for v in values], alpha=0.2)
+        ax.set(xscale="log", xlabel="tries (draws per party)", ylabel=ylabel)
+        ticks = sorted({int(r["param_tries"]) for r in rows if r.get("param_tries") is not None})
+        ax.set_xticks(ticks, [str(t) for t in ticks], minor=False)
+        ax.minorticks_off()
+        ax.legend(fontsize=7, frameon=False)
+    fig.suptitle("drbt: trying more projections (004 §5.2 step 3)", fontsize=10)
+    return _save_outside(fig, out, "tries")
 
 
 def methods_figure(rows: list[dict], out: Path) -> Path:

@@ -62,6 +62,8 @@ from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay 
 from ppcsim.reproduce.projection import project_blocks, projection_stress  # noqa: F401 (importable from here)
 from ppcsim.reproduce.thesis000 import tables as thesis_tables
 from ppcsim.reproduce.thesis000_utility import run as thesis_utility
+from ppcsim.reproduce.tries import SEEDS as TRIES_SEEDS
+from ppcsim.reproduce.tries import table1_tries
 from ppcsim.scenario.partition import share_k, split_sizes
 
 if TYPE_CHECKING:  # Dask is needed only with --scheduler
@@ -497,6 +499,9 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
     progress(f"  max |ours - paper| = {results['table3']['max_abs_diff']:.3f}")
     progress(f"how often a 6 x 6 RP2 matrix preserves every distance ({ORTHOGONAL_DRAWS:,} draws)")
     results["rp2_orthogonal"] = {**rp2_orthogonal(), "exact": rp2_orthogonal_exact()}
+    tries_seeds = min(TRIES_SEEDS, 10 * seeds)  # 500 at the default 50 seeds
+    progress(f"004 §5.2 step 3: drbt's best of 1..50 tries on table 1 at k = 5, {tries_seeds} seeds")
+    results["table1_tries"] = table1_tries(tries_seeds)
 
     t = time.perf_counter()
     if thesis:

@@ -5,8 +5,8 @@ dimensions with five perturbations (RP, PCA, SVD, NMDS, DCT) and reports the
 neighbourhood preservation averaged over k = 3..10 (Table 5.8, eq. 5.21) and
 the accuracy of a 4-NN classifier under 10-fold cross-validation (Table 5.13).
 Here each perturbation is the simulator's own party method, run by one party
-holding every column; NMDS is the coordinator's embedding of that party's
-distances. Random methods are drawn with seeds 0..N-1, and every seed also
+holding every column; NMDS is the party's own embedding, the configuration
+``nmds`` sends (000 ch. 3). Random methods are drawn with seeds 0..N-1, and every seed also
 reshuffles the cross-validation folds, so each cell is a mean and standard
 deviation over N.
 """
@@ -18,10 +18,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.spatial.distance import pdist
 
-from coordinator.combine import Combined
-from coordinator.embed import nmds
 from parties.data import load_builtin
-from parties.methods import DCT, DRBT, PCA, SVD
+from parties.methods import DCT, DRBT, NMDS, PCA, SVD
 from parties.normalize import normalize
 from ppcsim.evaluate.neighbours import profile
 from ppcsim.evaluate.stress import stress
@@ -52,6 +50,8 @@ METHODS = {
     "nmds": "nmds (classical start)",
     "dct": "dct",
 }
+#: 000 §5.3.4: "an average of 20 runs and choose the one with the lowest stress" (drbt's ``tries``).
+BEST_OF = 20
 #: Neighbours of the classifier (000 §5.3.4: "The value of k was set to 4").
 KNN = 4
 FOLDS = 10
@@ -66,50 +66,48 @@ def perturb(method: str, X: np.ndarray, p: int, seed: int) -> np.ndarray:
         return DRBT(k=p, projection="gaussian", random_state=seed).disguise(X, columns)[0].array
     if method == "rp_orthonormal":
         return DRBT(k=p, projection="orthonormal", random_state=seed).disguise(X, columns)[0].array
-    if method in PICKS:  # "an average of 20 runs and choose the one with the lowest stress"
-        return least_stress_of_20(X, p, seed, pick=PICKS[method])
-    if method == "nmds":
-        embedded = nmds(Combined(dissimilarity=pdist(X), description="z-scored data"),
-                        {"dims": str(p), "init": "classical", "max_iter": "3000"}, seed)
-        if embedded.features is None:
-            raise ValueError("nmds returned no embedding")
-        return embedded.features
+    if method == "rp_best20":  # "an average of 20 runs and choose the one with the lowest stress": drbt's own tries
+        return DRBT(k=p, projection="orthonormal", tries=BEST_OF, random_state=seed).disguise(X, columns)[0].array
+    if method in PICKS:  # the same 20 draws, picked on the scale the convention names
+        return least_stress_on_scale(X, p, seed, pick=PICKS[method])
+    if method == "nmds":  # the data owner's own embedding, the configuration it sends (000 ch. 3)
+        return NMDS(dims=p, init="classical", random_state=seed).disguise(X, columns)[0].array
     classes: dict[str, type[PCA | SVD | DCT]] = {"pca": PCA, "svd": SVD, "dct": DCT}
     cls = classes[method]
     return cls(k=p, random_state=seed).disguise(X, columns)[0].array
 
 
-#: The scale on which each least-stress pick compares a draw's distances with the original ones.
-PICKS = {"rp_best20": "scaled", "rp_best20_unscaled": "unscaled", "rp_best20_unitvar": "unit_variance"}
+#: The scale on which each of the other least-stress picks compares a draw's distances with the original ones.
+PICKS = {"rp_best20_unscaled": "unscaled", "rp_best20_unitvar": "unit_variance"}
 
 
-def least_stress_of_20(X: np.ndarray, p: int, seed: int, *, pick: str = "scaled") -> np.ndarray:
-    """000 §5.3.4's RP: of 20 orthonormal projections (seeds ``[seed, i]``), the one whose stress is least.
+def least_stress_on_scale(X: np.ndarray, p: int, seed: int, *, pick: str, tries: int = BEST_OF) -> np.ndarray:
+    """000 §5.3.4's RP picked on another scale: of ``drbt``'s ``tries`` orthonormal draws (the very matrices
+    ``drbt`` with ``tries`` draws), the one whose stress is least on the scale ``pick`` names.
 
-    The thesis does not say on which scale the stress is taken, and the
-    scale decides which draw is least. With Q an n x p matrix of orthonormal
-    columns (a Haar-random frame):
+    The thesis does not say on which scale the stress is taken, and the scale
+    decides which draw is least. ``drbt`` itself (``tries = 20``, the
+    ``rp_best20`` column) takes it of the block it sends, ``X Q sqrt(n/p)``
+    (004 eq. 8, distances kept on average as eq. 2.20's factor intends), which
+    favours the draws whose distances come closest to the original ones. With
+    Q the n x p orthonormal frame:
 
-    - ``"scaled"``: ``drbt``'s block, ``X Q sqrt(n/p)`` (004 eq. 8, as eq.
-      2.20's factor intends), whose distances are kept on average; the pick
-      favours the draws whose distances come closest to the original ones;
     - ``"unscaled"``: ``X Q``, whose distances all shrink (Q only projects);
       the pick favours the draws that keep the most variance;
-    - ``"unit_variance"``: ``Y = XR`` as eq. 2.18 states it, R with
-      orthogonal columns and entries of zero mean and unit variance, that is
-      ``R = sqrt(n) Q``; its distances grow (by about sqrt(p) on average), so
-      the pick favours the draws that keep the least variance.
+    - ``"unit_variance"``: ``Y = XR`` as eq. 2.18 states it, R with orthogonal
+      columns of zero-mean, unit-variance entries, that is ``R = sqrt(n) Q``;
+      its distances grow (by about sqrt(p) on average), so the pick favours
+      the draws that keep the least variance.
 
-    Either way the chosen draw is returned as ``drbt`` sends it (scaled); NP
-    and k-NN do not depend on that overall factor.
+    The chosen draw is returned as ``drbt`` sends it (scaled); NP and k-NN do
+    not depend on that overall factor.
     """
-    n, columns = X.shape[1], [f"c{j}" for j in range(X.shape[1])]
+    method = DRBT(k=p, projection="orthonormal", random_state=seed)
+    n = X.shape[1]
+    factor = {"unscaled": 1.0, "unit_variance": float(np.sqrt(n))}[pick]
     d = pdist(X)
-    # drbt sends X Q sqrt(n/p): divide by this factor to get the block the pick compares
-    factor = {"scaled": 1.0, "unscaled": float(np.sqrt(n / p)), "unit_variance": float(1 / np.sqrt(p))}[pick]
-    draws = [DRBT(k=p, projection="orthonormal", random_state=[seed, i]).disguise(X, columns)[0].array
-             for i in range(20)]
-    return min(draws, key=lambda Y: stress(d, pdist(Y / factor)))
+    draws = [X @ method.random_matrix(n, draw) for draw in range(tries)]
+    return min(draws, key=lambda Y: stress(d, pdist(Y * factor))) * method.scale(n)
 
 
 def knn_accuracy(Y: np.ndarray, labels: np.ndarray, seed: int) -> float:

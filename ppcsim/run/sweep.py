@@ -5,6 +5,7 @@ The grid is the scenario's ``[sweep]`` table; every combination is one run:
 - ``k``: every party's output dims, whatever its method, if the method takes ``k``
   (drbt, pca, svd, dct);
 - ``projection``: every party's projection, if its method takes one (drbt);
+- ``tries``: every party's draws of its projection, if its method takes them (drbt, 004 §5.2 step 3);
 - ``method``: every party's method (parameters the new method does not take are dropped;
   the party's own fields, ``dtype`` among them, are kept);
 - ``normalize``: every party's normalisation;
@@ -43,7 +44,7 @@ from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import per_column_figures, single_figures
 from ppcsim.report.model import ABSENT, AttackScore, Profile, Report, as_report, given
-from ppcsim.report.outputs import build, write_atomic
+from ppcsim.report.outputs import build, own_checks, write_atomic
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.launcher import run_scenario
 from ppcsim.run.observer import Settings, evaluate
@@ -51,7 +52,7 @@ from ppcsim.scenario.load import PARTY, ScenarioError, generated, load_scenario
 from ppcsim.scenario.partition import share_k, split_sizes
 from protos.schema import unknown
 
-GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows")
+GLOBAL_KEYS = ("method", "parties", "k", "projection", "tries", "normalize", "seed", "rows")
 
 
 @dataclass
@@ -84,6 +85,10 @@ def _takes(party: dict, key: str) -> bool:
     return party.get("method") in METHODS and key in method_class(party["method"]).params
 
 
+#: Swept keys set on every party whose method takes them (and on no other).
+PER_METHOD = ("k", "projection", "tries")
+
+
 def apply_point(raw: dict, values: dict) -> dict:
     """A copy of the scenario table ``raw`` with one grid point's ``values`` applied."""
     raw = copy.deepcopy(raw)
@@ -100,7 +105,7 @@ def apply_point(raw: dict, values: dict) -> dict:
             for p, k in zip(parties, share_k([len(g) for g in groups], template["k"])):
                 p["k"] = k
     for key, value in values.items():
-        if key in ("k", "projection"):
+        if key in PER_METHOD:
             taking = [p for p in parties if _takes(p, key)]
             if key == "k" and "parties" in values:
                 for p, k in zip(taking, share_k([len(p["columns"]) for p in taking], value)):
@@ -201,7 +206,7 @@ def describe_partial_keys(raw: dict, grid: dict) -> list[str]:
     if "parties" in grid and parties:
         parties = parties[:1]  # every point's parties take the first one's settings
     found = []
-    for key in (k for k in ("k", "projection") if k in grid):
+    for key in (k for k in PER_METHOD if k in grid):
         taking = [p for p in parties if _takes(p, key)]
         others = [p for p in parties if not _takes(p, key)]
         if others:
@@ -262,6 +267,11 @@ def row(point: Point, report: Report | dict) -> dict:
         out[key] = u.vs_original.get(key) if u else None
     out["ari_truth"] = given(u.vs_truth, {}).get("ari") if u else None
     out["nmds_stress_1"] = (report.clustering.embedding or {}).get("kruskal_stress_1")
+    # what each party measured of its own disguise (drbt: 004 §5.2 step 3; nmds: 000 eq. 3.12), mean over parties
+    checks = [p.own_check for p in parties if p.own_check is not ABSENT]
+    for key in ("local_stress", "tries_used", "stress_1"):
+        if any(key in c for c in checks):
+            out[f"own_{key}"] = _mean_of_given([c.get(key) for c in checks])
     for key, profile in (("np", u and u.np), ("cc", u and u.cc), ("cc_original", u and u.cc_original)):
         out[key] = profile.mean if isinstance(profile, Profile) else None  # 000 eqs. 5.21-5.23, mean over k = 3..10
     entries = list(report.privacy.values()) if isinstance(report.privacy, dict) else []
@@ -325,7 +335,7 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     memory = peak_rss()
     evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own)
     return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
-                 observer=True, coordinator_peak_rss=memory)
+                 observer=True, coordinator_peak_rss=memory, summaries=own_checks(own))
 
 
 def sweep(path: Path, out: Path, *, settings: Settings = Settings(), in_process: bool = False, log=sys.stderr) -> list[dict]:

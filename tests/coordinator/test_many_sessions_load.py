@@ -77,7 +77,7 @@ SESSIONS = [
         (WINE[0], 'method = "drbt"\nk = 2'), (WINE[1], 'method = "none"'),
         (WINE[2], 'method = "rotation"'), (WINE[3], 'method = "osbr"'),
     ], AVERAGE3),
-    ("wine-nmds", 6, WINE_DATA, [(c, 'method = "nmds"\ndims = 2\nn_init = 1') for c in WINE], KMEANS3),
+    ("wine-nmds", 6, WINE_DATA, [(c, 'method = "osbr-nmds"\ndims = 2\nn_init = 1') for c in WINE], KMEANS3),
     ("blobs-geometric", 7, blobs(), [(c, 'method = "geometric"\nsigma = 0.2') for c in BLOBS], KMEANS3),
     ("blobs-noise", 8, blobs(), [(c, 'method = "noise"\ndistribution = "uniform"') for c in BLOBS], KMEANS3),
     ("blobs-pca", 9, blobs(), [(c, 'method = "pca"\nk = 1') for c in BLOBS], KMEANS3),

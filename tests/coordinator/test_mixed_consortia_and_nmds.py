@@ -59,7 +59,7 @@ def test_drbt_beside_osbr_is_refused_for_kmeans(tmp_path):
 
 
 def test_nmds_embeds_at_the_coordinator_and_allows_kmeans(tmp_path):
-    nmds = 'method = "nmds"\ndims = 2\nn_init = 1'
+    nmds = 'method = "osbr-nmds"\ndims = 2\nn_init = 1'
     scenario, session, own = run(tmp_path, nmds, nmds, 'algorithm = "kmeans"\nn_clusters = 3')
     outcome = session.wait(0)
     embedding = outcome.combined.embedding
@@ -76,7 +76,7 @@ def test_nmds_embeds_at_the_coordinator_and_allows_kmeans(tmp_path):
 
 def test_parties_must_ask_for_the_same_embedding(tmp_path):
     with pytest.raises(ScenarioError, match="ask for different embeddings"):
-        run(tmp_path, 'method = "nmds"\ndims = 2\nn_init = 1', 'method = "nmds"\ndims = 3\nn_init = 1',
+        run(tmp_path, 'method = "osbr-nmds"\ndims = 2\nn_init = 1', 'method = "osbr-nmds"\ndims = 3\nn_init = 1',
             'algorithm = "kmeans"\nn_clusters = 3')
 
 
@@ -93,7 +93,7 @@ def _wine_nmds(tmp_path, extra: str = ""):
         [[parties]]
         name = "all"
         columns = [{columns}]
-        method = "nmds"
+        method = "osbr-nmds"
         dims = 12
         {extra}
         [clustering]
@@ -132,7 +132,7 @@ def test_nmds_warns_when_stress_is_poor():
 def test_run_writes_what_was_clustered(tmp_path):
     from ppcsim.report.outputs import summary_table, write_outputs
 
-    scenario, session, own = run(tmp_path, 'method = "nmds"\ndims = 1', 'method = "nmds"\ndims = 1',
+    scenario, session, own = run(tmp_path, 'method = "osbr-nmds"\ndims = 1', 'method = "osbr-nmds"\ndims = 1',
                                  'algorithm = "kmeans"\nn_clusters = 3')
     outcome = session.wait(0)
     report = build(scenario, session)

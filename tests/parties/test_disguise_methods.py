@@ -66,7 +66,7 @@ def test_method_class_registry():
     assert method_class("osbr") is OSBR
     assert method_class("none") is Plain
     assert set(METHODS) == {"drbt", "osbr", "none", "nmds", "rotation", "geometric", "noise", "pca", "svd", "dct",
-                            "cnmf", "scnmf", "comnmf"}
+                            "cnmf", "scnmf", "comnmf", "osbr-nmds"}
     with pytest.raises(ValueError, match=r"unknown method 'rotate' \(known: drbt, osbr, none, nmds, rotation, "):
         method_class("rotate")
 

@@ -43,7 +43,7 @@ from ppcsim.report.model.evaluation import (
     Skipped,
     Utility,
 )
-from ppcsim.report.model.parties import Network, Party, PartyBytes, RefusedCounts
+from ppcsim.report.model.parties import Network, OwnCheck, Party, PartyBytes, RefusedCounts
 from ppcsim.report.model.protocols import (
     FixedPointType,
     Mpc,

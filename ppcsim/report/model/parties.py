@@ -80,6 +80,42 @@ class Network(Section):
 
 
 @dataclass(kw_only=True)
+class OwnCheck(Section):
+    """What a party measured of its own disguise before sending it, on its own block (never sent).
+
+    Attributes
+    ----------
+    local_stress : number
+        ``drbt``: stress (004 eq. 6) between the party's own block's original distances and those of the block
+        it sent, on ``stress_records`` records: what 004 §5.2 step 3 has the data owner compute.
+    tries_used : integer
+        ``drbt``: projections drawn (at most ``tries``; fewer when ``max_stress`` stopped early).
+    kept_draw : integer
+        ``drbt``: which draw was kept, the least local stress (0 = the first).
+    stress_records : integer
+        Records the stress was computed on (a seeded sample when the party has more than ``stress_sample``).
+    stress_1 : number
+        ``nmds``: Kruskal's stress-1 of the configuration sent (000 eq. 3.12, isotonic disparities).
+    start : text
+        ``nmds``: the start that was kept: ``classical``, ``random``, or ``random: the classical start was already
+        the best (000 §5.2.3.1)`` when the classical start could not be improved on and random starts replaced it.
+    n_iter : integer
+        ``nmds``: SMACOF iterations of the kept start.
+    seconds : number
+        Seconds the check (and, for ``nmds``, the embedding) took, within the party's ``disguise`` phase.
+    """
+
+    local_stress: float | Absent = ABSENT
+    tries_used: int | Absent = ABSENT
+    kept_draw: int | Absent = ABSENT
+    stress_records: int | Absent = ABSENT
+    stress_1: float | Absent = ABSENT
+    start: str | Absent = ABSENT
+    n_iter: int | Absent = ABSENT
+    seconds: float | Absent = ABSENT
+
+
+@dataclass(kw_only=True)
 class Party(Section):
     """One party: what it held, how it disguised it, what it sent and what that cost.
 
@@ -122,6 +158,9 @@ class Party(Section):
         What the party measured of its own disguise while fitting it, when its method measures anything
         (``geometric`` with ``optimize``: 002 Algorithm 6.1's trace; ``cnmf``, ``scnmf``, ``comnmf``: the
         objective, the updates and the side effect); never sent.
+    own_check : OwnCheck
+        What it measured of its own disguise before sending (``drbt``'s local stress, ``nmds``' stress-1); only
+        for methods that measure one.
     """
 
     name: str
@@ -141,3 +180,4 @@ class Party(Section):
     rounds: int | None | Absent = ABSENT
     network: Network | Absent = ABSENT
     fit: dict[str, Any] | Absent = ABSENT
+    own_check: OwnCheck | Absent = ABSENT

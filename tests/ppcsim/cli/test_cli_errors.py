@@ -170,7 +170,7 @@ def test_unknown_method_names_the_party(tmp_path):
     scenario = tmp_path / "s.toml"
     assert proc.returncode == 2
     assert one_error(proc) == (
-        f"ppc run: error: {scenario.resolve()}: [[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct, cnmf, scnmf, comnmf; did you mean 'rotation'?)"
+        f"ppc run: error: {scenario.resolve()}: [[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct, cnmf, scnmf, comnmf, osbr-nmds; did you mean 'rotation'?)"
     )
     assert not out.exists()  # validation fails before anything starts
 
@@ -190,7 +190,7 @@ def test_every_scenario_error_is_reported(tmp_path):
     assert len(lines) == 3, lines
     assert all(line.startswith(prefix) for line in lines)
     assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering, security, network, sweep)"
-    assert lines[1] == prefix + "[[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct, cnmf, scnmf, comnmf; did you mean 'rotation'?)"
+    assert lines[1] == prefix + "[[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct, cnmf, scnmf, comnmf, osbr-nmds; did you mean 'rotation'?)"
     assert lines[2].startswith(prefix + "[clustering]: 'algorithm' must be one of") and "'spectral'" in lines[2]
 
 

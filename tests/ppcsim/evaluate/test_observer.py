@@ -137,7 +137,7 @@ def test_other_osbr_metrics_skip_multilateration(tmp_path, metric, params):
 
 
 def test_paper_metrics_are_reported(tmp_path):
-    report = measured(tmp_path, 'method = "rotation"', 'method = "nmds"\ndims = 4', settings=Settings(known_draws=4))
+    report = measured(tmp_path, 'method = "rotation"', 'method = "osbr-nmds"\ndims = 4', settings=Settings(known_draws=4))
     u = report["utility"]
     for key in ("np", "cc", "cc_original"):  # 000 eqs. 5.21-5.23
         assert 0 < u[key]["mean"] <= 1 and list(u[key]["by_k"]) == [str(k) for k in range(3, 11)]

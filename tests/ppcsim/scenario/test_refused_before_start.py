@@ -101,7 +101,7 @@ def test_osbr_with_kmeans_is_refused_by_the_observer_and_the_coordinator(tmp_pat
     assert errors(path) == expected
     assert errors(path, "coordinator") == expected
     # asking the coordinator for an embedding gives it features to cluster
-    nmds = path.read_text().replace('method = "osbr"', 'method = "nmds"\ndims = 2')
+    nmds = path.read_text().replace('method = "osbr"', 'method = "osbr-nmds"\ndims = 2')
     path.write_text(nmds)
     load_scenario(path)
 

@@ -41,7 +41,8 @@ from parties.normalize import normalize
 from parties.progress import Progress
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
-from parties.secagg import RoundsResult, check_result, secure_party
+from parties.secagg import RoundsResult, check_result
+from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
 from protos.ids import packed_size
@@ -242,8 +243,10 @@ class Steps:
                              f"keeps its columns at home; this party is configured to disguise them with "
                              f"'{self.cfg.method}'")
 
-    def secure_rounds(self, joined: Joined, done: Disguised, peers: list[Peer], ids: np.ndarray | None) -> RoundsResult:
-        """The secure-aggregation exchange (parties.secagg) on the party's normalised columns."""
+    def secure_rounds(self, joined: Joined, done: Disguised, peers: list[Peer],
+                      ids: np.ndarray | None) -> RoundsResult | MpcResult:
+        """The secure-aggregation exchange on the party's normalised columns: the labels-only argmin
+        (parties.secagg_labels) or the masked partial distances (parties.secagg), as the alignment says."""
         self.step = "running the secure-aggregation rounds"
         self._keep_columns(joined)
         watch = self.watch
@@ -254,12 +257,13 @@ class Steps:
                            f"{round_}")
                 return super().labels(round_, seeding)
 
-        result = secure_party(Watched(self.client, self.left),
-                              lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
-                              done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
-                              len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-                              parties=list(joined.parties), log=self.log)
-        say(self.cfg.name, f"{result.rounds} rounds of secure aggregation", self.log)
+        result = secure_session(Watched(self.client, self.left),
+                                lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
+                                done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
+                                len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
+                                self.deadline, parties=list(joined.parties), log=self.log)
+        say(self.cfg.name, f"{result.rounds} rounds of secure aggregation"
+                           + (", opening the labels only" if isinstance(result, MpcResult) else ""), self.log)
         self.timing.update(result.timing)
         self.timing["upload"] = time.perf_counter() - self.started
         return result
@@ -334,7 +338,7 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
         "peak_rss": peak_rss(),
     }
     if secure is not None:
-        summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
+        summary.update(method=secure.protocol if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
                        rounds=secure.rounds)
         if isinstance(secure, MpcResult):  # per round, the MPyC messages in sequence on this party's path
             summary["mpc_turns"] = {str(r): n for r, n in sorted(secure.turns.items())}

@@ -151,9 +151,14 @@ def build(
     outcome = session.outcome
     bytes_by_party = session.byte_summary()
     secure = session.spec.clustering.protocol == SECURE
+    labels_only = session.spec.clustering.labels_only  # secure aggregation's argmin as an MPC: relayed like one
     mpc = session.spec.clustering.protocol == MPC
-    accounts = accounting(session) if secure else None
-    if mpc:
+    accounts = accounting(session) if secure and not labels_only else None
+    if labels_only:
+        from coordinator.protocols.secagg_labels import accounting as labels_accounting
+
+        accounts, mpc_accounts = labels_accounting(session)
+    elif mpc:
         from coordinator.protocols.mpc import accounting as mpc_accounting
 
         mpc_accounts = mpc_accounting(session)
@@ -181,7 +186,8 @@ def build(
             peak_rss=summary.get("peak_rss"),
         )
         if secure:
-            party.method, party.sends = SECURE, "masked partial distances"
+            party.method, party.sends = SECURE, ("its partial distances as secret shares, sealed per peer and "
+                                                 "relayed" if labels_only else "masked partial distances")
             party.output_dims = session.spec.clustering.n_clusters
             if accounts and "by_party" in accounts:
                 party.bytes.predicted = accounts["by_party"][cfg.name]["predicted"]["up"]
@@ -243,7 +249,7 @@ def build(
     )
     if accounts is not None:
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
-    if mpc:
+    if mpc or labels_only:
         report.mpc = Mpc.from_json(mpc_accounts, "mpc")
         sequential(report.mpc, summaries)
     if observer:
@@ -284,6 +290,10 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
               if not scenario.security.mutual else
               "as an active coordinator, it could not substitute the parties' keys without the CA's private key "
               "(mutual TLS: every party checks every other's signed key)")
+    if session.spec.clustering.labels_only:
+        return [ids, *LABELS_COORDINATOR_LEARNS, active
+                + ("; the pair keys seal every share it relays, so relaying keys of its own lets it open every share "
+                   "and so read every party's partial distances" if not scenario.security.mutual else "")]
     if session.spec.clustering.protocol == MPC:
         return [ids, *MPC_COORDINATOR_LEARNS, active
                 + ("; in an MPC session the pair keys seal every share it relays, so relaying keys of its own (and "
@@ -314,6 +324,17 @@ def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
     for r in mpc.per_round:
         r.sequential = max(int(t.get(str(r.round), 0)) for t in turns)
 
+
+#: What the coordinator of a secure-aggregation session opening the labels only learns beside the ids
+#: (coordinator.protocols.secagg_labels).
+LABELS_COORDINATOR_LEARNS = [
+    "the size, timing and direction of every frame of the parties' argmin, which it relays sealed under pair keys "
+    "it cannot compute: no share, no distance, no centre",
+    "the number of rounds (the parties stop once no label changed) and the final labels (the session's result), "
+    "and so the cluster sizes; every round's labels are opened to every party, so treat them as known to it too",
+    "which joined records start the centres (positions it drew with the scenario seed), not their values",
+    "each party's X25519 public key, which it relays; not the secrets agreed from them",
+]
 
 #: What the coordinator of an MPC session learns beside the ids (coordinator.protocols.mpc).
 MPC_COORDINATOR_LEARNS = [

@@ -1,0 +1,105 @@
+"""Secure aggregation that opens the labels only: the coordinator relays the parties' argmin and counts it.
+
+With ``[clustering] protocol = "secure_aggregation"`` and ``reveal =
+"labels"`` (the default) nobody reads a distance: each round the parties
+secret-share their partial squared distances among themselves (MPyC, Shamir
+secret sharing; parties.secagg_argmin) and open only each record's nearest
+centre, the round's labels. The coordinator serves the same alignment as
+in the distances mode (coordinator.protocols.secagg: ids-only uploads, the
+join, the initial records drawn with the scenario seed) and then the relay
+of the full MPC (coordinator.protocols.mpc: sealed frames per pair, counted
+per party, link and round; the helper share-holder of two parties). It
+takes no PostDistances and answers no GetLabels.
+
+What it learns: the sizes and timing of the frames (they follow from the
+public settings and from the number of rounds, which is public: the rounds
+end when no label changed), the final labels as the session's result, and
+which records start the centres. Every party learns every round's labels.
+
+Cost model (``predicted``): MPyC's secure comparison of two l-bit values
+(``np_sgn`` with ``LT``, after Toft) draws l + 1 shared random bits (each a
+product and an opening), opens one masked value, multiplies l + 1 terms and
+opens one more; an argmin over k centres takes k - 1 of them per record and
+the selections between them one product each. Counted in field elements
+that each share-holder sends to each other one, per round:
+
+    inputs     m * k               (a data party only: one share per value)
+    argmin     m * (k - 1) * (3 * l + c)
+    labels     m                   (the opening)
+
+with l = mpc_bits and c a constant of MPyC's bookkeeping, measured
+(``ARGMIN_CONSTANT``). Each element travels as ``element_bytes`` bytes (the
+prime field of SecFxp(l, f) has l + f + 32 bits: 10 bytes at l = 32,
+f = 16). A share-holder sends its elements to each of the other n - 1 and
+receives theirs. The report sets the prediction
+beside the payload the relay counted (``secure_aggregation.by_party``):
+MPyC's framing (12 bytes per message) and the tunnel's tags (16 per frame)
+are in the measured bytes only, so the prediction is a lower bound, within
+``TOLERANCE`` of the measurement.
+"""
+
+from __future__ import annotations
+
+from coordinator.clustering import SECURE
+from coordinator.protocols import mpc
+
+#: Field elements per comparison beyond 3 * l, measured (see the module's docstring).
+ARGMIN_CONSTANT = 8
+#: How far (as a fraction) the measured relayed bytes may exceed the prediction: MPyC's framing and the tags.
+TOLERANCE = 0.25
+
+
+def element_bytes(bits: int, frac: int) -> int:
+    """Bytes of one element of SecFxp(bits, frac)'s prime field as MPyC sends it (bit length bits + frac + 32)."""
+    return (bits + frac + 32 + 7) // 8
+
+
+def elements(m: int, k: int, bits: int, sender: bool) -> int:
+    """Field elements one share-holder sends to each other share-holder in one round (``sender``: it inputs
+    partial distances; the helper does not)."""
+    return (m * k if sender else 0) + m * (k - 1) * (3 * bits + ARGMIN_CONSTANT) + m
+
+
+def predicted(m: int, k: int, rounds: int, bits: int, frac: int, senders: int, helper: bool) -> dict[str, int]:
+    """Payload bytes one data party sends and receives in ``rounds`` rounds among ``senders`` data parties and
+    the helper if any (see the module's docstring)."""
+    size = element_bytes(bits, frac)
+    mine, helpers = elements(m, k, bits, True), elements(m, k, bits, False)
+    others = senders - 1 + helper
+    return {"up": rounds * mine * others * size,
+            "down": rounds * ((senders - 1) * mine + (helpers if helper else 0)) * size}
+
+
+def rounds_of(hub: mpc.Hub) -> int:
+    """The rounds the parties ran: one more than the last round any marked (0 before any)."""
+    with hub.lock:
+        return max(hub.current.values(), default=-1) + 1
+
+
+def accounting(session) -> tuple[dict, dict]:
+    """The report's ``secure_aggregation`` and ``mpc`` sections of a session that opens the labels only: the
+    rounds, and per party the predicted payload beside the relayed one; the relay's own account (per party, link
+    and round)."""
+    arbiter, spec = session.arbiter, session.spec.clustering
+    relay = mpc.accounting(session)
+    relay.update(protocol=SECURE, reveal_centres=False)
+    out: dict = {"protocol": SECURE, "reveal": spec.reveal, "rounds": 0}
+    if arbiter is None or arbiter.hub is None:
+        return out, relay
+    rounds = rounds_of(arbiter.hub)
+    relay["rounds"] = rounds
+    by_party = {}
+    keys = {p: 0 for p in session.spec.parties}
+    for e in session.ledger.entries():
+        if e.party in keys and e.rpc in ("Join", "GetPeers", "PostSealedKeys", "GetSealedKey"):
+            keys[e.party] += e.serialized
+    for party in session.spec.parties:
+        measured = relay.get("by_party", {}).get(party, {})
+        pred = predicted(arbiter.m, arbiter.k, rounds, spec.mpc_bits, spec.mpc_frac, len(session.spec.parties),
+                         spec.helper)
+        payload = {"up": int(measured.get("up", 0)), "down": int(measured.get("down", 0))}
+        by_party[party] = {"predicted": pred, "payload": payload, "key_exchange_serialized": keys[party],
+                           "exact": all(pred[d] <= payload[d] <= pred[d] * (1 + TOLERANCE) for d in pred)}
+    out.update(n_joined=arbiter.m, init=[int(i) for i in arbiter.init], init_method=spec.init, seeding_steps=0,
+               rounds=rounds, by_party=by_party)
+    return out, relay

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, preload_in_background
+from coordinator.clustering import ROUNDS, ClusteringSpec, preload_in_background
 from coordinator.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, SessionError
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget

@@ -110,6 +110,7 @@ def run_party(
     mutual: bool = False,
     secure_only: bool = False,
     ids_mode: str | None = None,
+    reveal: str | None = None,
     log=sys.stderr,
     progress: float = 0.0,
 ) -> dict:
@@ -125,7 +126,10 @@ def run_party(
     it refuses any session but a secure-aggregation one before sending data.
     ``ids_mode``: the scenario's [security] ids; a party whose file says
     "pseudonymous" refuses a coordinator that asks for plain ids (an active
-    coordinator would so read every raw id, mutual TLS or not).
+    coordinator would so read every raw id, mutual TLS or not). ``reveal``: the
+    scenario's [clustering] reveal of a secure-aggregation session; the party
+    refuses a coordinator that runs the session in the other mode (one that
+    announces "distances" would read every summed distance).
     ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
     the party waits for (``parties.progress``).
 
@@ -149,7 +153,7 @@ def run_party(
         if joined.protocol == "mpc":
             secure = steps.mpc_rounds(joined, done, peers, ids)
         elif joined.protocol == "secure_aggregation":
-            secure = steps.secure_rounds(joined, done, peers, ids)
+            secure = steps.secure_rounds(joined, done, peers, ids, reveal)
         else:
             steps.upload(joined, done, ids)
         result = steps.receive()
@@ -244,7 +248,7 @@ class Steps:
                              f"'{self.cfg.method}'")
 
     def secure_rounds(self, joined: Joined, done: Disguised, peers: list[Peer],
-                      ids: np.ndarray | None) -> RoundsResult | MpcResult:
+                      ids: np.ndarray | None, reveal: str | None = None) -> RoundsResult | MpcResult:
         """The secure-aggregation exchange on the party's normalised columns: the labels-only argmin
         (parties.secagg_labels) or the masked partial distances (parties.secagg), as the alignment says."""
         self.step = "running the secure-aggregation rounds"
@@ -261,7 +265,7 @@ class Steps:
                                 lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
                                 done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
                                 len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-                                self.deadline, parties=list(joined.parties), log=self.log)
+                                self.deadline, parties=list(joined.parties), reveal=reveal, log=self.log)
         say(self.cfg.name, f"{result.rounds} rounds of secure aggregation"
                            + (", opening the labels only" if isinstance(result, MpcResult) else ""), self.log)
         self.timing.update(result.timing)

@@ -79,10 +79,10 @@ async def main(mpc, args) -> None:
     secfxp = mpc.SecFxp(bits, frac)
     senders = [p for p, d in enumerate(columns) if d > 0]
     mine = columns[mpc.pid] > 0
-    centres = np.asarray(X_own[init], dtype=float) if mine else None
+    centres = np.asarray(X_own[init], dtype=float) if mine else np.zeros((k, 0))
     zeros = np.zeros((m, k))
     await mpc.start()
-    labels = None
+    labels = np.zeros(m, dtype=np.int32)
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
         own = zeros
@@ -97,7 +97,7 @@ async def main(mpc, args) -> None:
             total = share if total is None else total + share
         nearest = mpc.np_argmin(total, axis=1)  # m secret indices
         opened = np.rint(np.asarray(await mpc.output(nearest), dtype=float)).astype(np.int32)
-        changed = m if labels is None else int(np.count_nonzero(opened != labels))
+        changed = m if r == 0 else int(np.count_nonzero(opened != labels))
         labels = opened
         if (r > 0 and changed == 0) or r >= rounds:
             break

@@ -226,6 +226,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
+            reveal=scenario.clustering.reveal if scenario.clustering.protocol == "secure_aggregation" else None,
             log=io.StringIO() if args.quiet else sys.stderr,
             progress=0.0 if args.quiet else args.progress,
         )

@@ -315,6 +315,17 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
           "alignment and labels told differently to different parties"] if secure else [])
 
 
+def placement_line(arbiter) -> list[str]:
+    """The arbiter's own attack (its report Placement) as a printed line, none without one."""
+    pl = arbiter.placement
+    if pl is ABSENT:
+        return []
+    if pl.relative_error is None:
+        return [f"privacy of the joined records against the arbiter's own attack: {pl.skipped}"]
+    return [f"privacy of the joined records against the arbiter's own attack (classical scaling of round 0's centres, "
+            f"multilateration): placed to a relative error of {pl.relative_error:.3g} (0 = exactly)"]
+
+
 def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
     """Each round's ``sequential``: the most MPyC messages in sequence any data party's tunnel counted in it
     (its summary's ``mpc_turns``), where every data party's summary has them."""
@@ -449,7 +460,12 @@ def summary_table(report: Report | dict) -> str:
         if (c.embedding or {}).get("warning"):
             lines.append(f"warning: {(c.embedding or {})['warning']}")
     secure = report.secure_aggregation
-    if secure is not ABSENT and secure.rounds:
+    if secure is not ABSENT and secure.rounds and given(secure.reveal) == "labels":
+        within = all(p.exact for p in given(secure.by_party, {}).values())
+        lines.append(f"secure aggregation, labels only: {secure.rounds} rounds of an MPC argmin; relayed payload "
+                     + ("within 5% above" if within else "NOT within 5% above") + " the cost model (m*k inputs, "
+                     "m*(k-1)*2.7*mpc_bits comparison elements, m labels per round and peer)")
+    elif secure is not ABSENT and secure.rounds:
         per = secure.per_round if secure.per_round is not ABSENT else []
         exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())
         lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
@@ -478,7 +494,10 @@ def summary_table(report: Report | dict) -> str:
     priv = report.privacy
     if isinstance(priv, MpcPrivacy):
         lines.append(f"privacy: {priv.assumption}")
+        if "coordinator" in priv.roles:
+            lines += placement_line(priv.roles["coordinator"])
     if isinstance(priv, SecurePrivacy):
+        lines += placement_line(priv.arbiter)
         for party, entry in (priv.posts.by_party if priv.posts is not ABSENT else {}).items():
             lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "
                          f"{entry.correlation_with_partial_distances:+.3f}; {uniformity(entry.uniformity_ks_pvalue)}")

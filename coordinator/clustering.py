@@ -224,9 +224,10 @@ class ClusteringSpec:
         errors = check_table({k: getattr(self, k) for k in table}, table)
         if self.init != "random":
             errors.append(f"protocol = \"{SECURE}\" with reveal = \"{LABELS}\" draws its initial centres as k joined "
-                          f"records with the scenario seed: k-means++ seeding would hand the arbiter every record's "
-                          f"distance to each chosen centre; use init = \"random\", or reveal = \"{DISTANCES}\" "
-                          f"(the arbiter then reads every summed distance), got init = {self.init!r}")
+                          f"records with the scenario seed: k-means++ seeding (D^2 sampling) draws each centre from "
+                          f"every record's distance to the centres so far, which this mode never opens; use init = "
+                          f"\"random\", or reveal = \"{DISTANCES}\" (the arbiter then reads every summed "
+                          f"distance), got init = {self.init!r}")
         if self.tol != 0:
             errors.append(f"protocol = \"{SECURE}\" with reveal = \"{LABELS}\" stops once no label changes (or at "
                           f"max_iter): the parties alone decide from the opened labels; remove 'tol' ({self.tol!r})")

@@ -56,16 +56,27 @@ def place_from_round0(first: np.ndarray, init: np.ndarray) -> np.ndarray:
     return multilaterate(classical_scaling(among), first)
 
 
-def placement_error(estimate: np.ndarray, truth: np.ndarray) -> float:
+def place_from_labels(rounds: list[np.ndarray]) -> np.ndarray:
+    """What an arbiter that learns labels only can make of them: classical scaling of the co-membership
+    dissimilarity (the fraction of the given rounds' labels in which two records were apart), one point per
+    record. It places clusters, not records; ``placement_error(..., scaled=True)`` scores it."""
+    apart = np.mean([(labels[:, None] != labels[None, :]).astype(float) for labels in rounds], axis=0)
+    return classical_scaling(apart)
+
+
+def placement_error(estimate: np.ndarray, truth: np.ndarray, scaled: bool = False) -> float:
     """Relative error ``||R E + t - X||_F / ||X - mean(X)||_F`` of ``estimate`` E against ``truth`` X under the
-    best rotation (or reflection) R and translation t (orthogonal Procrustes; no scaling): 0 when the records
-    are placed exactly up to a rigid motion, 1 when nothing is (E a point)."""
+    best rotation (or reflection) R and translation t (orthogonal Procrustes; with ``scaled``, times the best
+    scale too, for an estimate in units of its own): 0 when the records are placed exactly up to a rigid
+    motion, 1 when nothing is (E a point)."""
     X = truth - truth.mean(axis=0)
     E = estimate - estimate.mean(axis=0)
     width = max(X.shape[1], E.shape[1])
     X = np.pad(X, ((0, 0), (0, width - X.shape[1])))
     E = np.pad(E, ((0, 0), (0, width - E.shape[1])))
-    U, _, Vt = np.linalg.svd(E.T @ X)
+    U, S, Vt = np.linalg.svd(E.T @ X)
     aligned = E @ (U @ Vt)
+    if scaled and np.any(E):
+        aligned *= S.sum() / float((E**2).sum())
     total = float(np.linalg.norm(X))
     return float(np.linalg.norm(aligned - X) / total) if total > 0 else 0.0

@@ -14,9 +14,12 @@ documentation's "k-means by secure aggregation"):
    part of the squared distance of record i to centre j, less the record's
    own norm ``||x_i^(p)||^2``, which is the same for every centre and so
    changes no argmin;
-2. it secret-shares D_p (``mpc.input``, a secure fixed-point array
-   ``SecFxp(l, f)``); the share-holders add the shares (local: no message)
-   into shares of ``S = sum_p D_p``;
+2. it secret-shares D_p in fixed point, ``round(D_p * 2^f)`` as a secure
+   integer array ``SecInt(l)`` (``mpc.input``; l = mpc_bits, f = mpc_frac:
+   no product of two secrets is ever taken, so an integer type does, with a
+   field of l + 32 bits where SecFxp(l, f) needs l + f + 32); the
+   share-holders add the shares (local: no message) into shares of
+   ``S = sum_p D_p``;
 3. each record's nearest centre, ``argmin_j S[i, j]`` (``mpc.np_argmin``:
    secure comparisons, batched over all records; the first centre on a tie),
    is opened to every share-holder: the round's labels. Nothing else is
@@ -62,13 +65,16 @@ def update(X: np.ndarray, labels: np.ndarray, centres: np.ndarray) -> np.ndarray
     return out
 
 
-def fits(D: np.ndarray, bits: int, frac: int, parties: int) -> None:
-    """SystemExit, saying what to change, unless ``parties`` values like ``D`` sum within SecFxp(bits, frac)."""
+def encode(D: np.ndarray, bits: int, frac: int, parties: int) -> np.ndarray:
+    """``round(D * 2^frac)`` as integers; SystemExit, saying what to change, unless ``parties`` such values and
+    their differences fit SecInt(bits) (|value| < 2^(bits - 2) / parties)."""
     limit = 2.0 ** (bits - frac - 2) / max(parties, 1)
     top = float(np.max(np.abs(D))) if D.size else 0.0
     if not np.isfinite(top) or top >= limit:
-        raise SystemExit(f"a partial squared distance of {top:.4g} does not fit SecFxp({bits}, {frac}) with {parties} "
-                         f"parties (the limit is {limit:.4g}); raise [clustering] 'mpc_bits' or lower 'mpc_frac'")
+        raise SystemExit(f"a partial squared distance of {top:.4g} does not fit {bits}-bit fixed point with {frac} "
+                         f"fractional bits and {parties} parties (the limit is {limit:.4g}); raise [clustering] "
+                         "'mpc_bits' or lower 'mpc_frac'")
+    return np.rint(D * 2.0**frac).astype(np.int64)
 
 
 async def main(mpc, args) -> None:
@@ -76,24 +82,21 @@ async def main(mpc, args) -> None:
     data = np.load(args.data)
     X_own, columns, init = data["X"], [int(c) for c in data["columns"]], data["init"].tolist()
     k, rounds, bits, frac, m = (int(data[key]) for key in ("k", "rounds", "bits", "frac", "m"))
-    secfxp = mpc.SecFxp(bits, frac)
+    secint = mpc.SecInt(bits)
     senders = [p for p, d in enumerate(columns) if d > 0]
     mine = columns[mpc.pid] > 0
     centres = np.asarray(X_own[init], dtype=float) if mine else np.zeros((k, 0))
-    zeros = np.zeros((m, k))
+    zeros = np.zeros((m, k), dtype=np.int64)
     await mpc.start()
     labels = np.zeros(m, dtype=np.int32)
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
         own = zeros
         if mine:
-            own = partial(X_own, centres)
-            fits(own, bits, frac, len(senders))
+            own = encode(partial(X_own, centres), bits, frac, len(senders))
         total = None
         for p in senders:
-            # integral=False at every party: the flag would otherwise follow the values at the sender and tell
-            # whether they are whole numbers (as in parties.mpc_kmeans)
-            share = mpc.input(secfxp.array(own if p == mpc.pid else zeros, integral=False), senders=p)
+            share = mpc.input(secint.array(own if p == mpc.pid else zeros), senders=p)
             total = share if total is None else total + share
         nearest = mpc.np_argmin(total, axis=1)  # m secret indices
         opened = np.rint(np.asarray(await mpc.output(nearest), dtype=float)).astype(np.int32)

@@ -20,17 +20,17 @@ Cost model (``predicted``), counted in field elements that each
 share-holder sends to each other one, per round:
 
     inputs     m * k                        (a data party only: one share per value)
-    argmin     m * (k - 1) * 2.7 * l        (k - 1 comparisons per record)
+    argmin     m * (k - 1) * (17 l / 8 + 22)    (k - 1 comparisons per record)
     labels     m                            (the opening)
 
 with l = mpc_bits. A comparison of two l-bit values is MPyC's ``np_sgn``
 with ``LT`` (after Toft): l + 1 shared random bits, each a product and an
-opening, an opening of the masked value and a product of l + 1 terms; the
-factor 2.7 is what it costs on the relay, fitted on wine (m = 178, three
-parties) at l = 24 and 32 and k = 3 and 5, where the prediction is within
-1% below the measurement. Each element travels as ``element_bytes`` bytes
-(the prime field of SecFxp(l, f) has l + f + 32 bits: 10 bytes at l = 32,
-f = 16). A share-holder sends its elements to each of the other n - 1 and
+opening, an opening of the masked value and a product of l + 1 terms;
+17 l / 8 + 22 elements (rounded down) is what it costs on the relay,
+fitted on wine (m = 178, three parties) at l = 24 and 32 and k = 3 and 5,
+where the prediction is 1.0% to 1.2% below the measurement. Each element travels as ``element_bytes`` bytes
+(the prime field of SecInt(l), which holds the fixed-point values
+round(value * 2^f), has l + 32 bits: 8 bytes at l = 32). A share-holder sends its elements to each of the other n - 1 and
 receives theirs. The report sets the prediction beside the payload the
 relay counted (``secure_aggregation.by_party``): MPyC's framing (12 bytes
 per message) and the tunnel's tags (16 bytes per frame) are in the measured
@@ -43,27 +43,27 @@ from __future__ import annotations
 from coordinator.clustering import SECURE
 from coordinator.protocols import mpc
 
-#: Field elements per bit of a comparison, per other share-holder, times ten (2.7: see the module's docstring).
-COMPARISON_TENTHS = 27
+#: Field elements of one comparison of l-bit values, per other share-holder: 17 l / 8 + 22 (the module's docstring).
+COMPARISON_EIGHTHS, COMPARISON_CONSTANT = 17, 22
 #: How far (as a fraction) the measured relayed bytes may exceed the prediction: MPyC's framing and the tags.
 TOLERANCE = 0.05
 
 
-def element_bytes(bits: int, frac: int) -> int:
-    """Bytes of one element of SecFxp(bits, frac)'s prime field as MPyC sends it (bit length bits + frac + 32)."""
-    return (bits + frac + 32 + 7) // 8
+def element_bytes(bits: int) -> int:
+    """Bytes of one element of SecInt(bits)'s prime field as MPyC sends it (bit length bits + 32)."""
+    return (bits + 32 + 7) // 8
 
 
 def elements(m: int, k: int, bits: int, sender: bool) -> int:
     """Field elements one share-holder sends to each other share-holder in one round (``sender``: it inputs
     partial distances; the helper does not)."""
-    return (m * k if sender else 0) + m * (k - 1) * COMPARISON_TENTHS * bits // 10 + m
+    return (m * k if sender else 0) + m * (k - 1) * (COMPARISON_EIGHTHS * bits // 8 + COMPARISON_CONSTANT) + m
 
 
-def predicted(m: int, k: int, rounds: int, bits: int, frac: int, senders: int, helper: bool) -> dict[str, int]:
+def predicted(m: int, k: int, rounds: int, bits: int, senders: int, helper: bool) -> dict[str, int]:
     """Payload bytes one data party sends and receives in ``rounds`` rounds among ``senders`` data parties and
     the helper if any (see the module's docstring)."""
-    size = element_bytes(bits, frac)
+    size = element_bytes(bits)
     mine, helpers = elements(m, k, bits, True), elements(m, k, bits, False)
     others = senders - 1 + helper
     return {"up": rounds * mine * others * size,
@@ -95,7 +95,7 @@ def accounting(session) -> tuple[dict, dict]:
             keys[e.party] += e.serialized
     for party in session.spec.parties:
         measured = relay.get("by_party", {}).get(party, {})
-        pred = predicted(arbiter.m, arbiter.k, rounds, spec.mpc_bits, spec.mpc_frac, len(session.spec.parties),
+        pred = predicted(arbiter.m, arbiter.k, rounds, spec.mpc_bits, len(session.spec.parties),
                          spec.helper)
         payload = {"up": int(measured.get("up", 0)), "down": int(measured.get("down", 0))}
         by_party[party] = {"predicted": pred, "payload": payload, "key_exchange_serialized": keys[party],

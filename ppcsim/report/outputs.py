@@ -464,7 +464,7 @@ def summary_table(report: Report | dict) -> str:
         within = all(p.exact for p in given(secure.by_party, {}).values())
         lines.append(f"secure aggregation, labels only: {secure.rounds} rounds of an MPC argmin; relayed payload "
                      + ("within 5% above" if within else "NOT within 5% above") + " the cost model (m*k inputs, "
-                     "m*(k-1)*2.7*mpc_bits comparison elements, m labels per round and peer)")
+                     "m*(k-1)*(17*mpc_bits/8 + 22) comparison elements, m labels per round and peer)")
     elif secure is not ABSENT and secure.rounds:
         per = secure.per_round if secure.per_round is not ABSENT else []
         exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())

@@ -309,10 +309,11 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
         "the clustering, which it returns to every party",
         "each party's X25519 public key, which it relays; not the secrets agreed from them",
         active,
-    ] + (["as an active arbiter it still chooses the initial centres and every round's labels: clusters of single "
-          "records would give it every joined record's distance to every other in about m / (k - 1) rounds "
-          "(docs/secure-aggregation.md, 'Against an active coordinator'); the parties' checks stop lies about the "
-          "alignment and labels told differently to different parties"] if secure else [])
+    ] + (["as an active arbiter it still chooses the initial centres and every round's labels: k - 1 clusters of "
+          "single records a round give it anchors spanning the d joined columns in about d / (k - 1) rounds, and "
+          "with them every joined record's place (docs/secure-aggregation.md, 'Against an active coordinator'); "
+          "the parties' checks stop lies about the alignment and labels told differently to different parties; "
+          "reveal = \"labels\" (the default) leaves it no distance"] if secure else [])
 
 
 def placement_line(arbiter) -> list[str]:

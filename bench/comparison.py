@@ -54,8 +54,11 @@ VARIANTS = {
     "drbt k=3": {"method": "drbt", "k": 3},
     "osbr": {"method": "osbr"},
     "secure aggregation": None,
+    "labels only": {"protocol": "secure_aggregation", "reveal": "labels"},
     "mpc": {"protocol": "mpc"},
 }
+#: The MPC-backed ways (an MPC argmin, a full MPC): run up to MPC_MAX_ROWS, two parties with the helper.
+RELAYED = ("labels only", "mpc")
 #: Largest rows the MPC (MPyC, pure Python: megabytes and seconds per record and round) is run at.
 MPC_MAX_ROWS = 5_000
 #: Points of the published 2-D workload the MPC is run at (measured there, not extrapolated to 100,000),
@@ -80,6 +83,8 @@ LEARNS = {
     "osbr": "all pairwise distances within each party's block (n + 1 known records locate every record)",
     "secure aggregation": "every record's distance to every centre in every round, the labels and sizes; "
                           "never a party's values or centre block",
+    "labels only": "every round's labels (opened to every party) and the size and timing of the sealed frames it "
+                   "relays; no share, no distance (honest majority, as the MPC's)",
     "mpc": "the labels at the end and the size and timing of the sealed frames it relays; no share, no distance "
            "(honest majority: its helper, the third share-holder of two parties, colludes with neither)",
 }
@@ -97,6 +102,12 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
         raw["network"] = dict(link)
     settings = VARIANTS[name]
     clustering = raw["clustering"]
+    if name == "labels only":  # k records drawn with the seed (no k-means++ seeding: it would open distances)
+        for key in ("init", "tol", "scale_bits"):
+            clustering.pop(key, None)
+        clustering.update(reveal="labels", helper=len(raw["parties"]) == 2)
+        raw["deadline"] = max(raw.get("deadline", 600), MPC_DEADLINE)
+        return raw
     if name == "mpc":  # two parties: the coordinator's helper is the third share-holder
         for key in ("init", "tol", "scale_bits"):
             clustering.pop(key, None)
@@ -172,8 +183,10 @@ def privacy(report: dict) -> str:
     if "roles" in p:  # an MPC: the coordinator holds sealed frames only
         return "nothing to attack (sealed frames)"
     if "arbiter" in p:
-        ml = p["multilateration"]
-        return "multilateration: skipped (k < d + 1)" if "skipped" in ml else f"multilateration min {ml['min']:.3f}"
+        ml, placed = p["multilateration"], p["arbiter"].get("placement", {}).get("relative_error")
+        own = "" if placed is None else f"the arbiter's own attack: relative error {placed:.2g}; "
+        return own + ("multilateration: skipped (k < d + 1)" if "skipped" in ml else
+                      f"multilateration min {ml['min']:.3f}")
     found = [(a, r["min"]) for e in p.values() if isinstance(e, dict) and "attacks" in e
              for a, r in e["attacks"].items() if "min" in r]
     if not found:
@@ -186,6 +199,7 @@ def measure(report: dict) -> dict:
     coord = report["timing"]["coordinator"]
     secure = report.get("secure_aggregation") or report.get("mpc")
     mpc = report.get("mpc") or {}
+    labels_only = (report.get("secure_aggregation") or {}).get("reveal") == "labels"  # its rounds are assignments
     counted = [r["sequential"] for r in mpc.get("per_round", []) if r["round"] >= 0 and "sequential" in r]
     return {
         "payload_up": report["communication"]["totals"]["up"]["payload"],
@@ -194,8 +208,8 @@ def measure(report: dict) -> dict:
         "rounds": secure["rounds"] if secure else 1,
         # the steps that wait for the link: an MPC's assignments (rounds + 1), secure aggregation's rounds and
         # k-means++ steps, the one upload of a disguise
-        "steps": (secure["rounds"] + 1 if mpc else secure["rounds"] + len(secure.get("per_seeding_step", [])))
-                 if secure else 1,
+        "steps": (secure["rounds"] if labels_only else secure["rounds"] + 1 if mpc
+                  else secure["rounds"] + len(secure.get("per_seeding_step", []))) if secure else 1,
         # an MPC's MPyC messages in sequence over its assignments, counted by the parties' tunnels
         "sequential": sum(counted) if counted else "",
         # from the last party's Join (the parties' processes start at different times) to the result
@@ -239,7 +253,7 @@ def main() -> None:
         tmp = Path(tmp)
         chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
         plan = [("comparison", base, m, name, link) for m in args.rows for link in args.links for name in chosen
-                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name == "mpc" and m > MPC_MAX_ROWS)]
+                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name in RELAYED and m > MPC_MAX_ROWS)]
         if "comparison" not in args.only:
             plan = []
         if "literature" in args.only and not args.no_literature:
@@ -317,8 +331,12 @@ def document(rows: list[dict]) -> str:
         "```",
         "",
         "Data: `scenarios/comparison.toml`, synthetic blobs of 8 columns in 5 overlapping clusters (standard deviation 3), two parties of 4 columns, "
-        "k-means with 5 clusters (secure aggregation: k-means++ seeding through the secure sums, then Lloyd's "
-        "rounds until no label changes; the others: scikit-learn's KMeans with 10 restarts on what the "
+        "k-means with 5 clusters (*secure aggregation* is the mode in which the arbiter reads the summed "
+        "distances, `reveal = \"distances\"`, FATE's design: k-means++ seeding through the secure sums, then "
+        "Lloyd's rounds until no label changes; *labels only* is the default mode, `reveal = \"labels\"`: the "
+        "same rounds from k records drawn with the seed, each round's argmin an MPC over the parties' "
+        "secret-shared partial distances with the coordinator's helper as third share-holder, only the labels "
+        "opened; the others: scikit-learn's KMeans with 10 restarts on what the "
         "coordinator received; `osbr`: average linkage, as k-means needs features). Every run is a real "
         "`ppc run`: a process per party, mutual TLS, the relay counting each party's bytes and, on the shaped "
         "link, delaying them to 100 Mbit/s with 20 ms one-way latency. *bytes* are the payload up and down of "
@@ -400,10 +418,14 @@ def document(rows: list[dict]) -> str:
               "- **What the coordinator learns.** DRBT and OSBR hand it a disguised copy of each party's block "
               "once, open to the attacks in the table. Secure aggregation hands it no party's data, but every "
               "record's distance to every centre in every round, summed over the parties; in the 2-D workload "
-              "below that locates every record from the k initial records (multilateration), because k >= d + 1. "
-              "That is a coordinator that follows the protocol; an active one, choosing the labels, reads every "
-              "joined record's distance to every other within about m / (k - 1) rounds, bounded by max_iter "
-              "([secure-aggregation.md](secure-aggregation.md#against-an-active-coordinator)).",
+              "below that locates every record from the k initial records (multilateration), because k >= d + 1, "
+              "and the arbiter needs no record to begin with: round 0's centres are joined records whose mutual "
+              "distances are in the sums (classical scaling places them; the report's "
+              "`privacy.arbiter.placement`). That is a coordinator that follows the protocol; an active one, "
+              "choosing the labels (k - 1 singleton clusters a round), gathers anchors that span the d joined "
+              "columns in about d / (k - 1) rounds and then places every record; `max_iter` does not stop that "
+              "([secure-aggregation.md](secure-aggregation.md#against-an-active-coordinator)). *labels only* "
+              "(the default) leaves it nothing to place a record with.",
               ""]
     lines += mpc_points(at, ms, plain, shaped)
     lines += probe(rows)

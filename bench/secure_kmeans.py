@@ -12,9 +12,27 @@ k-means with 8 clusters from the same k initial records. In this one run:
   drbt       a DRBT session of the same data end to end (`ppc run --no-eval --no-sent`, k = 5 per party)
 
 and the seconds the parties spent on masks and on fixed-point encoding. The
-masked run's labels must equal the unmasked run's and scikit-learn's.
+masked run's labels must equal the unmasked run's and scikit-learn's. These
+are the rounds in which the arbiter reads the summed distances
+(``reveal = "distances"``).
+
+With ``--labels-only`` it measures instead the default mode, in which only
+the labels are opened, side by side with the others in one run, each a
+`ppc run` of the same data (``--rows 1000 --parties 3 --columns 2
+--clusters 4 --rounds 10`` are the targets' sizes):
+
+  labels     secure aggregation opening the labels only: each round an MPC argmin (MPyC) over the parties'
+             secret-shared partial distances, relayed sealed through the coordinator
+  distances  secure aggregation in which the arbiter reads the summed distances (masked posts)
+  mpc        k-means as a full MPC (MPyC), exactly --rounds updates
+
+Targets: the labels-only run's labels equal scikit-learn's Lloyd's from the
+same initial records (its report's ``utility.labels_equal_same_init``); its
+bytes and its time at most a tenth of the full MPC's. The load average is
+printed with the figures (``os.getloadavg``).
 
     python bench/secure_kmeans.py [--rows 100000] [--parties 3] [--columns 10] [--json PATH]
+    python bench/secure_kmeans.py --labels-only [--rows 1000] [--parties 3] [--columns 2] [--json PATH]
 """
 
 from __future__ import annotations
@@ -40,7 +58,7 @@ from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 from ppcsim.run.launcher import PARTY_ENV  # noqa: E402
 
 CLUSTERS = 8
-SECURE = f'algorithm = "kmeans"\nprotocol = "secure_aggregation"\nn_clusters = {CLUSTERS}\n'
+SECURE = f'algorithm = "kmeans"\nprotocol = "secure_aggregation"\nreveal = "distances"\nn_clusters = {CLUSTERS}\n'
 MUTUAL = "\n[security]\nmutual = true\n"
 
 
@@ -101,14 +119,72 @@ def processes_run(path: Path, masked: bool) -> tuple[float, object, dict]:
     return seconds, session, timing
 
 
+def relayed_bytes(report: dict) -> int:
+    """Payload up and down of every party (and the helper's frames, an MPC's), as the ledger counted it."""
+    totals = report["communication"]["totals"]
+    return totals["up"]["payload"] + totals["down"]["payload"]
+
+
+def labels_only(args) -> None:
+    """The labels-only mode beside the distances mode and the full MPC, on the same data, in this one run."""
+    ways = {"labels": f'reveal = "labels"\nmax_iter = {args.rounds}',
+            "distances": f'reveal = "distances"\nmax_iter = {args.rounds}',
+            "mpc": f'max_iter = {args.rounds}'}
+    found = {}
+    for name, extra in ways.items():
+        protocol = "mpc" if name == "mpc" else "secure_aggregation"
+        text = blobs_scenario(f"bench-{name}", args.rows, args.parties, args.columns, "",
+                              f'algorithm = "kmeans"\nprotocol = "{protocol}"\nn_clusters = {args.clusters}\n{extra}\n'
+                              + ("helper = true\n" if name != "distances" and args.parties == 2 else ""),
+                              clusters=args.clusters) + MUTUAL
+        seconds, report = ppc_run(text, "--no-attacks")
+        coord = report["timing"]["coordinator"]
+        joined = max(e["time"] for e in report["communication"]["ledger"] if e["rpc"] == "Join" and e["direction"] == "up")
+        found[name] = {"wall": seconds, "protocol": coord["done"] - joined, "bytes": relayed_bytes(report),
+                       "rounds": (report.get("secure_aggregation") or report["mpc"])["rounds"],
+                       "equal": report["utility"]["labels_equal_same_init"], "load": os.getloadavg()[0]}
+        f = found[name]
+        print(f"{name:9s} {f['protocol']:8.2f} s  {f['bytes']:>13,} B  {f['rounds']} rounds; labels "
+              f"{'equal to' if f['equal'] else 'DIFFER from'} scikit-learn's from the same records; load {f['load']:.1f}",
+              flush=True)
+    lab, mpc = found["labels"], found["mpc"]
+    bytes_ratio, time_ratio = lab["bytes"] / mpc["bytes"], lab["protocol"] / mpc["protocol"]
+    print(f"labels / mpc: bytes {bytes_ratio:.3f}x, time {time_ratio:.3f}x (targets <= 0.1x: bytes "
+          f"{'met' if bytes_ratio <= 0.1 else 'NOT met'}, time {'met' if time_ratio <= 0.1 else 'NOT met'}); "
+          f"labels / distances: bytes {lab['bytes'] / found['distances']['bytes']:.0f}x")
+    out = Figures("secure_kmeans.py")
+    for name, f in found.items():
+        out.add(f"{name} s", f["protocol"])
+        out.add(f"{name} bytes", f["bytes"])
+        out.add(f"{name} rounds", f["rounds"])
+    out.add("load average", max(f["load"] for f in found.values()))
+    out.check("labels-only labels equal scikit-learn's", float(lab["equal"]), "==", 1)
+    out.check("labels-only bytes / mpc bytes", bytes_ratio, "<=", 0.1)
+    out.check("labels-only time / mpc time", time_ratio, "<=", 0.1)
+    out.write(args.json, f"{args.rows:,} records, {args.parties} parties, k = {args.clusters}, {args.rounds} rounds: "
+              f"labels-only {lab['bytes']:,} B in {lab['protocol']:.1f} s ({lab['rounds']} rounds), full MPC "
+              f"{mpc['bytes']:,} B in {mpc['protocol']:.1f} s: {bytes_ratio:.2f}x the bytes, {time_ratio:.2f}x the time")
+    if not lab["equal"]:
+        sys.exit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, default=None, help="records (default 100,000; 1,000 with --labels-only)")
     parser.add_argument("--parties", type=int, default=3)
-    parser.add_argument("--columns", type=int, default=10, help="columns per party")
+    parser.add_argument("--columns", type=int, default=None, help="columns per party (default 10; 2 with --labels-only)")
     parser.add_argument("--no-processes", action="store_true", help="skip the two `ppc run` rows")
+    parser.add_argument("--labels-only", action="store_true",
+                        help="the labels-only mode beside the distances mode and the full MPC (see above)")
+    parser.add_argument("--clusters", type=int, default=4, help="--labels-only: k")
+    parser.add_argument("--rounds", type=int, default=10, help="--labels-only: max_iter of every way")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
+    if args.labels_only:
+        args.rows, args.columns = args.rows or 1_000, args.columns or 2
+        labels_only(args)
+        return
+    args.rows, args.columns = args.rows or 100_000, args.columns or 10
     text = blobs_scenario("bench-secure", args.rows, args.parties, args.columns, "", SECURE, clusters=CLUSTERS) + MUTUAL
     with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
         path = Path(tmp) / "s.toml"

@@ -47,6 +47,11 @@ MPC_MAX_ITER = 100
 MPC_DEFAULT_ITER = 10
 #: Initial centres of secure-aggregation k-means.
 INITS = ("random", "k-means++")
+#: What a secure-aggregation session opens each round (``[clustering] reveal``): only the labels (the default: an
+#: MPC argmin over the parties' secret-shared partial distances, coordinator.protocols.secagg_labels), or every
+#: record's summed squared distance to every centre, which the arbiter reads (FATE's HeteroKmeans design).
+LABELS, DISTANCES = "labels", "distances"
+REVEALS = (LABELS, DISTANCES)
 LINKAGES = ("single", "average", "complete", "ward")
 
 
@@ -101,6 +106,8 @@ SECURE_FIELDS = {
     "tol": Param(float, 0.0, minimum=0, below=1, rule="a number in [0, 1) (the fraction of labels that may still change)"),
     "init": Param(str, "random", choices=INITS, doc="how the initial centres are drawn"),
     "scale_bits": Param(int, 32, minimum=8, maximum=48, rule="an integer from 8 to 48", doc="fixed point: values * 2^scale_bits"),
+    "reveal": Param(str, LABELS, choices=REVEALS,
+                    doc="what each round opens: the labels only, or the summed distances to the arbiter"),
 }
 #: The fields of an MPC session (coordinator.protocols.mpc) beside max_iter and init.
 MPC_FIELDS = {
@@ -146,6 +153,9 @@ class ClusteringSpec:
     mpc_frac: int = 16
     reveal_centres: bool = False
     helper: bool = False
+    #: secure_aggregation: what each round opens, "labels" (an MPC argmin; mpc_bits, mpc_frac and helper apply)
+    #: or "distances" (the arbiter reads the summed distances).
+    reveal: str = LABELS
     #: Fields of registered algorithms other than the dataclass's, set as attributes (absent when none).
     options: InitVar[Mapping[str, Any] | None] = None
 
@@ -195,10 +205,43 @@ class ClusteringSpec:
                 errors.append(f"protocol = \"{SECURE}\" runs k-means only; 'algorithm' must be \"kmeans\", "
                               f"got {self.algorithm!r}")
             errors += check_table({k: getattr(self, k) for k in SECURE_FIELDS}, SECURE_FIELDS)
-        if self.protocol == MPC:
+        if self.labels_only:
+            errors += self._check_labels()
+        elif self.protocol == MPC:
             errors += self._check_mpc()
         elif self.helper or self.reveal_centres:
-            errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" only")
+            errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" or to protocol = "
+                          "\"secure_aggregation\" with reveal = \"labels\" only")
+        return errors
+
+    @property
+    def labels_only(self) -> bool:
+        """Secure aggregation that opens the labels only (an MPC argmin; coordinator.protocols.secagg_labels)."""
+        return self.protocol == SECURE and self.reveal == LABELS
+
+    @property
+    def relayed(self) -> bool:
+        """Whether the parties compute among themselves over the coordinator's Relay (an MPC, or labels only)."""
+        return self.protocol == MPC or self.labels_only
+
+    def _check_labels(self) -> list[str]:
+        table = {k: MPC_FIELDS[k] for k in ("mpc_bits", "mpc_frac", "helper")}
+        errors = check_table({k: getattr(self, k) for k in table}, table)
+        if self.init != "random":
+            errors.append(f"protocol = \"{SECURE}\" with reveal = \"{LABELS}\" draws its initial centres as k joined "
+                          f"records with the scenario seed: k-means++ seeding (D^2 sampling) draws each centre from "
+                          f"every record's distance to the centres so far, which this mode never opens; use init = "
+                          f"\"random\", or reveal = \"{DISTANCES}\" (the arbiter then reads every summed "
+                          f"distance), got init = {self.init!r}")
+        if self.tol != 0:
+            errors.append(f"protocol = \"{SECURE}\" with reveal = \"{LABELS}\" stops once no label changes (or at "
+                          f"max_iter): the parties alone decide from the opened labels; remove 'tol' ({self.tol!r})")
+        if self.reveal_centres:
+            errors.append(f"'reveal_centres' applies to protocol = \"{MPC}\" only: with reveal = \"{LABELS}\" each "
+                          "party holds its own block of the centres")
+        if isinstance(self.mpc_bits, int) and isinstance(self.mpc_frac, int) and self.mpc_frac + 8 > self.mpc_bits:
+            errors.append(f"'mpc_frac' ({self.mpc_frac}) must leave at least 8 integer bits in 'mpc_bits' "
+                          f"({self.mpc_bits}) for the summed distances")
         return errors
 
     def _check_mpc(self) -> list[str]:

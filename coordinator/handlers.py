@@ -219,7 +219,7 @@ def labels(session: Session, request) -> Iterator:
     posted it."""
     ask = serde.labels_from_proto(request)
     arbiter = _asked(session, ask.party, "GetLabels", request,
-                     lambda: secagg.arbiter_of(session, ask.party, secagg.SECURE))
+                     lambda: secagg.distances_arbiter(session, ask.party))
     rounds = (arbiter, ask.round, ask.seeding)
     try:
         if ask.seeding:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, preload_in_background
+from coordinator.clustering import ROUNDS, ClusteringSpec, preload_in_background
 from coordinator.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, SessionError
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget
@@ -385,7 +385,7 @@ class Session:
         try:
             t = self.clock.now()
             arbiter = begin(self)
-            if self.spec.clustering.protocol == MPC:
+            if self.spec.clustering.relayed:  # an MPC, or secure aggregation opening the labels only
                 open_hub(self, arbiter)
             self.timing["join_seconds"] = self.clock.now() - t
         except SessionError as exc:

@@ -189,6 +189,9 @@ class GrpcLink(Link):
                              "that it told every party the same alignment, so this party posts nothing") from None
         return [serde.tag_from_proto(t) for t in reply.tags]
 
+    def relay(self, items):
+        return self.client.relay(items, timeout=self.timeout())
+
     def refuse(self, why: str) -> None:
         try:
             self.client.stub.Confirm(self._request(session_pb2.ConfirmRequest, refusal=why[:1024]),

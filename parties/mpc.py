@@ -59,6 +59,8 @@ READ_BYTES = 1 << 16
 TAG_BYTES = 16
 #: What a party of an MPC session names as its method in its (ids only) upload header.
 METHOD = "mpc"
+#: The full MPC's k-means program (secure aggregation's labels-only argmin runs parties.secagg_argmin instead).
+PROGRAM = "parties.mpc_kmeans"
 
 
 def associated(session: str, sender: str, receiver: str) -> bytes:
@@ -307,6 +309,8 @@ class MpcResult:
     positions: np.ndarray | None = None
     #: Per round (-1: the input sharing), the MPyC messages in sequence on this party's path (Tunnel.turns).
     turns: dict[int, int] = field(default_factory=dict)
+    #: The session's protocol: "mpc", or "secure_aggregation" for its labels-only argmin (parties.secagg_labels).
+    protocol: str = METHOD
 
 
 #: What the MPC parties confirm to each other beyond secure aggregation's fields (parties.secagg.FIELDS), in
@@ -356,10 +360,11 @@ def program_input(path: Path, X: np.ndarray, header: Alignment) -> None:
 
 
 def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
-            session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
+            session: str, me: str, deadline: float, log=sys.stderr, program: str = PROGRAM) -> MpcResult:
     """Run this party's MPyC program on ``X`` (its joined rows, in the join's order; no columns for the helper)
     with its links tunnelled over ``relay`` (a function taking what goes up, ``Frame``, ``Mark`` and ``Opened``
-    values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call)."""
+    values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call). ``program``: the
+    MPyC program's module (the full k-means, or secure aggregation's argmin, parties.secagg_argmin)."""
     order = list(header.mpc_parties)
     if me not in order or not set(order) <= set(peers):
         raise PartyError("the coordinator's list of MPC parties does not match the relayed keys")
@@ -375,7 +380,7 @@ def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="mpc-receive", daemon=True)
         receiver.start()
-        command = [sys.executable, "-m", "parties.mpc_kmeans", "--data", str(data), "--result", str(result),
+        command = [sys.executable, "-m", program, "--data", str(data), "--result", str(result),
                    *[a for addr in tunnel.addresses() for a in ("-P", addr)], "-I", str(mine), "--no-log",
                    "--watch-stdin"]
         rounds = 0

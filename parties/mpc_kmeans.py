@@ -108,26 +108,33 @@ def cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
     parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
     args, _ = parser.parse_known_args(argv)
-    import threading
-
-    finished = threading.Event()
-    if args.watch_stdin:
-        import os
-
-        def watch() -> None:
-            try:  # the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit
-                while os.read(0, 4096):
-                    pass  # returns b"" at end of file: the parent closed its end, or died
-            except OSError:
-                return
-            if not finished.is_set():
-                os._exit(3)
-
-        threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+    finished = watch_parent() if args.watch_stdin else None
     from mpyc.runtime import mpc  # parses (and removes) MPyC's own options in sys.argv: -P, -I, ...
 
     mpc.run(main(mpc, args))
-    finished.set()
+    if finished is not None:
+        finished.set()
+
+
+def watch_parent():
+    """Exit this process as soon as its standard input closes (the party process that started it holds the other
+    end, so the program never outlives it); returns the event to set once the program finished normally."""
+    import os
+    import threading
+
+    finished = threading.Event()
+
+    def watch() -> None:
+        try:  # the raw descriptor: a thread blocked in sys.stdin's buffered reader aborts the interpreter's exit
+            while os.read(0, 4096):
+                pass  # returns b"" at end of file: the parent closed its end, or died
+        except OSError:
+            return
+        if not finished.is_set():
+            os._exit(3)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+    return finished
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ from parties.normalize import normalize
 from parties.progress import Progress
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
-from parties.secagg import RoundsResult, check_result, secure_party
+from parties.secagg import RoundsResult, check_result
+from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
 from protos.extras import missing
@@ -110,6 +111,7 @@ def run_party(
     mutual: bool = False,
     secure_only: bool = False,
     ids_mode: str | None = None,
+    reveal: str | None = None,
     log=sys.stderr,
     progress: float = 0.0,
 ) -> dict:
@@ -125,7 +127,10 @@ def run_party(
     it refuses any session but a secure-aggregation one before sending data.
     ``ids_mode``: the scenario's [security] ids; a party whose file says
     "pseudonymous" refuses a coordinator that asks for plain ids (an active
-    coordinator would so read every raw id, mutual TLS or not).
+    coordinator would so read every raw id, mutual TLS or not). ``reveal``: the
+    scenario's [clustering] reveal of a secure-aggregation session; the party
+    refuses a coordinator that runs the session in the other mode (one that
+    announces "distances" would read every summed distance).
     ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
     the party waits for (``parties.progress``).
 
@@ -149,7 +154,7 @@ def run_party(
         if joined.protocol == "mpc":
             secure = steps.mpc_rounds(joined, done, peers, ids)
         elif joined.protocol == "secure_aggregation":
-            secure = steps.secure_rounds(joined, done, peers, ids)
+            secure = steps.secure_rounds(joined, done, peers, ids, reveal)
         else:
             steps.upload(joined, done, ids)
         result = steps.receive()
@@ -243,8 +248,10 @@ class Steps:
                              f"keeps its columns at home; this party is configured to disguise them with "
                              f"'{self.cfg.method}'")
 
-    def secure_rounds(self, joined: Joined, done: Disguised, peers: list[Peer], ids: np.ndarray | None) -> RoundsResult:
-        """The secure-aggregation exchange (parties.secagg) on the party's normalised columns."""
+    def secure_rounds(self, joined: Joined, done: Disguised, peers: list[Peer],
+                      ids: np.ndarray | None, reveal: str | None = None) -> RoundsResult | MpcResult:
+        """The secure-aggregation exchange on the party's normalised columns: the labels-only argmin
+        (parties.secagg_labels) or the masked partial distances (parties.secagg), as the alignment says."""
         self.step = "running the secure-aggregation rounds"
         self._keep_columns(joined)
         watch = self.watch
@@ -255,12 +262,13 @@ class Steps:
                            f"{round_}")
                 return super().labels(round_, seeding)
 
-        result = secure_party(Watched(self.client, self.left),
-                              lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
-                              done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
-                              len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-                              parties=list(joined.parties), log=self.log)
-        say(self.cfg.name, f"{result.rounds} rounds of secure aggregation", self.log)
+        result = secure_session(Watched(self.client, self.left),
+                                lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
+                                done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
+                                len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
+                                self.deadline, parties=list(joined.parties), reveal=reveal, log=self.log)
+        say(self.cfg.name, f"{result.rounds} rounds of secure aggregation"
+                           + (", opening the labels only" if isinstance(result, MpcResult) else ""), self.log)
         self.timing.update(result.timing)
         self.timing["upload"] = time.perf_counter() - self.started
         return result
@@ -340,7 +348,7 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
     if done.method.facts():  # what the party measured of its own disguise (drbt's local stress, 004 §5.2 step 3)
         summary["own_check"] = done.method.facts()
     if secure is not None:
-        summary.update(method="mpc" if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
+        summary.update(method=secure.protocol if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
                        rounds=secure.rounds)
         if isinstance(secure, MpcResult):  # per round, the MPyC messages in sequence on this party's path
             summary["mpc_turns"] = {str(r): n for r, n in sorted(secure.turns.items())}

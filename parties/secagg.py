@@ -354,6 +354,11 @@ class Link:
         """Post this party's confirmation tags; every other party's tags addressed to it, once all posted."""
         raise NotImplementedError
 
+    def relay(self, items: Iterator) -> Iterator:
+        """The party's Relay stream (a session that opens the labels only, parties.secagg_labels): ``items`` (Frame,
+        Mark, Opened) go up, the relayed frames come back."""
+        raise NotImplementedError
+
     def refuse(self, why: str) -> None:
         """Tell the coordinator (Confirm with ``refusal``) that this party refuses what it was sent, so that the
         session fails for every party at once; a failure to tell it is ignored (the party stops anyway)."""
@@ -373,7 +378,7 @@ class RoundsResult:
 
 def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes], session: str, me: str,
                chunk_bytes: int, *, ids: np.ndarray, parties: list[str] | None = None, masked: bool = True,
-               log=sys.stderr) -> RoundsResult:
+               log=sys.stderr, given: tuple[Alignment, np.ndarray] | None = None) -> RoundsResult:
     """This party's Lloyd's rounds on its normalised columns ``X`` (its rows, in its upload's order).
 
     ``peers``: every party's X25519 public key, as the coordinator relayed
@@ -383,11 +388,12 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     with every other party (``confirm_alignment``); every answer after that is
     checked against the alignment. ``masked=False`` only for a benchmark's
     control run (the session must allow it): the same rounds with no mask
-    added.
+    added. ``given``: the alignment (header and positions) if the caller
+    already asked for it.
     """
     timing = {"distances": 0.0, "encode": 0.0, "masks": 0.0, "post": 0.0, "wait_labels": 0.0, "update": 0.0}
     t = time.perf_counter()
-    header, positions = link.alignment()
+    header, positions = link.alignment() if given is None else given
     timing["alignment"] = time.perf_counter() - t
     order = list(header.parties)
     try:

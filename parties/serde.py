@@ -115,6 +115,7 @@ class Alignment:
     mpc_helper: str = ""
     mpc_helper_key: bytes = b""
     revision: int = 0
+    reveal: str = ""
 
 
 @dataclass(frozen=True)

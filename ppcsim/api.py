@@ -273,9 +273,11 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
                         else known_fraction)
     if processes:
         return _processes(scenario, settings, out, log)
-    if scenario.clustering.protocol == "mpc":
-        raise ValueError(f"{scenario.path}: protocol = \"mpc\" runs each MPC party as its own OS process; "
-                         "simulate it with processes=True (or 'ppc run'), not in this process")
+    if scenario.clustering.relayed:
+        what = ('protocol = "mpc"' if scenario.clustering.protocol == "mpc" else
+                'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin)')
+        raise ValueError(f"{scenario.path}: {what} runs each MPC party as its own OS process; simulate it with "
+                         "processes=True (or 'ppc run'), not in this process")
     return _in_process(scenario, settings, log or io.StringIO())
 
 

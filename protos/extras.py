@@ -29,11 +29,12 @@ EXTRAS = {
 }
 
 
-def missing(extra: str) -> str | None:
-    """Why ``extra``'s package cannot be imported here and how to install it, or None when it can."""
+def missing(extra: str, needed_for: str | None = None) -> str | None:
+    """Why ``extra``'s package cannot be imported here and how to install it, or None when it can;
+    ``needed_for`` says what needs it, when it is not the extra's usual reason."""
     spec = EXTRAS[extra]
     if importlib.util.find_spec(spec.module) is not None:
         return None
-    return (f"{spec.needed_for} needs the package '{spec.module}', which is not installed in this Python "
+    return (f"{needed_for or spec.needed_for} needs the package '{spec.module}', which is not installed in this Python "
             f"environment; install it with: pip install 'ppc-sim[{spec.extra}]' (from a checkout: "
             f"pip install -e '.[{spec.extra}]')")

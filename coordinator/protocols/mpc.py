@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from coordinator.clustering import MPC
+from coordinator.clustering import MPC, SECURE
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
 from coordinator.messages import Frame, Mark, RelayResult
@@ -269,9 +269,14 @@ class Hub:
                          f"{arbiter.m} of them)")
             return
         parts = ", ".join(session.spec.parties)  # type: ignore[attr-defined]
-        outcome = arbiter.outcome(labels.astype(np.int32), f"k-means as a secure multiparty computation (MPyC) over "
-                                                          f"{parts}: {arbiter.spec.max_iter + 1} assignments on "
-                                                          "secret shares, only the labels opened")
+        if arbiter.spec.labels_only:
+            rounds = max(self.current.values(), default=0) + 1
+            description = (f"k-means by secure aggregation over {parts}, opening the labels only: {rounds} rounds "
+                           "of an MPC argmin over secret-shared partial squared distances")
+        else:
+            description = (f"k-means as a secure multiparty computation (MPyC) over {parts}: "
+                           f"{arbiter.spec.max_iter + 1} assignments on secret shares, only the labels opened")
+        outcome = arbiter.outcome(labels.astype(np.int32), description)
         session.complete_secure(outcome)  # type: ignore[attr-defined]
 
 
@@ -290,7 +295,7 @@ def hub_of(session, party: str, helper: bool = False) -> Hub:
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")
     arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
-               else arbiter_of(session, party, MPC))
+               else arbiter_of(session, party, MPC, SECURE))
     hub = arbiter.hub
     if hub is None or party not in hub.parties:
         raise InvalidArgument(f"party '{shown(party)}' is not a party of this MPC")

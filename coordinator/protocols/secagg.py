@@ -314,6 +314,15 @@ def _arbiter(session, party: str) -> Arbiter:
     return arbiter_of(session, party, SECURE)
 
 
+def distances_arbiter(session, party: str) -> Arbiter:
+    """The rounds, for a party asking for labels: FailedPrecondition in a session that opens the labels only
+    (there the parties open them among themselves: GetLabels has nothing to answer)."""
+    if session.expects(party) and session.spec.clustering.labels_only:
+        raise FailedPrecondition(f"party '{party}': session '{session.spec.name}' opens the labels only (reveal = "
+                                 "\"labels\"): the parties open each round's labels among themselves over Relay")
+    return arbiter_of(session, party, SECURE)
+
+
 def alignment_of(session, party: str) -> Arbiter:
     """The rounds, for a party asking for its alignment: once every party's ids are joined (and, in an MPC
     session with a helper, once the helper's key is made)."""
@@ -330,13 +339,18 @@ def alignment(session, arbiter: Arbiter, party: str) -> tuple[AlignmentHeader, n
         n_joined=arbiter.m, n_rows=len(session.contributions[party].ids), n_clusters=arbiter.k,
         init=tuple(int(i) for i in arbiter.init[: 1 if arbiter.seeding_steps else arbiter.k]),
         scale_bits=spec.scale_bits, max_iter=spec.max_iter, parties=tuple(session.spec.parties),
-        seeding_steps=arbiter.seeding_steps, revision=REVISION, **(mpc_fields(session) if arbiter.hub else {}))
+        seeding_steps=arbiter.seeding_steps, revision=REVISION, **(mpc_fields(session) if arbiter.hub else {}),
+        reveal=spec.reveal if spec.protocol == SECURE else "")
     return header, arbiter.join.index[party]
 
 
 def ready_to_post(session, party: str) -> Arbiter:
     """The rounds, for a party about to post: FailedPrecondition at once if its own ids are not in (it cannot
     post before its id upload), else once every party's ids are joined."""
+    if session.expects(party) and session.spec.clustering.labels_only:
+        raise FailedPrecondition(f"party '{party}': session '{session.spec.name}' opens the labels only (reveal = "
+                                 "\"labels\"): the parties compute the argmin among themselves over Relay; the "
+                                 "arbiter takes no distances")
     if session.expects(party) and session.spec.clustering.protocol == SECURE and party not in session.contributions:
         raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
                                  "ids, then GetAlignment, then post)")
@@ -485,5 +499,5 @@ def accounting(session) -> dict:
         pred = predicted(arbiter.m, arbiter.k, rounds, rows, arbiter.seeding_steps)
         by_party[party] = {"predicted": pred, "payload": measured, "key_exchange_serialized": keys,
                            "exact": pred["up"] == measured[UP] and pred["down"] == measured[DOWN]}
-    out.update(protocol=SECURE, scale_bits=arbiter.spec.scale_bits, by_party=by_party)
+    out.update(protocol=SECURE, reveal=arbiter.spec.reveal, scale_bits=arbiter.spec.scale_bits, by_party=by_party)
     return out

@@ -193,6 +193,20 @@ def party_seed_from(args: argparse.Namespace) -> int | None:
     return seed
 
 
+def secure_reveal(path: Path) -> str | None:
+    """What a party's own scenario file says a secure-aggregation session opens (its [clustering] reveal, "labels"
+    unless it says otherwise); None if the file names another protocol. A party reads no other [clustering] field:
+    this one it holds the coordinator to (parties.secagg_labels.secure_session)."""
+    import tomllib
+
+    from coordinator.clustering import LABELS, SECURE
+
+    table = tomllib.loads(path.read_text(encoding="utf-8")).get("clustering", {})
+    if not isinstance(table, dict) or table.get("protocol") != SECURE:
+        return None
+    return str(table.get("reveal", LABELS))
+
+
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
@@ -226,6 +240,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
+            reveal=secure_reveal(scenario.path),
             log=io.StringIO() if args.quiet else sys.stderr,
             progress=0.0 if args.quiet else args.progress,
         )

@@ -394,6 +394,8 @@ def secure_section(report: Report) -> str:
     a, u, p = report.secure_aggregation, report.utility, report.privacy
     if a is ABSENT or u is ABSENT:
         return ""
+    if given(a.reveal) == "labels":
+        return labels_section(report)
     out = [f"<h2>Secure aggregation</h2><p>{a.rounds} rounds after {given(a.seeding_steps, 0)} seeding steps "
            f"(init {html.escape(str(given(a.init_method)))}); labels "
            f"{'equal' if given(u.labels_equal_same_init) else 'not equal'} to scikit-learn's KMeans from the same "
@@ -411,6 +413,7 @@ def secure_section(report: Report) -> str:
     if isinstance(p, SecurePrivacy):
         out.append("<p>The coordinator saw: " + "; ".join(map(html.escape, p.arbiter.sees))
                    + ". It never saw: " + "; ".join(map(html.escape, p.arbiter.never_sees)) + ".</p>")
+        out.append(placement_words(p.arbiter))
         for party, post in (p.posts.by_party if p.posts is not ABSENT else {}).items():
             out.append(f"<p>{html.escape(party)}'s last post as the coordinator received it, against its true "
                        f"partial distances: correlation {post.correlation_with_partial_distances:+.3f}; "
@@ -422,12 +425,42 @@ def secure_section(report: Report) -> str:
     return "".join(out)
 
 
-def mpc_section(report: Report) -> str:
+def placement_words(arbiter) -> str:
+    """The arbiter's own attack (its Placement), in a sentence; empty when the report has none."""
+    pl = getattr(arbiter, "placement", ABSENT)
+    if pl is ABSENT:
+        return ""
+    if pl.relative_error is None:
+        return f"<p>The arbiter's own attack ({html.escape(pl.attack)}): {html.escape(given(pl.skipped, ''))}.</p>"
+    return (f"<p>The arbiter's own attack ({html.escape(pl.attack)}) placed the {pl.records} joined records to a "
+            f"relative error of {pl.relative_error:.3g} (0: exactly, up to a rotation; 1: not at all), in "
+            f"{pl.dims} of the data's dimensions.</p>")
+
+
+def labels_section(report: Report) -> str:
+    """A secure-aggregation run that opened the labels only: its rounds, its bytes beside the cost model, and
+    the relay and roles as for an MPC (docs/secure-aggregation.md)."""
+    a, u = report.secure_aggregation, report.utility
+    if a is ABSENT or u is ABSENT:
+        return ""
+    out = [f"<h2>Secure aggregation, labels only</h2><p>{a.rounds} rounds, each an argmin over the parties' "
+           f"secret-shared partial distances that opened only the labels; labels "
+           f"{'equal' if given(u.labels_equal_same_init) else 'not equal'} to scikit-learn's KMeans from the same "
+           f"initial records; ARI against the usual clustering of the original data {u.vs_original['ari']:.3f}.</p>"]
+    rows = [[html.escape(name), b.predicted.up, b.payload.up, b.predicted.down, b.payload.down,
+             "yes" if b.exact else "no"] for name, b in given(a.by_party, {}).items()]
+    out.append(table(["party", "predicted up B", "relayed up B", "predicted down B", "relayed down B",
+                      "within the model"], rows))
+    out.append(mpc_section(report, heading=""))
+    return "".join(out)
+
+
+def mpc_section(report: Report, heading: str = "Secure multiparty computation") -> str:
     """An MPC run: who held shares, the relayed bytes per link and per round, and what each role learned."""
     m, u, p = report.mpc, report.utility, report.privacy
     if m is ABSENT or u is ABSENT:
         return ""
-    out = [f"<h2>Secure multiparty computation</h2><p>{len(m.parties)} share-holders "
+    out = [(f"<h2>{heading}</h2>" if heading else "") + f"<p>{len(m.parties)} share-holders "
            f"({html.escape(', '.join(m.parties))}), threshold t = {m.threshold}, {m.rounds} Lloyd rounds on secret "
            f"shares; labels {'equal' if given(u.labels_equal_same_init) else 'not equal'} to scikit-learn's KMeans "
            f"from the same initial records; ARI against the usual clustering of the original data "
@@ -443,6 +476,7 @@ def mpc_section(report: Report) -> str:
         for role, seen in p.roles.items():
             out.append(f"<p>The {html.escape(role)} saw: " + "; ".join(map(html.escape, seen.sees))
                        + ". It never saw: " + "; ".join(map(html.escape, seen.never_sees)) + ".</p>")
+            out.append(placement_words(seen))
     return "".join(out)
 
 

@@ -158,9 +158,14 @@ def build(
     outcome = session.outcome
     bytes_by_party = session.byte_summary()
     secure = session.spec.clustering.protocol == SECURE
+    labels_only = session.spec.clustering.labels_only  # secure aggregation's argmin as an MPC: relayed like one
     mpc = session.spec.clustering.protocol == MPC
-    accounts = accounting(session) if secure else None
-    if mpc:
+    accounts = accounting(session) if secure and not labels_only else None
+    if labels_only:
+        from coordinator.protocols.secagg_labels import accounting as labels_accounting
+
+        accounts, mpc_accounts = labels_accounting(session)
+    elif mpc:
         from coordinator.protocols.mpc import accounting as mpc_accounting
 
         mpc_accounts = mpc_accounting(session)
@@ -191,7 +196,8 @@ def build(
         if summary.get("own_check"):
             party.own_check = OwnCheck.from_json(summary["own_check"], f"parties.{cfg.name}.own_check")
         if secure:
-            party.method, party.sends = SECURE, "masked partial distances"
+            party.method, party.sends = SECURE, ("its partial distances as secret shares, sealed per peer and "
+                                                 "relayed" if labels_only else "masked partial distances")
             party.output_dims = session.spec.clustering.n_clusters
             if accounts and "by_party" in accounts:
                 party.bytes.predicted = accounts["by_party"][cfg.name]["predicted"]["up"]
@@ -253,7 +259,7 @@ def build(
     )
     if accounts is not None:
         report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
-    if mpc:
+    if mpc or labels_only:
         report.mpc = Mpc.from_json(mpc_accounts, "mpc")
         sequential(report.mpc, summaries)
     if observer:
@@ -294,6 +300,10 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
               if not scenario.security.mutual else
               "as an active coordinator, it could not substitute the parties' keys without the CA's private key "
               "(mutual TLS: every party checks every other's signed key)")
+    if session.spec.clustering.labels_only:
+        return [ids, *LABELS_COORDINATOR_LEARNS, active
+                + ("; the pair keys seal every share it relays, so relaying keys of its own lets it open every share "
+                   "and so read every party's partial distances" if not scenario.security.mutual else "")]
     if session.spec.clustering.protocol == MPC:
         return [ids, *MPC_COORDINATOR_LEARNS, active
                 + ("; in an MPC session the pair keys seal every share it relays, so relaying keys of its own (and "
@@ -309,10 +319,22 @@ def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
         "the clustering, which it returns to every party",
         "each party's X25519 public key, which it relays; not the secrets agreed from them",
         active,
-    ] + (["as an active arbiter it still chooses the initial centres and every round's labels: clusters of single "
-          "records would give it every joined record's distance to every other in about m / (k - 1) rounds "
-          "(docs/secure-aggregation.md, 'Against an active coordinator'); the parties' checks stop lies about the "
-          "alignment and labels told differently to different parties"] if secure else [])
+    ] + (["as an active arbiter it still chooses the initial centres and every round's labels: k - 1 clusters of "
+          "single records a round give it anchors spanning the d joined columns in about d / (k - 1) rounds, and "
+          "with them every joined record's place (docs/secure-aggregation.md, 'Against an active coordinator'); "
+          "the parties' checks stop lies about the alignment and labels told differently to different parties; "
+          "reveal = \"labels\" (the default) leaves it no distance"] if secure else [])
+
+
+def placement_line(arbiter) -> list[str]:
+    """The arbiter's own attack (its report Placement) as a printed line, none without one."""
+    pl = arbiter.placement
+    if pl is ABSENT:
+        return []
+    if pl.relative_error is None:
+        return [f"privacy of the joined records against the arbiter's own attack: {pl.skipped}"]
+    return [f"privacy of the joined records against the arbiter's own attack (classical scaling of round 0's centres, "
+            f"multilateration): placed to a relative error of {pl.relative_error:.3g} (0 = exactly)"]
 
 
 def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
@@ -324,6 +346,17 @@ def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
     for r in mpc.per_round:
         r.sequential = max(int(t.get(str(r.round), 0)) for t in turns)
 
+
+#: What the coordinator of a secure-aggregation session opening the labels only learns beside the ids
+#: (coordinator.protocols.secagg_labels).
+LABELS_COORDINATOR_LEARNS = [
+    "the size, timing and direction of every frame of the parties' argmin, which it relays sealed under pair keys "
+    "it cannot compute: no share, no distance, no centre",
+    "the number of rounds (the parties stop once no label changed) and the final labels (the session's result), "
+    "and so the cluster sizes; every round's labels are opened to every party, so treat them as known to it too",
+    "which joined records start the centres (positions it drew with the scenario seed), not their values",
+    "each party's X25519 public key, which it relays; not the secrets agreed from them",
+]
 
 #: What the coordinator of an MPC session learns beside the ids (coordinator.protocols.mpc).
 MPC_COORDINATOR_LEARNS = [
@@ -452,7 +485,12 @@ def summary_table(report: Report | dict) -> str:
         if (c.embedding or {}).get("warning"):
             lines.append(f"warning: {(c.embedding or {})['warning']}")
     secure = report.secure_aggregation
-    if secure is not ABSENT and secure.rounds:
+    if secure is not ABSENT and secure.rounds and given(secure.reveal) == "labels":
+        within = all(p.exact for p in given(secure.by_party, {}).values())
+        lines.append(f"secure aggregation, labels only: {secure.rounds} rounds of an MPC argmin; relayed payload "
+                     + ("within 5% above" if within else "NOT within 5% above") + " the cost model (m*k inputs, "
+                     "m*(k-1)*(17*mpc_bits/8 + 22) comparison elements, m labels per round and peer)")
+    elif secure is not ABSENT and secure.rounds:
         per = secure.per_round if secure.per_round is not ABSENT else []
         exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())
         lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
@@ -481,7 +519,10 @@ def summary_table(report: Report | dict) -> str:
     priv = report.privacy
     if isinstance(priv, MpcPrivacy):
         lines.append(f"privacy: {priv.assumption}")
+        if "coordinator" in priv.roles:
+            lines += placement_line(priv.roles["coordinator"])
     if isinstance(priv, SecurePrivacy):
+        lines += placement_line(priv.arbiter)
         for party, entry in (priv.posts.by_party if priv.posts is not ABSENT else {}).items():
             lines.append(f"privacy of {party}: its posts vs its partial distances: correlation "
                          f"{entry.correlation_with_partial_distances:+.3f}; {uniformity(entry.uniformity_ks_pvalue)}")

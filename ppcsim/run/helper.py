@@ -27,7 +27,9 @@ from coordinator.protocols.mpc import HELPER, set_helper_key
 from coordinator.protocols.secagg import mpc_fields
 from parties.errors import PartyError
 from parties.keys import KeyPair
+from parties.mpc import PROGRAM as MPC_PROGRAM
 from parties.mpc import run_mpc
+from parties.secagg_labels import PROGRAM
 from parties.serde import alignment_from_proto, relay_frames, relay_requests
 from protos.ppcsim.v1 import session_pb2
 
@@ -35,7 +37,7 @@ from protos.ppcsim.v1 import session_pb2
 def start(session, log=sys.stderr) -> threading.Thread | None:
     """Start the helper of ``session`` in a thread if its ``[clustering]`` asks for one; else None."""
     spec = session.spec.clustering
-    if spec.protocol != "mpc" or not spec.helper:
+    if not spec.relayed or not spec.helper:
         return None
     thread = threading.Thread(target=run, args=(session, log), name=f"helper-{session.spec.name}", daemon=True)
     thread.start()
@@ -60,6 +62,6 @@ def run(session, log=sys.stderr) -> None:
             return relay_frames(relay(session, next(requests), requests, helper=True))
 
         run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
-                time.monotonic() + session.seconds_left(), log=log)
+                time.monotonic() + session.seconds_left(), log=log, program=PROGRAM if spec.labels_only else MPC_PROGRAM)
     except (SessionError, PartyError) as exc:
         session.fail(f"the coordinator's helper: {exc}")

@@ -246,7 +246,11 @@ def run_scenario(
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        if session.arbiter is not None and session.arbiter.hub is not None:  # MPC: what each role learned
+        if session.arbiter is not None and session.spec.clustering.labels_only:  # the argmin as an MPC
+            from ppcsim.run.observer_labels import evaluate_labels
+
+            evaluation = evaluate_labels(scenario, session, settings)
+        elif session.arbiter is not None and session.arbiter.hub is not None:  # MPC: what each role learned
             from ppcsim.run.observer_mpc import evaluate_mpc
 
             evaluation = evaluate_mpc(scenario, session, settings)

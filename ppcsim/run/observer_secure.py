@@ -25,6 +25,7 @@ from coordinator.clustering import cluster
 from coordinator.combine import Combined
 from parties.run import disguise
 from ppcsim.evaluate.agreement import agreement
+from ppcsim.evaluate.arbiter import place_from_round0, placement_error
 from ppcsim.evaluate.attacks import multilateration, multilateration_privacy
 from ppcsim.evaluate.scores import scores
 from ppcsim.evaluate.settings import Settings
@@ -35,6 +36,7 @@ from ppcsim.report.model import (
     AttackScore,
     Evaluation,
     FixedPoint,
+    Placement,
     Post,
     Posts,
     SecurePrivacy,
@@ -113,12 +115,30 @@ def learns(m: int, k: int, rounds: int) -> Arbiter:
     )
 
 
+#: The arbiter's attack, in words (ppcsim.evaluate.arbiter).
+PLACEMENT = ("classical scaling of the k initial records from round 0's summed centre-to-centre distances, then "
+             "multilateration of every joined record from its round-0 sums: no knowledge beyond what it saw")
+
+
+def placement(arbiter, scale_bits: int, X: np.ndarray) -> Placement:
+    """The arbiter's own attack on round 0's sums (ppcsim.evaluate.arbiter), scored against the joined
+    normalised data ``X``."""
+    if arbiter.seen_first is None:
+        return Placement(attack=PLACEMENT, relative_error=None, records=0, dims=0,
+                         skipped="round 0's sums were not kept (the session ended before round 0)")
+    first = arbiter.seen_first.astype(np.float64) / 2.0**scale_bits
+    estimate = place_from_round0(first, arbiter.init)
+    return Placement(attack=PLACEMENT, relative_error=placement_error(estimate, X), records=len(X),
+                     dims=int(estimate.shape[1]))
+
+
 def privacy(scenario: Scenario, session, own, X: np.ndarray) -> SecurePrivacy:
     arbiter, spec = session.arbiter, session.spec.clustering
     m, k = arbiter.m, arbiter.k
     rng = np.random.default_rng([scenario.seed, 3])
     rows = np.sort(rng.choice(m, size=SAMPLE_ROWS, replace=False)) if m > SAMPLE_ROWS else np.arange(m)
     seen = learns(m, k, len(arbiter.records))
+    seen.placement = placement(arbiter, spec.scale_bits, X)
     found: Posts | Absent = ABSENT
     posts = {}
     if arbiter.posts and arbiter.records[-1].changed == 0 and len(arbiter.records) > 1:

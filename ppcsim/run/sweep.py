@@ -316,9 +316,11 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     scenario = load_scenario(point.path)
     if not in_process:
         return run_scenario(scenario, out / "runs" / scenario.name, log=io.StringIO(), settings=settings)
-    if scenario.clustering.protocol == "mpc":
-        raise RunError(f"{point.path}: protocol = \"mpc\" runs each MPC party as its own OS process; sweep it "
-                       "without --in-process")
+    if scenario.clustering.relayed:
+        what = ('protocol = "mpc"' if scenario.clustering.protocol == "mpc" else
+                'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin)')
+        raise RunError(f"{point.path}: {what} runs each MPC party as its own OS process; sweep it without "
+                       "--in-process, or set reveal = \"distances\"")
     t0 = time.perf_counter()
     if scenario.clustering.protocol == SECURE:  # rounds, each party a thread (ppcsim.run.inprocess.simulate_secure)
         from ppcsim.run.inprocess import simulate_secure

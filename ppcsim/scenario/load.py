@@ -293,9 +293,10 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                 hosts[str(entry.get("name"))] = entry["host"]
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
-    if clustering.protocol == MPC:
-        errors += mpc_parties(len(parties), clustering.helper)
-        if (problem := missing("mpc")) is not None:
+    if clustering.relayed:  # an MPC, or secure aggregation opening the labels only (an MPC argmin)
+        errors += mpc_parties(len(parties), clustering.helper, clustering.protocol)
+        why = None if clustering.protocol == MPC else 'secure aggregation opening the labels only (reveal = "labels")'
+        if (problem := missing("mpc", why)) is not None:
             errors.append(f"[clustering]: {problem}")
 
     if errors:
@@ -530,18 +531,23 @@ def _security(table, errors: list[str]) -> Security:
     return security
 
 
-def mpc_parties(n: int, helper: bool) -> list[str]:
-    """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc": Shamir secret sharing keeps
-    a secret from t = (n - 1) // 2 colluding share-holders only, so two need a third share-holder."""
+def mpc_parties(n: int, helper: bool, protocol: str = MPC) -> list[str]:
+    """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc" (or secure aggregation with
+    reveal = "labels", whose argmin is an MPC): Shamir secret sharing keeps a secret from t = (n - 1) // 2
+    colluding share-holders only, so two need a third share-holder."""
+    what = (f'protocol = "{MPC}"' if protocol == MPC else
+            'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin over the partial distances)')
     if helper and n != 2:
         return [f"[clustering]: 'helper = true' adds a third share-holder to two parties; this scenario has {n} "
                 "(remove 'helper')"]
     if n == 2 and not helper:
-        return ["[clustering]: protocol = \"mpc\" with two parties has threshold t = 0: each party could open every "
+        return [f"[clustering]: {what} with two parties has threshold t = 0: each party could open every "
                 "share, so nothing would be secret; add 'helper = true' (the coordinator holds shares of no data, "
-                "assumed not to collude with either party) or a third party"]
+                "assumed not to collude with either party) or a third party"
+                + ("" if protocol == MPC else ", or reveal = \"distances\" (the arbiter then reads every summed "
+                   "distance)")]
     if n < 2:
-        return [f"[clustering]: protocol = \"mpc\" needs at least two parties, this scenario has {n}"]
+        return [f"[clustering]: {what} needs at least two parties, this scenario has {n}"]
     return []
 
 

@@ -62,7 +62,7 @@ def test_a_copy_of_another_partys_public_key_is_refused():
 
 def test_post_distances_before_the_partys_id_upload_is_answered_at_once():
     session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain",
-                                  clustering=ClusteringSpec(protocol=SECURE, n_clusters=2)))
+                                  clustering=ClusteringSpec(protocol=SECURE, n_clusters=2, reveal="distances")))
     session.join("a")
     with pytest.raises(FailedPrecondition, match="party 'a': PostDistances before its id upload was accepted"):
         secagg.ready_to_post(session, "a")

@@ -197,7 +197,7 @@ def test_a_secure_aggregation_id_upload_with_an_array_is_refused_and_the_session
 
 def test_a_round_post_of_empty_chunks_is_refused_at_its_first():
     session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain",
-                                  clustering=ClusteringSpec(protocol=SECURE, n_clusters=2)))
+                                  clustering=ClusteringSpec(protocol=SECURE, n_clusters=2, reveal="distances")))
     for p in ("a", "b"):
         session.join(p)
         header = session_pb2.UploadHeader(session="s", party=p, method=SECURE, n_ids=len(IDS))

@@ -28,7 +28,7 @@ from ppcsim.scenario.load import load_scenario
 from protos.ppcsim.v1 import session_pb2
 
 SCENARIO = scenario_toml("lied-to", split_x(2, 2), seed=3, deadline=60, data=blobs(80, 4, 3),
-                         clustering=kmeans(3, "secure_aggregation"), security=NO_TLS)
+                         clustering=kmeans(3, "secure_aggregation", reveal="distances"), security=NO_TLS)
 #: Seconds a party process may take, start-up included (far more than a refusal needs).
 PARTY_SECONDS = 90
 

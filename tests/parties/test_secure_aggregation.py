@@ -177,7 +177,7 @@ def _unmasked_post(scenario):
 
 def test_multilateration_locates_every_record_when_k_exceeds_the_columns(tmp_path):
     text = scenario_toml("blobs-secure", split_x(1, 1), seed=3, data=blobs(300, 2, 5),
-                         clustering=kmeans(5, "secure_aggregation"))
+                         clustering=kmeans(5, "secure_aggregation", reveal="distances"))
     scenario = load_scenario(write_scenario(tmp_path, text))
     session, _, own = simulate_secure(scenario)
     attack = evaluate_secure(scenario, session, None, own)["privacy"]["multilateration"]
@@ -197,7 +197,7 @@ def test_a_party_naming_a_disguise_or_another_algorithm_is_refused(tmp_path):
 
 def test_kmeans_plus_plus_seeding_through_secure_sums(tmp_path):
     text = scenario_toml("blobs-plusplus", split_x(2, 2), seed=4, data=blobs(400, 4, 4, cluster_std=0.3),
-                         clustering=kmeans(4, "secure_aggregation", init="k-means++"))
+                         clustering=kmeans(4, "secure_aggregation", init="k-means++", reveal="distances"))
     scenario = load_scenario(write_scenario(tmp_path, text))
     session, results, own = simulate_secure(scenario)
     acc = secagg.accounting(session)

@@ -34,6 +34,7 @@ from ppcsim.report.model.evaluation import (
     MpcPrivacy,
     Observer,
     PartyPrivacy,
+    Placement,
     Post,
     Posts,
     Privacy,

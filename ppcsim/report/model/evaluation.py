@@ -282,6 +282,33 @@ class PartyPrivacy(Section):
 
 
 @dataclass(kw_only=True)
+class Placement(Section):
+    """The arbiter's own attack on what it saw (ppcsim.evaluate.arbiter): classical scaling of the anchors from
+    round 0's centre-to-centre sums, multilateration of every joined record.
+
+    Attributes
+    ----------
+    attack : str
+        The attack, in words.
+    relative_error : number or null
+        Relative error of the placed joined records after the best rotation and translation (0: placed exactly;
+        1: nothing placed); null when there was nothing to run it on.
+    records : int
+        Joined records placed (0 when not run).
+    dims : int
+        Dimensions the anchors span (at most k - 1), beside the joined columns.
+    skipped : str
+        Why it was not run (absent when it was).
+    """
+
+    attack: str
+    relative_error: float | None
+    records: int
+    dims: int
+    skipped: str | Absent = ABSENT
+
+
+@dataclass(kw_only=True)
 class Arbiter(Section):
     """What the arbiter of secure aggregation sees and never sees, in words.
 
@@ -291,10 +318,14 @@ class Arbiter(Section):
         What it sees.
     never_sees : array of str
         What it never sees.
+    placement : Placement
+        Secure aggregation's arbiter (the coordinator): how well it could place the joined records from what it
+        saw, measured by running its own attack.
     """
 
     sees: list[str]
     never_sees: list[str]
+    placement: Placement | Absent = ABSENT
 
 
 @dataclass(kw_only=True)

@@ -76,7 +76,8 @@ class SecureParty(Section):
     key_exchange_serialized : int
         Serialised bytes of its key exchange (Join, peers, sealed keys).
     exact : bool
-        Whether the measured payload equals the prediction.
+        Whether the measured payload equals the prediction (reveal = ``labels``: whether it lies between the
+        prediction and the prediction plus its tolerance, coordinator.protocols.secagg_labels.TOLERANCE).
     """
 
     predicted: UpDown
@@ -109,6 +110,9 @@ class SecureAggregation(Section):
         Each round's RoundRecord.
     protocol : str
         ``secure_aggregation``.
+    reveal : str
+        What each round opened: ``labels`` (an MPC argmin; the relay's account is in ``mpc``) or ``distances``
+        (the arbiter read the summed distances).
     scale_bits : int
         The fixed-point scale (values times 2^scale_bits).
     by_party : object
@@ -124,6 +128,7 @@ class SecureAggregation(Section):
     converged: bool | Absent = ABSENT
     per_round: list[RoundRecord] | Absent = ABSENT
     protocol: str
+    reveal: str | Absent = ABSENT
     scale_bits: int | Absent = ABSENT
     by_party: dict[str, SecureParty] | Absent = ABSENT
 

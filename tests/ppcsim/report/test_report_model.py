@@ -48,7 +48,7 @@ SECURE = {
     "data": {"source": "sklearn:iris"},
     "parties": [{"name": "a", "columns": ["sepal length (cm)", "sepal width (cm)"]},
                 {"name": "b", "columns": ["petal length (cm)", "petal width (cm)"]}],
-    "clustering": {"algorithm": "kmeans", "n_clusters": 3, "protocol": "secure_aggregation"},
+    "clustering": {"algorithm": "kmeans", "n_clusters": 3, "protocol": "secure_aggregation", "reveal": "distances"},
 }
 
 

@@ -17,7 +17,7 @@ from ppcsim.report.outputs import uniformity
 
 SCENARIO = scenario_toml(
     "secure-words", [party_table("a", WINE[:3], None), party_table("b", ["hue", "proline"], None)], seed=3,
-    clustering=kmeans(5, "secure_aggregation", init="k-means++"))
+    clustering=kmeans(5, "secure_aggregation", init="k-means++", reveal="distances"))
 
 
 def test_the_ks_verdict_has_enough_digits_and_says_whether_uniformity_is_rejected():

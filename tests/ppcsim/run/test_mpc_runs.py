@@ -34,9 +34,14 @@ def test_the_loader_refuses_what_an_mpc_session_cannot_run(tmp_path):
     assert "remove 'tol'" in text and "'mpc_frac' (20) must be at most half of 'mpc_bits' (32)" in text
     with pytest.raises(ScenarioError, match="'helper = true' adds a third share-holder to two parties"):
         load_scenario(write_scenario(tmp_path, BLOBS + "helper = true\n"))
-    with pytest.raises(ScenarioError, match="apply to protocol = \"mpc\" only"):
+    with pytest.raises(ScenarioError, match="'reveal_centres' applies to protocol = \"mpc\" only"):
         load_scenario(write_scenario(tmp_path, BLOBS.replace('protocol = "mpc"', 'protocol = "secure_aggregation"')
                                      .replace("max_iter = 3", "max_iter = 3\nreveal_centres = true")))
+    with pytest.raises(ScenarioError, match="apply to protocol = \"mpc\" or to protocol = \"secure_aggregation\" "
+                                            "with reveal = \"labels\" only"):
+        load_scenario(write_scenario(tmp_path, BLOBS.replace('protocol = "mpc"', 'protocol = "secure_aggregation"')
+                                     .replace("max_iter = 3", "max_iter = 3\nreveal = \"distances\"\n"
+                                              "reveal_centres = true")))
     with pytest.raises(ScenarioError, match="remove 'method'"):
         load_scenario(write_scenario(tmp_path, BLOBS.replace('name = "b"\n', 'name = "b"\nmethod = "drbt"\n')))
 

@@ -141,11 +141,11 @@ def test_the_docstring_examples_run():
 
 def test_secure_aggregation_run_sends_distances_round_by_round_and_no_features():
     m = 300
-    run = ppcsim.simulate({"name": "sa", "seed": 7,
-                           "data": {"source": "synthetic:blobs", "rows": m, "columns": 2, "clusters": 3},
-                           "parties": [{"name": "a", "columns": ["x0"]}, {"name": "b", "columns": ["x1"]}],
-                           "clustering": {"algorithm": "kmeans", "protocol": "secure_aggregation", "n_clusters": 3}},
-                          attacks=False)
+    scenario = {"name": "sa", "seed": 7, "data": {"source": "synthetic:blobs", "rows": m, "columns": 2, "clusters": 3},
+                "parties": [{"name": "a", "columns": ["x0"]}, {"name": "b", "columns": ["x1"]}],
+                "clustering": {"algorithm": "kmeans", "protocol": "secure_aggregation", "n_clusters": 3,
+                               "reveal": "distances"}}
+    run = ppcsim.simulate(scenario, attacks=False)
     secure = run.report["secure_aggregation"]
     assert run.sent == {} and run.clustered is None and run.joined is None and run.attacks == {}
     assert run.labels.shape == (m,) and sorted(run.ids.astype(int).tolist()) == list(range(m))
@@ -153,4 +153,8 @@ def test_secure_aggregation_run_sends_distances_round_by_round_and_no_features()
     assert run.payload_bytes == 2 * m * 3 * (secure["rounds"] + secure["seeding_steps"]) * 8
     # the same labels as scikit-learn's k-means from the same initial records
     assert run.report["utility"]["labels_equal_same_init"] is True
+    # the default opens the labels only, an MPC argmin of party processes: not simulated in this process
+    labels_only = {**scenario, "clustering": {**scenario["clustering"], "reveal": "labels", "helper": True}}
+    with pytest.raises(ValueError, match='reveal = "labels" \\(an MPC argmin\\) runs each MPC party as its own OS'):
+        ppcsim.simulate(labels_only, attacks=False)
     assert np.allclose(run.original["a"].ravel(), (lambda x: (x - x.mean()) / x.std(ddof=1))(run.original["a"]).ravel())

@@ -1,0 +1,93 @@
+"""Utility and privacy of a secure-aggregation run that opened the labels only, measured by the observer.
+
+Utility: the labels against scikit-learn's Lloyd's k-means on the joined
+normalised data from the same initial records (``n_init = 1``, strict
+convergence, at most ``max_iter`` updates): the rounds stop, as
+scikit-learn's do, once no label changed; equal unless a fixed-point
+rounding of SecFxp(l, f) flips a near tie. Agreement with the usual
+clustering and with the true labels as in every report.
+
+Privacy: what each role learned, in words (ppcsim.run.observer_mpc.roles'
+assumption: honest majority), and the arbiter's attack
+(ppcsim.evaluate.arbiter), which has nothing to run on: the coordinator
+never held a distance, only sealed frames, the number of rounds and the
+labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from coordinator.clustering import cluster
+from coordinator.combine import Combined
+from coordinator.protocols.mpc import HELPER, threshold
+from parties.run import disguise
+from ppcsim.evaluate.agreement import agreement
+from ppcsim.evaluate.settings import Settings
+from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Placement, Skipped, Utility
+from ppcsim.run.observer import true_labels
+from ppcsim.run.observer_secure import PLACEMENT, joined_data, reference_labels
+from ppcsim.scenario.load import Scenario
+
+#: Why the arbiter's attack has nothing to run on in this mode.
+NOTHING = ("nothing to run on: the coordinator held no distance, only sealed frames, the number of rounds and the "
+           "labels (reveal = \"labels\")")
+
+
+def roles(n_parties: int, helper: bool) -> MpcPrivacy:
+    """What each role of a labels-only secure-aggregation session learns, in words."""
+    t = threshold(n_parties + helper)
+    out = {
+        "coordinator": Arbiter(
+            sees=["the size, timing and direction of every relayed frame (they follow from the public settings: "
+                  "records, k, rounds, fixed-point type)",
+                  "the number of rounds and the final labels (the session's result), and so the cluster sizes; "
+                  "every round's labels are opened to every party, so they are best counted as known to it too",
+                  "which joined records start the centres (positions drawn with the scenario seed)"],
+            never_sees=["a share (each frame is sealed under a key of the two parties of its link)",
+                        "any distance, partial distance, centre or comparison"],
+            placement=Placement(attack=PLACEMENT, relative_error=None, records=0, dims=0, skipped=NOTHING)),
+        "each party": Arbiter(
+            sees=["its own columns and its own block of every centre, every round",
+                  "the labels of every joined record in every round, and so the cluster sizes",
+                  "which records start the centres, and how many columns each party inputs",
+                  f"shares of every other party's partial distances: random-looking to any t = {t} share-holder"
+                  f"{'s' if t != 1 else ''} together"],
+            never_sees=["another party's values, partial distances or centre blocks",
+                        "a summed distance, or which centre came second for a record"]),
+    }
+    if helper:
+        out[HELPER] = Arbiter(
+            sees=["shares of the parties' partial distances, and every round's labels"],
+            never_sees=["any distance, so long as it does not collude with a party (with two parties t = 1: a party "
+                        "and the helper together could open every share)"])
+    assumption = (f"honest majority: Shamir secret sharing with threshold t = {t} over {n_parties + helper} "
+                  "share-holders hides every partial distance from any t of them, if all follow the protocol "
+                  "(honest but curious); " + ("the helper is run beside the coordinator and must not collude with "
+                                              "either party" if helper else f"no {t + 1} parties collude"))
+    return MpcPrivacy(assumption=assumption, roles=out)
+
+
+def evaluate_labels(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
+    """The ``utility`` and ``privacy`` of a finished secure-aggregation session that opened the labels only."""
+    own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
+    outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
+    X = joined_data(scenario, outcome, own)
+    labels = outcome.labels
+    same = reference_labels(X, arbiter.init, spec.n_clusters, spec.max_iter)
+    plain = cluster(scenario.clustering, Combined(features=X))
+    utility = Utility(
+        reference="scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, strict convergence)",
+        labels_equal_same_init=bool(np.array_equal(same, labels)),
+        vs_same_init=agreement(same, labels),
+        vs_original=agreement(plain, labels),
+        reference_original="the scenario's k-means on the joined normalised data (its restarts)",
+    )
+    name = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
+    truth = true_labels(scenario, own[name].data.ids[outcome.join.index[name]])
+    if truth is not None:
+        utility.vs_truth = agreement(truth, labels)
+        utility.original_vs_truth = agreement(truth, plain)
+    privacy = roles(len(scenario.parties), spec.helper)
+    return Evaluation(utility=utility, privacy=privacy if settings is None or settings.attacks
+                      else Skipped(skipped="--no-attacks"))

@@ -494,7 +494,8 @@ def summary_table(report: Report | dict) -> str:
         per = secure.per_round if secure.per_round is not ABSENT else []
         exact = all(p.exact for p in (secure.by_party if secure.by_party is not ABSENT else {}).values())
         lines.append(f"secure aggregation: {secure.rounds} rounds ({'converged' if secure.converged else 'stopped'}"
-                     f"), {sum(r.seconds for r in per):.2f} s; payload "
+                     f"), {sum(r.seconds for r in per):.2f} s of rounds at the arbiter (the sum of each round's time from "
+                     "the previous round's labels to its own); payload "
                      + ("equal to" if exact else "DIFFERENT from") + " the prediction (m*k*8 up, m*4 down per round"
                      + (f"; (k - 1)*m*8 up for {secure.seeding_steps} k-means++ seeding steps"
                         if given(secure.seeding_steps, 0) else "") + ")")

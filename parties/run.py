@@ -44,6 +44,7 @@ from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result, secure_party
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
+from parties.terms import Terms
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
 
@@ -109,6 +110,7 @@ def run_party(
     mutual: bool = False,
     secure_only: bool = False,
     ids_mode: str | None = None,
+    terms: Terms | None = None,
     log=sys.stderr,
     progress: float = 0.0,
 ) -> dict:
@@ -125,6 +127,9 @@ def run_party(
     ``ids_mode``: the scenario's [security] ids; a party whose file says
     "pseudonymous" refuses a coordinator that asks for plain ids (an active
     coordinator would so read every raw id, mutual TLS or not).
+    ``terms``: what the party's own scenario file consents to (parties.terms);
+    a session whose terms differ is refused before the party sends what they
+    bound.
     ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
     the party waits for (``parties.progress``).
 
@@ -140,7 +145,7 @@ def run_party(
     pair = KeyPair.generate(cfg.seed)
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     steps = Steps(cfg, client, pair, key_signature(security, session, cfg.name, pair, mutual), security, mutual,
-                  deadline, log, progress)
+                  deadline, log, progress, terms)
     try:
         joined = steps.join(ids_mode, secure_only)
         peers, ids = steps.agree_keys(joined, done)
@@ -171,8 +176,9 @@ class Steps:
     what the party is doing (for the message when its time runs out), ``timing`` what each step took."""
 
     def __init__(self, cfg: PartyConfig, client: CoordinatorClient, pair: KeyPair, signature: bytes,
-                 security: ClientSecurity | None, mutual: bool, deadline: float, log, progress: float):
-        self.cfg, self.client, self.pair, self.signature = cfg, client, pair, signature
+                 security: ClientSecurity | None, mutual: bool, deadline: float, log, progress: float,
+                 terms: Terms | None = None):
+        self.cfg, self.client, self.pair, self.signature, self.terms = cfg, client, pair, signature, terms
         self.security, self.mutual, self.deadline, self.log = security, mutual, deadline, log
         self.step, self.timing = "joining", {}  # type: tuple[str, dict[str, float]]
         self.retry = Retry(cfg.name, self.left, log)
@@ -202,6 +208,8 @@ class Steps:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
+        if self.terms is not None:
+            self.terms.check_join(joined.protocol, list(joined.parties))
         return joined
 
     def agree_keys(self, joined: Joined, done: Disguised) -> tuple[list[Peer], np.ndarray | None]:
@@ -258,7 +266,7 @@ class Steps:
                               lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
                               done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
                               len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-                              parties=list(joined.parties), log=self.log)
+                              parties=list(joined.parties), terms=self.terms, log=self.log)
         say(self.cfg.name, f"{result.rounds} rounds of secure aggregation", self.log)
         self.timing.update(result.timing)
         self.timing["upload"] = time.perf_counter() - self.started
@@ -287,7 +295,7 @@ class Steps:
                                  "session or gives it no 32-byte key")
             keys[header.mpc_helper] = header.mpc_helper_key
         confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
-                    client.session, name)
+                    client.session, name, self.terms)
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
         result = run_mpc(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
                          client.session, name, self.deadline, log=self.log)

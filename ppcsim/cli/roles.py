@@ -198,6 +198,7 @@ def cmd_party(args: argparse.Namespace) -> int:
 
     from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity
     from parties.run import rpc_message, run_party
+    from ppcsim.scenario.terms import party_terms
 
     scenario = load_scenario(args.scenario, role="party", party=args.party)
     seed = party_seed_from(args)
@@ -226,6 +227,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             mutual=scenario.security.mutual,
             secure_only=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
+            terms=party_terms(scenario),
             log=io.StringIO() if args.quiet else sys.stderr,
             progress=0.0 if args.quiet else args.progress,
         )

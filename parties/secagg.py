@@ -47,7 +47,6 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from parties.terms import Terms
 from parties.serde import (
     Alignment,
     LabelsAnswer,
@@ -56,6 +55,7 @@ from parties.serde import (
     read_int32,  # noqa: F401 - the in-process link (ppcsim.run.inprocess) imports it from here
     upload_messages,
 )
+from parties.terms import Terms
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32
@@ -447,7 +447,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         timing["wait_labels"] += t6 - t5
         check_labels(answer, labels, round_, m, k, int(header.max_iter))
         if terms is not None:
-            _told(link, lambda: terms.check_labels(labels, round_, k, init, answer.done))
+            _told(link, terms.check_labels, labels, round_, k, init, answer.done)
         transcript.add(np.ascontiguousarray(labels, dtype="<i4").tobytes())
         if answer.done:
             break
@@ -475,10 +475,10 @@ def check_labels(answer: LabelsAnswer, labels: np.ndarray, round_: int, m: int, 
         raise PartyError(f"round {round_}: the coordinator asks for another round, past max_iter = {max_iter}")
 
 
-def _told(link: Link, check) -> None:
-    """Run ``check``; a PartyError it raises is told to the coordinator (``Link.refuse``) before it is raised."""
+def _told(link: Link, check, *args) -> None:
+    """``check(*args)``; a PartyError it raises is told to the coordinator (``Link.refuse``) before it is raised."""
     try:
-        check()
+        check(*args)
     except PartyError as exc:
         link.refuse(str(exc))
         raise

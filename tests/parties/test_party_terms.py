@@ -136,7 +136,7 @@ def test_a_singleton_cluster_in_the_labels_is_refused_naming_the_round_before_th
 
     out, session = serve_weaker(tmp_path, SECURE, lambda spec: spec, ["a", "b"], monkeypatch,
                                 {(secagg.Arbiter, "choose"): choose})
-    for name, (code, err) in out.items():
+    for code, err in out.values():
         assert code != 0 and "Traceback" not in err, err
         assert "round 0: the coordinator's labels put 1 record in cluster 0" in err, err
         assert f"min_cluster_size = {DEFAULT_MIN_CLUSTER_SIZE}" in err, err
@@ -146,7 +146,7 @@ def test_a_singleton_cluster_in_the_labels_is_refused_naming_the_round_before_th
 
 def test_an_honest_session_under_the_files_terms_completes(tmp_path):
     out, session = serve_weaker(tmp_path, SECURE, lambda spec: spec, ["a", "b"])
-    for name, (code, err) in out.items():
+    for code, err in out.values():
         assert code == 0, err
 
 

@@ -142,7 +142,7 @@ def run_party(
     done = disguise(cfg)
     say(cfg.name, f"{len(done.data.ids)} rows x {len(done.data.columns)} columns -> {cfg.method} "
                   + ", ".join(f"{s.name}{list(s.array.shape)}" for s in done.arrays), log)
-    pair = KeyPair.generate(cfg.seed)
+    pair = KeyPair.generate(cfg.seed, session)
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     steps = Steps(cfg, client, pair, key_signature(security, session, cfg.name, pair, mutual), security, mutual,
                   deadline, log, progress, terms)

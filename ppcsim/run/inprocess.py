@@ -65,7 +65,7 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
     replies: dict[str, session_pb2.JoinReply] = {}
     for cfg in scenario.parties:
         own[cfg.name] = disguise(cfg)
-        pairs[cfg.name] = KeyPair.generate(cfg.seed)
+        pairs[cfg.name] = KeyPair.generate(cfg.seed, scenario.name)
         request = session_pb2.JoinRequest(session=scenario.name, party=cfg.name, public_key=pairs[cfg.name].public)
         replies[cfg.name] = handlers.join(session, request)
     for cfg in scenario.parties:  # the key leader first: the others then find its sealed key waiting

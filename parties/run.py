@@ -45,6 +45,7 @@ from parties.secagg import RoundsResult, check_result, secure_party
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
 from parties.terms import Terms
+from parties.text import escaped
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
 
@@ -168,7 +169,7 @@ def run_party(
 
 
 def say(name: str, text: str, log) -> None:
-    print(f"party {name}: {text}", file=log, flush=True)
+    print(f"party {name}: {escaped(text)}", file=log, flush=True)
 
 
 class Steps:
@@ -391,9 +392,10 @@ def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray, block: int = 1
 
 
 def rpc_message(exc: grpc.RpcError) -> str:
-    """The coordinator's explanation of a failed call, in one line."""
+    """The coordinator's explanation of a failed call, in one line, escaped (parties.text: it is the
+    coordinator's text)."""
     code = exc.code() if hasattr(exc, "code") else None
-    detail = exc.details() if hasattr(exc, "details") else str(exc)
+    detail = escaped(exc.details() if hasattr(exc, "details") else str(exc))
     if code == grpc.StatusCode.UNAVAILABLE:
         return f"coordinator unreachable or its certificate not trusted ({detail})"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:

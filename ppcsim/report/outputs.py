@@ -357,7 +357,7 @@ def write_outputs(out: Path, report: Report, session: Session, sent: bool = True
     clustered features (not dissimilarities).
     """
     # the observer's section holds every party's seed: then readable by its owner alone
-    write_atomic(out / "report.json", report.dumps().encode(), private=not isinstance(report.observer, Absent))
+    write_atomic(out / "report.json", report.dumps().encode(), private=report.observer is not ABSENT)
     outcome = session.outcome
     if labels is not None:
         write_atomic(out / "labels.csv", labels)

@@ -27,7 +27,7 @@ party sends anything that depends on it:
   makes that record the next round's centre).
 
 Every refusal is a PartyError naming the term, what the file says and what
-the party was told (docs/protocol.md, "A party's terms").
+the party was told (docs/protocol.md, "The terms a party holds").
 """
 
 from __future__ import annotations

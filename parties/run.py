@@ -210,7 +210,7 @@ class Steps:
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
         if self.terms is not None:
-            self.terms.check_join(joined.protocol, list(joined.parties))
+            self.terms.check_join(joined.protocol, list(joined.parties), joined.clustering)
         return joined
 
     def agree_keys(self, joined: Joined, done: Disguised) -> tuple[list[Peer], np.ndarray | None]:

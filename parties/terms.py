@@ -11,14 +11,17 @@ and every default is the safe value (no helper, centres kept closed).
 The checks run where the coordinator first says each thing, before the
 party sends anything that depends on it:
 
-- ``check_join``: the consortium, the protocol, and two parties at least to
-  mask with in secure aggregation, three share-holders at least in an MPC
-  (threshold t = (n - 1) // 2 >= 1). Right after Join, before any key, id or
+- ``check_join``: the consortium, the protocol, two parties at least to
+  mask with in secure aggregation, and in a session with rounds the
+  clustering terms Join announces (JoinReply.clustering: k, the rounds, the
+  fixed-point scale, and in an MPC whether the centres are opened and
+  whether a helper holds shares). Right after Join, before any key, id or
   value leaves the party.
-- ``check_alignment``: the alignment header's clustering terms and, in an
-  MPC, its share-holders and helper. Before the first post of a partial
-  distance or the first share of a value (the ids-only upload, which is the
-  same whatever these terms, has gone by then).
+- ``check_alignment``: the same terms again as the alignment header gives
+  them (the header is what the rounds compute with), and in an MPC its
+  share-holders: the file's parties, the helper last if and only if the
+  file expects one, three at least (threshold t = (n - 1) // 2 >= 1).
+  Before the first post of a partial distance or the first share.
 - ``check_labels``: every round's labels: no more rounds than the file
   allows, and no cluster smaller than ``min_cluster_size`` unless every
   record in it is an initial centre (its centre then gives the arbiter no
@@ -32,6 +35,7 @@ the party was told (docs/protocol.md, "The terms a party holds").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,10 +76,12 @@ class Terms:
         return PartyError(f"refusing the session: its {term} is {told}, but this party's scenario file ({self.source}) "
                           f"says {says}{f' ({why})' if why else ''}; this party sends nothing more")
 
-    def check_join(self, protocol: str, parties: list[str]) -> None:
+    def check_join(self, protocol: str, parties: list[str], clustering: Mapping[str, int | bool] | None = None
+                   ) -> None:
         """PartyError unless Join's answer names this file's consortium and protocol, with enough parties to
-        hide a party's values: two to mask with in secure aggregation, three share-holders in an MPC (two with
-        the helper this file expects)."""
+        hide a party's values (two to mask with in secure aggregation), and, in a session with rounds, announces
+        this file's clustering terms (``clustering``: JoinReply.clustering by name; empty or None: none
+        announced, refused)."""
         if protocol != self.protocol:
             raise self._refuse("protocol", f'[clustering] protocol = "{self.protocol}"', f'"{protocol}"')
         if sorted(parties) != sorted(self.parties) or len(set(parties)) != len(parties):
@@ -84,31 +90,36 @@ class Terms:
         if protocol == "secure_aggregation" and len(parties) < 2:
             raise self._refuse("number of parties", "at least two", len(parties),
                                "a party alone masks with nobody: the arbiter would read its partial distances")
+        if protocol in ("secure_aggregation", "mpc"):
+            if not clustering:
+                raise self._refuse("clustering terms", "the terms of its [clustering]", "nothing (Join announced none)")
+            self._compare(clustering)
+
+    def _compare(self, told: Mapping[str, int | bool]) -> None:
+        """PartyError naming the first clustering term ``told`` gives otherwise than this file."""
+        names = ["n_clusters", "max_iter"] + (["mpc_bits", "mpc_frac"] if self.protocol == "mpc" else ["scale_bits"])
+        for name in names:
+            if int(told[name]) != getattr(self, name):
+                raise self._refuse(f"[clustering] {name}", f"{name} = {getattr(self, name)}", int(told[name]))
+        if self.protocol != "mpc":
+            return
+        if bool(told["reveal_centres"]) and not self.reveal_centres:
+            raise self._refuse("reveal_centres", "reveal_centres = false (the centres stay closed)", "true")
+        if bool(told["helper"]) != self.helper:
+            raise self._refuse("helper", "helper = true" if self.helper else "no helper (helper = false)",
+                               "a helper" if told["helper"] else "no helper",
+                               "" if self.helper else "a share-holder this party was not told of")
 
     def check_alignment(self, header) -> None:
         """PartyError unless the alignment header's terms are this file's: k, the rounds, the fixed-point scale,
         and in an MPC its share-holders (the file's parties, then the helper if and only if the file expects
         one; three at least, so that the threshold is at least 1) and whether the centres are opened."""
-        said = [("[clustering] n_clusters", self.n_clusters, int(header.n_clusters)),
-                ("[clustering] max_iter", self.max_iter, int(header.max_iter))]
-        if self.protocol == "mpc":
-            said += [("[clustering] mpc_bits", self.mpc_bits, int(header.mpc_bits)),
-                     ("[clustering] mpc_frac", self.mpc_frac, int(header.mpc_frac))]
-        else:
-            said.append(("[clustering] scale_bits", self.scale_bits, int(header.scale_bits)))
-        for term, says, told in said:
-            if says != told:
-                raise self._refuse(term, f"{term.split()[-1]} = {says}", told)
+        helper = header.mpc_helper
+        self._compare({"n_clusters": header.n_clusters, "max_iter": header.max_iter, "scale_bits": header.scale_bits,
+                       "mpc_bits": header.mpc_bits, "mpc_frac": header.mpc_frac,
+                       "reveal_centres": header.reveal_centres, "helper": bool(helper)})
         if self.protocol != "mpc":
             return
-        if bool(header.reveal_centres) and not self.reveal_centres:
-            raise self._refuse("reveal_centres", "reveal_centres = false (the centres stay closed)", "true")
-        helper = header.mpc_helper
-        if helper and not self.helper:
-            raise self._refuse("helper", "no helper (helper = false)", f"a helper '{helper}'",
-                               "a share-holder this party was not told of")
-        if self.helper and not helper:
-            raise self._refuse("helper", "helper = true", "no helper")
         holders = list(header.mpc_parties)
         data = [p for p in holders if p != helper]
         if sorted(data) != sorted(self.parties) or len(set(holders)) != len(holders) or (helper and

@@ -5,11 +5,11 @@ parties' files say (it runs the session of a file of its own, or answers
 labels of its own choosing): nothing the parties could catch by comparing
 notes (the Confirm tags). Each party must refuse from its own file, naming
 the term, what its file says and what it was told, before it sends anything
-that the term bounds: at Join (the consortium, the protocol) nothing but
-Join has reached the coordinator; at the alignment (the clustering terms,
-the share-holders) no partial distance and no share has (only the ids-only
-upload, the same whatever the terms); at a round's labels (a cluster under
-the least size) no post of the next round.
+that the term bounds: at Join (the consortium, the protocol, the clustering
+terms Join announces) nothing but Join has reached the coordinator; at the
+alignment (the same terms as the header repeats them, the share-holders) no
+partial distance and no share has; at a round's labels (a cluster under the
+least size) no post of the next round.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from test_lying_coordinator import SCENARIO as SECURE
 
-from conftest import blobs, kmeans, party_processes, scenario_toml, split_x, write_scenario
+from conftest import blobs, kmeans, lying_alignment, party_processes, scenario_toml, split_x, write_scenario
+from coordinator import handlers
 from coordinator.protocols import secagg
 from coordinator.server import start_server
 from coordinator.servicer import Registry
@@ -92,36 +93,69 @@ def test_mpc_with_the_helper_as_second_share_holder_is_refused_at_join(tmp_path)
     assert rpcs(session) <= {"Join"}
 
 
-# -- at the alignment: the clustering terms and the share-holders -------------------------------------------------
+# -- at Join: the clustering terms it announces --------------------------------------------------------------------
 
-def test_mpc_opening_every_record_as_a_centre_is_refused_before_any_share(tmp_path):
+def test_mpc_opening_every_record_as_a_centre_is_refused_at_join(tmp_path):
     """n_clusters = the number of records, one round, centres opened, announced alike to all three: the
     'centres' would be every joined record. Every party refuses from its file (k = 3, centres closed)."""
     out, session = serve_weaker(tmp_path, MPC, clustering(n_clusters=40, max_iter=1, reveal_centres=True),
                                 ["a", "b", "c"])
     assert_every_party_refused(out, "its [clustering] n_clusters is 40", "says n_clusters = 3")
-    assert "Relay" not in rpcs(session)  # no MPC program ever started: no share exists
+    assert rpcs(session) <= {"Join"}  # not even an id
 
 
-def test_mpc_opening_the_centres_is_refused_before_any_share(tmp_path):
+def test_mpc_opening_the_centres_is_refused_at_join(tmp_path):
     out, session = serve_weaker(tmp_path, MPC, clustering(reveal_centres=True), ["a", "b", "c"])
     assert_every_party_refused(out, "its reveal_centres is true", "says reveal_centres = false")
-    assert "Relay" not in rpcs(session)
+    assert rpcs(session) <= {"Join"}
 
 
-def test_mpc_of_two_parties_without_the_helper_is_refused_before_any_share(tmp_path):
+def test_mpc_of_two_parties_without_the_helper_is_refused_at_join(tmp_path):
     """Two parties whose file asks for the helper (threshold 1), served without it (threshold 0)."""
     two = scenario_toml("mpc-terms", split_x(3, 3), seed=4, deadline=60, data=blobs(40, 6, 3),
                         clustering=kmeans(3, "mpc", max_iter=1, helper=True), security={"tls": False, "tokens": False})
     out, session = serve_weaker(tmp_path, two, clustering(helper=False), ["a", "b"])
     assert_every_party_refused(out, "its helper is no helper", "says helper = true")
-    assert "Relay" not in rpcs(session)
+    assert rpcs(session) <= {"Join"}
 
 
-def test_secure_aggregation_with_more_rounds_than_the_file_allows_is_refused_before_round_0(tmp_path):
+def test_secure_aggregation_with_more_rounds_than_the_file_allows_is_refused_at_join(tmp_path):
     out, session = serve_weaker(tmp_path, SECURE, clustering(max_iter=1000), ["a", "b"])
     assert_every_party_refused(out, "its [clustering] max_iter is 1000", "says max_iter = 300")
-    assert "PostDistances" not in rpcs(session)
+    assert rpcs(session) <= {"Join"}
+
+
+# -- at the alignment: the terms again, as the rounds will compute with them ---------------------------------------
+
+def lie_to_everyone(monkeypatch, parties, lie) -> None:
+    """GetAlignment tells every one of ``parties`` the header ``lie`` makes of the true one (Join was honest)."""
+    for name in parties:
+        monkeypatch.setattr(handlers, "alignment", lying_alignment(name, lie))
+
+
+def more_rounds(header, positions):
+    header.max_iter = 1000
+    return positions
+
+
+def centres_opened(header, positions):
+    header.reveal_centres = True
+    return positions
+
+
+def test_secure_aggregation_with_more_rounds_in_the_alignment_than_at_join_is_refused_before_round_0(
+        tmp_path, monkeypatch):
+    lie_to_everyone(monkeypatch, ("a", "b"), more_rounds)
+    out, session = serve_weaker(tmp_path, SECURE, lambda spec: spec, ["a", "b"])
+    assert_every_party_refused(out, "its [clustering] max_iter is 1000", "says max_iter = 300")
+    assert "PostDistances" not in rpcs(session)  # the ids went (the alignment needs them); no distance did
+
+
+def test_mpc_opening_the_centres_in_the_alignment_only_is_refused_before_any_share(tmp_path, monkeypatch):
+    lie_to_everyone(monkeypatch, ("a", "b", "c"), centres_opened)
+    out, session = serve_weaker(tmp_path, MPC, lambda spec: spec, ["a", "b", "c"])
+    assert_every_party_refused(out, "its reveal_centres is true", "says reveal_centres = false")
+    assert "Relay" not in rpcs(session)  # no MPC program ever started: no share exists
 
 
 # -- at a round's labels: the least cluster ------------------------------------------------------------------------
@@ -169,22 +203,28 @@ def test_a_party_reads_its_terms_from_its_own_file_with_the_safe_defaults(tmp_pa
 
 def test_each_weaker_term_is_refused_naming_it_what_the_file_says_and_what_was_told():
     mine = terms(protocol="secure_aggregation", parties=("a", "b"))
-    mine.check_join("secure_aggregation", ["b", "a"])  # the order is the session's
-    for protocol, parties, says in [("upload", ["a", "b"], 'its protocol is "upload"'),
-                                    ("secure_aggregation", ["a", "b", "x"], "its list of parties is ['a', 'b', 'x']"),
-                                    ("secure_aggregation", ["a", "a"], "its list of parties is ['a', 'a']")]:
+    announced = {"n_clusters": 3, "max_iter": 300, "scale_bits": 32, "mpc_bits": 0, "mpc_frac": 0,
+                 "reveal_centres": False, "helper": False}
+    mine.check_join("secure_aggregation", ["b", "a"], announced)  # the order is the session's
+    for protocol, parties, told, says in [
+            ("upload", ["a", "b"], {}, 'its protocol is "upload"'),
+            ("secure_aggregation", ["a", "b", "x"], announced, "its list of parties is ['a', 'b', 'x']"),
+            ("secure_aggregation", ["a", "a"], announced, "its list of parties is ['a', 'a']"),
+            ("secure_aggregation", ["a", "b"], {}, "its clustering terms is nothing (Join announced none)"),
+            ("secure_aggregation", ["a", "b"], {**announced, "scale_bits": 16}, "its [clustering] scale_bits is 16"),
+            ("secure_aggregation", ["a", "b"], {**announced, "n_clusters": 80}, "its [clustering] n_clusters is 80")]:
         with pytest.raises(PartyError, match="refusing the session") as err:
-            mine.check_join(protocol, parties)
+            mine.check_join(protocol, parties, told)
         assert says in str(err.value) and "study.toml" in str(err.value)
     with pytest.raises(PartyError, match="a party alone masks with nobody"):
-        terms(protocol="secure_aggregation", parties=("a",)).check_join("secure_aggregation", ["a"])
+        terms(protocol="secure_aggregation", parties=("a",)).check_join("secure_aggregation", ["a"], announced)
 
     mpc = terms(protocol="mpc")
     honest = Alignment(n_clusters=3, max_iter=300, mpc_bits=32, mpc_frac=16, mpc_parties=["a", "b", "c"])
     mpc.check_alignment(honest)
     for lie, says in [(dict(mpc_frac=12), "its [clustering] mpc_frac is 12"),
                       (dict(mpc_parties=["a", "b", "c", "helper"], mpc_helper="helper"),
-                       "its helper is a helper 'helper'"),
+                       "its helper is a helper, but this party's scenario file (study.toml) says no helper"),
                       (dict(mpc_parties=["a", "b"]), "its list of MPC share-holders is ['a', 'b']")]:
         with pytest.raises(PartyError) as err:
             mpc.check_alignment(replace(honest, **lie))

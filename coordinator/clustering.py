@@ -199,6 +199,9 @@ class ClusteringSpec:
             errors += self._check_mpc()
         elif self.helper or self.reveal_centres:
             errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" only")
+        if self.min_cluster_size and self.protocol != SECURE:
+            errors.append(f"'min_cluster_size' applies to protocol = \"{SECURE}\" only (a party's bound on the "
+                          "labels an arbiter answers)")
         return errors
 
     def _check_mpc(self) -> list[str]:

@@ -249,3 +249,16 @@ def test_the_least_cluster_spares_empty_clusters_and_initial_centres_alone():
         terms(protocol="secure_aggregation", min_cluster_size=3).check_labels(labels, 0, 3, [0, 1, 2], done=False)
     with pytest.raises(PartyError, match="its number of rounds"):
         terms(protocol="secure_aggregation", max_iter=5).check_labels(np.zeros(6, np.int32) + 1, 5, 3, [0], False)
+
+
+def test_min_cluster_size_is_read_from_the_file_and_refused_where_no_arbiter_answers_labels(tmp_path):
+    from ppcsim.scenario.load import ScenarioError
+
+    def table(protocol: str) -> str:
+        return scenario_toml("least", split_x(2, 2), data=blobs(40, 4, 3),
+                             clustering={"protocol": protocol, "n_clusters": 3, "max_iter": 5, "min_cluster_size": 4})
+
+    found = party_terms(load_scenario(write_scenario(tmp_path, table("secure_aggregation")), role="party", party="a"))
+    assert (found.least_cluster, found.max_iter) == (4, 5)
+    with pytest.raises(ScenarioError, match="'min_cluster_size' applies to protocol = \"secure_aggregation\" only"):
+        load_scenario(write_scenario(tmp_path, table("mpc"), "mpc.toml"), role="party", party="a")

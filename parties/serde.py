@@ -217,8 +217,8 @@ def joined_to_proto(value: Joined) -> session_pb2.JoinReply:
         chunk_bytes=value.chunk_bytes, seconds_left=value.seconds_left, parties=value.parties,
         ids={v: k for k, v in ID_MODES.items()}[value.ids],
         protocol={v: k for k, v in PROTOCOLS.items()}[value.protocol])
-    if value.clustering:
-        reply.clustering.CopyFrom(session_pb2.ClusteringTerms(**value.clustering))
+    for name, term in value.clustering.items():
+        setattr(reply.clustering, name, term)
     return reply
 
 

@@ -64,8 +64,8 @@ def terms_to_proto(terms: Terms) -> session_pb2.JoinReply:
     reply = session_pb2.JoinReply(chunk_bytes=terms.chunk_bytes, seconds_left=terms.seconds_left,
                                   ids=ID_MODES[terms.ids], parties=terms.parties,
                                   protocol=PROTOCOLS.get(terms.protocol, session_pb2.PROTOCOL_UPLOAD))
-    if terms.clustering is not None:
-        reply.clustering.CopyFrom(session_pb2.ClusteringTerms(**terms.clustering))
+    for name, value in (terms.clustering or {}).items():
+        setattr(reply.clustering, name, value)
     return reply
 
 

@@ -49,9 +49,7 @@ OSBR_MAX_ROWS = 10_000
 ATTACK_MAX_ROWS = 1_000
 
 VARIANTS = {
-    "none": {"method": "none"},
-    "drbt k=1": {"method": "drbt", "k": 1},
-    "drbt k=3": {"method": "drbt", "k": 3},
+    "none": {"method": "none"}, "drbt k=1": {"method": "drbt", "k": 1}, "drbt k=3": {"method": "drbt", "k": 3},
     "osbr": {"method": "osbr"},
     "secure aggregation": None,
     "labels only": {"protocol": "secure_aggregation", "reveal": "labels"},
@@ -85,8 +83,9 @@ LEARNS = {
                           "never a party's values or centre block",
     "labels only": "every round's labels (opened to every party) and the size and timing of the sealed frames it "
                    "relays; no share, no distance (honest majority, as the MPC's)",
-    "mpc": "the labels at the end and the size and timing of the sealed frames it relays; no share, no distance "
-           "(honest majority: its helper, the third share-holder of two parties, colludes with neither)",
+    "mpc": "the labels at the end and the size and timing of the sealed frames it relays; no share in a frame, no "
+           "distance; but its helper, the third share-holder of two parties, holds a share of every value: with "
+           "either party, all of the other's data (honest majority: it colludes with neither)",
 }
 
 
@@ -98,8 +97,7 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
     raw["name"] = f"{raw['name']}-{name.replace(' ', '-').replace('=', '')}-{rows}" + ("-shaped" if link else "")
     raw["security"] = {"mutual": True}
     raw.pop("network", None)
-    if link:
-        raw["network"] = dict(link)
+    raw.update({"network": dict(link)} if link else {})
     settings = VARIANTS[name]
     clustering = raw["clustering"]
     if name == "labels only":  # k records drawn with the seed (no k-means++ seeding: it would open distances)
@@ -354,6 +352,10 @@ def document(rows: list[dict]) -> str:
            f"byte relayed sealed through the coordinator; it runs up to {MPC_MAX_ROWS:,} records (MPyC is pure "
            "Python). Its *bytes* are the sealed frames of every share-holder, helper included.", ""]
           if any(r["variant"] == "mpc" for r in data) else []),
+        "In every way the parties share the pseudonym key and the coordinator does not: a party colluding with the "
+        "coordinator hands it the key, and the coordinator can then test guessed ids against every party's "
+        "pseudonyms (a dictionary test). The column below assumes no party colludes.",
+        "",
         "| m | method | bytes | rounds | time unshaped | time 100 Mbit/s, 20 ms | ARI vs plain | attack | the coordinator learns |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

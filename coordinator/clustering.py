@@ -108,6 +108,8 @@ SECURE_FIELDS = {
     "scale_bits": Param(int, 32, minimum=8, maximum=48, rule="an integer from 8 to 48", doc="fixed point: values * 2^scale_bits"),
     "reveal": Param(str, LABELS, choices=REVEALS,
                     doc="what each round opens: the labels only, or the summed distances to the arbiter"),
+    "min_cluster_size": Param(int, 0, minimum=0, rule="a non-negative integer",
+                              doc="a party's term: the smallest cluster it accepts in a round's labels (0: 2)"),
 }
 #: The fields of an MPC session (coordinator.protocols.mpc) beside max_iter and init.
 MPC_FIELDS = {
@@ -147,6 +149,9 @@ class ClusteringSpec:
     tol: float = 0.0
     init: str = "random"
     scale_bits: int = 32
+    #: secure_aggregation: the smallest cluster a party accepts in a round's labels (0: parties.terms' default, 2);
+    #: a party's own term, which the coordinator does not use.
+    min_cluster_size: int = 0
     #: mpc: the secure fixed-point type SecFxp(mpc_bits, mpc_frac), whether the centres are opened too, and
     #: whether the coordinator runs a third share-holder with no data (for two parties).
     mpc_bits: int = 32
@@ -212,6 +217,9 @@ class ClusteringSpec:
         elif self.helper or self.reveal_centres:
             errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" or to protocol = "
                           "\"secure_aggregation\" with reveal = \"labels\" only")
+        if self.min_cluster_size and self.protocol != SECURE:
+            errors.append(f"'min_cluster_size' applies to protocol = \"{SECURE}\" only (a party's bound on the "
+                          "labels an arbiter answers)")
         return errors
 
     @property

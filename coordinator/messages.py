@@ -33,6 +33,13 @@ class Terms:
     ids: str
     parties: tuple[str, ...]
     protocol: str
+    #: A session with rounds: its clustering terms (``CLUSTERING_TERMS``, by name), announced at Join so that a
+    #: party can hold them to its own file before it uploads anything; None otherwise.
+    clustering: dict[str, int | bool] | None = None
+
+
+#: The fields of JoinReply.clustering, a session's clustering terms (the [clustering] fields of the same names).
+CLUSTERING_TERMS = ("n_clusters", "max_iter", "scale_bits", "mpc_bits", "mpc_frac", "reveal_centres", "helper")
 
 
 @dataclass(frozen=True)

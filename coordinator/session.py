@@ -38,7 +38,7 @@ from coordinator.errors import FailedPrecondition, InvalidArgument, ResourceExha
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget
 from coordinator.matrix import FeatureMatrix
-from coordinator.messages import PeerKey, Received, SealedKey, Terms, UploadHeader
+from coordinator.messages import CLUSTERING_TERMS, PeerKey, Received, SealedKey, Terms, UploadHeader
 from coordinator.pipeline import pipeline
 from coordinator.protocols.confirm import Confirmations
 from coordinator.protocols.keys import KeyRelay
@@ -208,9 +208,10 @@ class Session:
 
     def terms(self) -> Terms:
         """What Join answers: the session's chunk size, time left, id mode, parties and protocol."""
-        protocol = self.spec.clustering.protocol
+        protocol, spec = self.spec.clustering.protocol, self.spec.clustering
         return Terms(self.spec.chunk_bytes, self.seconds_left(), self.spec.ids, tuple(self.spec.parties),
-                     protocol if protocol in ROUNDS else "upload")
+                     protocol if protocol in ROUNDS else "upload",
+                     {k: getattr(spec, k) for k in CLUSTERING_TERMS} if protocol in ROUNDS else None)
 
     # -- keys (the key relay, coordinator.protocols.keys) ------------------------------------
     @property

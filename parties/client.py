@@ -273,7 +273,7 @@ def agree_pseudonym_key(
     by_name = {p.party: p for p in peers}
     leader = reply.parties[0]
     if me == leader:
-        key = pseudonym_key(seed)
+        key = pseudonym_key(seed, session)
         sealed = []
         for name in reply.parties[1:]:
             nonce, ciphertext = seal(pair, by_name[name].public_key, key, session, me, name)

@@ -53,12 +53,13 @@ class KeyPair:
     private: X25519PrivateKey
 
     @classmethod
-    def generate(cls, seed: int | None = None) -> KeyPair:
-        """A new key pair: from this process's entropy, or derived from the party's own ``seed``, so that a
-        party process restarted with the same seed can join its session again with the same key."""
+    def generate(cls, seed: int | None = None, session: str = "") -> KeyPair:
+        """A new key pair: from this process's entropy, or derived from the party's own ``seed`` and the
+        ``session``'s name, so that a party process restarted with the same seed can join its session again with
+        the same key, and the same seed in two sessions gives two unrelated keys."""
         if seed is None:
             return cls(X25519PrivateKey.generate())
-        return cls(X25519PrivateKey.from_private_bytes(_from_seed(seed, "x25519 key")))
+        return cls(X25519PrivateKey.from_private_bytes(_from_seed(seed, "x25519 key", session)))
 
     @property
     def public(self) -> bytes:
@@ -101,16 +102,18 @@ def unseal(pair: KeyPair, leader_public: bytes, nonce: bytes, ciphertext: bytes,
     return key
 
 
-def _from_seed(seed: int, label: str) -> bytes:
-    """32 bytes derived from a party's ``seed`` for one use (HKDF-SHA256; the seed is as secret as they are)."""
+def _from_seed(seed: int, label: str, session: str) -> bytes:
+    """32 bytes derived from a party's ``seed`` for one use in one session: HKDF-SHA256 with info
+    ``"ppcsim.v1 <label>" 0x00 session`` (the seed is as secret as they are). Bound to the session's name, so
+    that a user who gives the same seed to two sessions gets keys, and pseudonyms, that nothing links."""
     material = int(seed).to_bytes((int(seed).bit_length() + 8) // 8 or 1, "little", signed=False)
-    return HKDF(hashes.SHA256(), KEY_BYTES, salt=None, info=_context(label)).derive(material)
+    return HKDF(hashes.SHA256(), KEY_BYTES, salt=None, info=_context(label, session)).derive(material)
 
 
-def pseudonym_key(seed: int | None) -> bytes:
-    """A new pseudonym key: from this process's entropy, or derived from the party's own ``seed`` (reproducible
-    runs)."""
-    return os.urandom(KEY_BYTES) if seed is None else _from_seed(seed, "pseudonym key")
+def pseudonym_key(seed: int | None, session: str = "") -> bytes:
+    """A new pseudonym key: from this process's entropy, or derived from the party's own ``seed`` and the
+    ``session``'s name (reproducible runs; the same seed in another session gives an unrelated key)."""
+    return os.urandom(KEY_BYTES) if seed is None else _from_seed(seed, "pseudonym key", session)
 
 
 # -- binding a key to a certificate (mutual TLS) -------------------------------------------------

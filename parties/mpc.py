@@ -50,6 +50,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.secagg import check_alignment, confirm_alignment, confirmed_fields
 from parties.serde import Alignment, Frame, Mark, Opened
+from parties.terms import Terms
 
 #: HKDF label of a pair's tunnel key.
 LABEL = "mpc tunnel"
@@ -337,15 +338,19 @@ def mpc_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dic
 
 
 def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray, n_rows: int,
-                pair: KeyPair, peers: dict[str, bytes], session: str, me: str) -> None:
+                pair: KeyPair, peers: dict[str, bytes], session: str, me: str, terms: Terms | None = None) -> None:
     """Before any share: check the alignment alone (parties.secagg.check_alignment; a refusal is told to the
     coordinator, which fails the session), then confirm to every other data party, through the coordinator's
     Confirm, what the coordinator told this party (``mpc_fields``), as secure-aggregation parties do
     (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
     naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
-    fields include its name and key, so every data party computes with the same helper."""
+    fields include its name and key, so every data party computes with the same helper. ``terms``: this
+    party's own (parties.terms), checked with the alignment: its share-holders, helper, k, rounds, scale and
+    whether the centres are opened."""
     try:
         check_alignment(header, positions, n_rows, me)
+        if terms is not None:
+            terms.check_alignment(header)
     except PartyError as exc:
         link.refuse(str(exc))
         raise

@@ -24,6 +24,7 @@ import time
 import grpc
 
 from parties.serde import Status
+from parties.text import escaped
 
 
 class Progress:
@@ -72,7 +73,7 @@ class Progress:
             if now - since >= self.every and now - max(said, since) >= self.every:
                 line = self.describe(step, now - since)
                 if line and not self._stop.is_set():
-                    print(f"party {self.name}: {line}", file=self.log, flush=True)
+                    print(f"party {self.name}: {escaped(line)}", file=self.log, flush=True)
                 said = now
 
     def _status(self) -> Status | None:

@@ -23,6 +23,8 @@ from typing import TypeVar
 
 import grpc
 
+from parties.text import escaped
+
 #: Times a call is tried again after its connection dropped, and the first wait in seconds (doubled each time).
 RETRIES, BACKOFF = 3, 1.0
 #: Seconds between Joins while the coordinator still reads this party's earlier upload.
@@ -70,7 +72,7 @@ class Retry:
                 else:
                     why = (f"the coordinator still reads this party's earlier upload; trying again in {wait:g} s "
                            f"({self.left():.0f} s left)")
-                print(f"party {self.name}: {what}: {why}", file=self.log, flush=True)
+                print(f"party {self.name}: {what}: {escaped(why)}", file=self.log, flush=True)
                 self.sleep(wait)
                 if again is not None:
                     again()

@@ -45,6 +45,8 @@ from parties.secagg import RoundsResult, check_result
 from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
+from parties.terms import Terms
+from parties.text import escaped
 from protos.extras import missing
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
@@ -112,6 +114,7 @@ def run_party(
     secure_only: bool = False,
     ids_mode: str | None = None,
     reveal: str | None = None,
+    terms: Terms | None = None,
     log=sys.stderr,
     progress: float = 0.0,
 ) -> dict:
@@ -131,6 +134,9 @@ def run_party(
     scenario's [clustering] reveal of a secure-aggregation session; the party
     refuses a coordinator that runs the session in the other mode (one that
     announces "distances" would read every summed distance).
+    ``terms``: what the party's own scenario file consents to (parties.terms);
+    a session whose terms differ is refused before the party sends what they
+    bound.
     ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
     the party waits for (``parties.progress``).
 
@@ -143,10 +149,10 @@ def run_party(
     done = disguise(cfg)
     say(cfg.name, f"{len(done.data.ids)} rows x {len(done.data.columns)} columns -> {cfg.method} "
                   + ", ".join(f"{s.name}{list(s.array.shape)}" for s in done.arrays), log)
-    pair = KeyPair.generate(cfg.seed)
+    pair = KeyPair.generate(cfg.seed, session)
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     steps = Steps(cfg, client, pair, key_signature(security, session, cfg.name, pair, mutual), security, mutual,
-                  deadline, log, progress)
+                  deadline, log, progress, terms)
     try:
         joined = steps.join(ids_mode, secure_only)
         peers, ids = steps.agree_keys(joined, done)
@@ -169,7 +175,7 @@ def run_party(
 
 
 def say(name: str, text: str, log) -> None:
-    print(f"party {name}: {text}", file=log, flush=True)
+    print(f"party {name}: {escaped(text)}", file=log, flush=True)
 
 
 class Steps:
@@ -177,8 +183,9 @@ class Steps:
     what the party is doing (for the message when its time runs out), ``timing`` what each step took."""
 
     def __init__(self, cfg: PartyConfig, client: CoordinatorClient, pair: KeyPair, signature: bytes,
-                 security: ClientSecurity | None, mutual: bool, deadline: float, log, progress: float):
-        self.cfg, self.client, self.pair, self.signature = cfg, client, pair, signature
+                 security: ClientSecurity | None, mutual: bool, deadline: float, log, progress: float,
+                 terms: Terms | None = None):
+        self.cfg, self.client, self.pair, self.signature, self.terms = cfg, client, pair, signature, terms
         self.security, self.mutual, self.deadline, self.log = security, mutual, deadline, log
         self.step, self.timing = "joining", {}  # type: tuple[str, dict[str, float]]
         self.retry = Retry(cfg.name, self.left, log)
@@ -208,6 +215,8 @@ class Steps:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
+        if self.terms is not None:
+            self.terms.check_join(joined.protocol, list(joined.parties), joined.clustering)
         return joined
 
     def agree_keys(self, joined: Joined, done: Disguised) -> tuple[list[Peer], np.ndarray | None]:
@@ -266,7 +275,8 @@ class Steps:
                                 lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
                                 done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
                                 len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
-                                self.deadline, parties=list(joined.parties), reveal=reveal, log=self.log)
+                                self.deadline, parties=list(joined.parties), reveal=reveal, terms=self.terms,
+                                log=self.log)
         say(self.cfg.name, f"{result.rounds} rounds of secure aggregation"
                            + (", opening the labels only" if isinstance(result, MpcResult) else ""), self.log)
         self.timing.update(result.timing)
@@ -298,7 +308,7 @@ class Steps:
                                  "session or gives it no 32-byte key")
             keys[header.mpc_helper] = header.mpc_helper_key
         confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
-                    client.session, name)
+                    client.session, name, self.terms)
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
         result = run_mpc(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
                          client.session, name, self.deadline, log=self.log)
@@ -397,9 +407,10 @@ def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray, block: int = 1
 
 
 def rpc_message(exc: grpc.RpcError) -> str:
-    """The coordinator's explanation of a failed call, in one line."""
+    """The coordinator's explanation of a failed call, in one line, escaped (parties.text: it is the
+    coordinator's text)."""
     code = exc.code() if hasattr(exc, "code") else None
-    detail = exc.details() if hasattr(exc, "details") else str(exc)
+    detail = escaped(exc.details() if hasattr(exc, "details") else str(exc))
     if code == grpc.StatusCode.UNAVAILABLE:
         return f"coordinator unreachable or its certificate not trusted ({detail})"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -55,6 +55,7 @@ from parties.serde import (
     read_int32,  # noqa: F401 - the in-process link (ppcsim.run.inprocess) imports it from here
     upload_messages,
 )
+from parties.terms import Terms
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32
@@ -378,7 +379,8 @@ class RoundsResult:
 
 def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes], session: str, me: str,
                chunk_bytes: int, *, ids: np.ndarray, parties: list[str] | None = None, masked: bool = True,
-               log=sys.stderr, given: tuple[Alignment, np.ndarray] | None = None) -> RoundsResult:
+               terms: Terms | None = None, log=sys.stderr,
+               given: tuple[Alignment, np.ndarray] | None = None) -> RoundsResult:
     """This party's Lloyd's rounds on its normalised columns ``X`` (its rows, in its upload's order).
 
     ``peers``: every party's X25519 public key, as the coordinator relayed
@@ -386,7 +388,8 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     order; ``parties``: the session's parties as Join named them. Before its
     first post the party checks the alignment alone (``check_alignment``) and
     with every other party (``confirm_alignment``); every answer after that is
-    checked against the alignment. ``masked=False`` only for a benchmark's
+    checked against the alignment, and against this party's own ``terms``
+    (parties.terms: its file's clustering terms and least cluster) when given. ``masked=False`` only for a benchmark's
     control run (the session must allow it): the same rounds with no mask
     added. ``given``: the alignment (header and positions) if the caller
     already asked for it.
@@ -400,6 +403,8 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         check_alignment(header, positions, len(X), me, parties)
         if set(order) != set(peers):
             raise _refuse(f"its parties {order} are not those whose keys it relayed ({sorted(peers)})")
+        if terms is not None:
+            terms.check_alignment(header)
     except PartyError as exc:
         link.refuse(str(exc))
         raise
@@ -448,6 +453,8 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         timing["post"] += t5 - t4
         timing["wait_labels"] += t6 - t5
         check_labels(answer, labels, round_, m, k, int(header.max_iter))
+        if terms is not None:
+            _told(link, terms.check_labels, labels, round_, k, init, answer.done)
         transcript.add(np.ascontiguousarray(labels, dtype="<i4").tobytes())
         if answer.done:
             break
@@ -473,6 +480,15 @@ def check_labels(answer: LabelsAnswer, labels: np.ndarray, round_: int, m: int, 
                          f"; there are {k} clusters (0 to {k - 1})")
     if not answer.done and round_ >= max_iter:
         raise PartyError(f"round {round_}: the coordinator asks for another round, past max_iter = {max_iter}")
+
+
+def _told(link: Link, check, *args) -> None:
+    """``check(*args)``; a PartyError it raises is told to the coordinator (``Link.refuse``) before it is raised."""
+    try:
+        check(*args)
+    except PartyError as exc:
+        link.refuse(str(exc))
+        raise
 
 
 class OpenedRounds(Protocol):
@@ -502,7 +518,7 @@ def check_result(labels: np.ndarray, n_rows: int, rounds: OpenedRounds | None, n
 
 def secure_party(link: Link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids: np.ndarray, session: str,
                  me: str, n_columns: int, chunk_bytes: int, *, parties: list[str] | None = None, masked: bool = True,
-                 log=sys.stderr) -> RoundsResult:
+                 terms: Terms | None = None, log=sys.stderr) -> RoundsResult:
     """A joined party's whole secure-aggregation exchange after Join (and the pseudonym key, if any).
 
     ``upload`` sends an Upload stream (here: the ids only, for the
@@ -517,6 +533,6 @@ def secure_party(link: Link, upload, peers: list, pair: KeyPair, X: np.ndarray, 
     upload(upload_messages(session, me, METHOD, {}, ids, [], n_columns, chunk_bytes))
     t_upload = time.perf_counter() - t
     result = run_rounds(link, X, pair, keys, session, me, chunk_bytes, ids=ids, parties=parties, masked=masked,
-                        log=log)
+                        terms=terms, log=log)
     result.timing["upload_ids"] = t_upload
     return result

@@ -40,6 +40,7 @@ from parties.keys import KeyPair
 from parties.mpc import MpcResult, mpc_fields, run_mpc
 from parties.secagg import METHOD, RoundsResult, check_alignment, confirm_alignment, run_rounds
 from parties.serde import Alignment, upload_messages
+from parties.terms import Terms
 from protos.extras import missing
 
 #: What the session opens each round (AlignmentHeader.reveal): the labels only, or the summed distances.
@@ -56,9 +57,12 @@ def labels_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> 
 
 def labels_rounds(link, header: Alignment, positions: np.ndarray, X: np.ndarray, ids: np.ndarray, pair: KeyPair,
                   peers: dict[str, bytes], session: str, me: str, deadline: float, *,
-                  parties: list[str] | None = None, log=sys.stderr) -> MpcResult:
-    """This party's rounds when only the labels are opened: check and confirm the alignment, then run the argmin's
-    MPC (parties.secagg_argmin) on its joined rows with every link relayed over ``link.relay``.
+                  parties: list[str] | None = None, terms: Terms | None = None, log=sys.stderr) -> MpcResult:
+    """This party's rounds when only the labels are opened: check and confirm the alignment (against this party's
+    own ``terms`` too, when given: parties.terms), then run the argmin's MPC (parties.secagg_argmin) on its joined
+    rows with every link relayed over ``link.relay``. The labels of every round come out of the MPC itself, so an
+    arbiter cannot choose them (no least-cluster check is needed), and the share-holders must be at least three
+    (threshold t >= 1), as in any MPC.
 
     ``X``: the party's normalised columns, its rows in its upload's order; ``peers``: every party's public key as
     relayed (the helper's is added from the alignment). Returns what the MPC opened: the last round's labels.
@@ -79,6 +83,12 @@ def labels_rounds(link, header: Alignment, positions: np.ndarray, X: np.ndarray,
             raise PartyError(f"refusing the coordinator's alignment: the argmin's share-holders {list(header.mpc_parties)}"
                              f" are not the session's parties {order}" + (f" and the helper '{helper}'" if helper else "")
                              + "; this party sends nothing")
+        if (len(expected) - 1) // 2 < 1:
+            raise PartyError(f"refusing the coordinator's alignment: the argmin's share-holders {expected} give "
+                             f"threshold t = {(len(expected) - 1) // 2}, and with t = 0 each share is the value "
+                             "itself; this party sends nothing")
+        if terms is not None:
+            terms.check_alignment(header)
         if int(header.mpc_columns[expected.index(me)]) != X.shape[1]:
             raise PartyError(f"refusing the coordinator's alignment: it says this party inputs "
                              f"{header.mpc_columns[expected.index(me)]} columns; it has {X.shape[1]}")
@@ -99,7 +109,8 @@ def labels_rounds(link, header: Alignment, positions: np.ndarray, X: np.ndarray,
 
 def secure_session(link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids: np.ndarray, session: str, me: str,
                    n_columns: int, chunk_bytes: int, deadline: float, *, parties: list[str] | None = None,
-                   reveal: str | None = None, log=sys.stderr) -> RoundsResult | MpcResult:
+                   reveal: str | None = None, terms: Terms | None = None,
+                   log=sys.stderr) -> RoundsResult | MpcResult:
     """A joined party's whole secure-aggregation exchange after Join (and the pseudonym key, if any), in either
     mode: its ids-only upload (naming its columns, which the argmin's MPC needs), the alignment, then the rounds
     the alignment's ``reveal`` asks for: ``labels_rounds``, or the masked partial distances of
@@ -127,10 +138,10 @@ def secure_session(link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids:
         raise PartyError(problem)
     if mode == LABELS:
         result = labels_rounds(link, header, positions, X, ids, pair, keys, session, me, deadline, parties=parties,
-                               log=log)
+                               terms=terms, log=log)
     elif mode == DISTANCES:
-        result = run_rounds(link, X, pair, keys, session, me, chunk_bytes, ids=ids, parties=parties, log=log,
-                            given=(header, positions))
+        result = run_rounds(link, X, pair, keys, session, me, chunk_bytes, ids=ids, parties=parties, terms=terms,
+                            log=log, given=(header, positions))
     else:
         why = f"refusing the coordinator's alignment: reveal = {mode!r} is neither \"{LABELS}\" nor \"{DISTANCES}\""
         link.refuse(why)

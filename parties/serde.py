@@ -35,6 +35,8 @@ IDS_PER_CHUNK = 20_000
 PROTOCOLS = {session_pb2.PROTOCOL_UPLOAD: "upload", session_pb2.PROTOCOL_SECURE_AGGREGATION: "secure_aggregation",
              session_pb2.PROTOCOL_MPC: "mpc"}
 ID_MODES = {session_pb2.IDS_PLAIN: "plain", session_pb2.IDS_PSEUDONYMOUS: "pseudonymous"}
+#: The fields of JoinReply.clustering: a session's clustering terms, named as in [clustering].
+CLUSTERING_TERMS = ("n_clusters", "max_iter", "scale_bits", "mpc_bits", "mpc_frac", "reveal_centres", "helper")
 #: StatusReply.state by name.
 STATES = {session_pb2.SESSION_STATE_UNSPECIFIED: "unspecified", session_pb2.WAITING: "waiting",
           session_pb2.CLUSTERING: "clustering", session_pb2.DONE: "done", session_pb2.FAILED: "failed"}
@@ -53,6 +55,9 @@ class Joined:
     ids: str
     parties: list[str]
     protocol: str
+    #: A session with rounds: its clustering terms as JoinReply.clustering gives them (``CLUSTERING_TERMS``, by
+    #: name); empty when the reply has none (an upload session).
+    clustering: dict[str, int | bool] = field(default_factory=dict)
 
     @property
     def rounds(self) -> bool:
@@ -202,15 +207,20 @@ def _to(cls: Any, value: Any) -> Any:
 
 
 def joined_from_proto(message: session_pb2.JoinReply) -> Joined:
+    terms = message.clustering
+    clustering = {f: getattr(terms, f) for f in CLUSTERING_TERMS} if message.HasField("clustering") else {}
     return Joined(chunk_bytes=message.chunk_bytes, seconds_left=message.seconds_left, ids=ID_MODES[message.ids],
-                  parties=list(message.parties), protocol=PROTOCOLS[message.protocol])
+                  parties=list(message.parties), protocol=PROTOCOLS[message.protocol], clustering=clustering)
 
 
 def joined_to_proto(value: Joined) -> session_pb2.JoinReply:
-    return session_pb2.JoinReply(
+    reply = session_pb2.JoinReply(
         chunk_bytes=value.chunk_bytes, seconds_left=value.seconds_left, parties=value.parties,
         ids={v: k for k, v in ID_MODES.items()}[value.ids],
         protocol={v: k for k, v in PROTOCOLS.items()}[value.protocol])
+    for name, term in value.clustering.items():
+        setattr(reply.clustering, name, term)
+    return reply
 
 
 def peer_from_proto(message: session_pb2.PeerKey) -> Peer:

@@ -23,6 +23,9 @@ MARK = "processes"
 
 #: Test files every test of which starts a process or a server (paths from the repository's root).
 PROCESS_FILES = frozenset({
+    "tests/parties/test_party_terms.py",
+    "tests/parties/test_party_text.py",
+    "tests/ppcsim/run/test_secure_labels_runs.py",
     "tests/coordinator/test_greedy_clients.py",
     "tests/coordinator/test_hostile_messages.py",
     "tests/coordinator/test_hostile_uploads.py",

@@ -61,9 +61,12 @@ def join_from_proto(request: session_pb2.JoinRequest) -> JoinAsk:
 
 
 def terms_to_proto(terms: Terms) -> session_pb2.JoinReply:
-    return session_pb2.JoinReply(chunk_bytes=terms.chunk_bytes, seconds_left=terms.seconds_left,
-                                 ids=ID_MODES[terms.ids], parties=terms.parties,
-                                 protocol=PROTOCOLS.get(terms.protocol, session_pb2.PROTOCOL_UPLOAD))
+    reply = session_pb2.JoinReply(chunk_bytes=terms.chunk_bytes, seconds_left=terms.seconds_left,
+                                  ids=ID_MODES[terms.ids], parties=terms.parties,
+                                  protocol=PROTOCOLS.get(terms.protocol, session_pb2.PROTOCOL_UPLOAD))
+    for name, value in (terms.clustering or {}).items():
+        setattr(reply.clustering, name, value)
+    return reply
 
 
 def ask_from_proto(request) -> Ask:

@@ -212,6 +212,8 @@ def cmd_party(args: argparse.Namespace) -> int:
 
     from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity
     from parties.run import rpc_message, run_party
+    from parties.text import escaped
+    from ppcsim.scenario.terms import party_terms
 
     scenario = load_scenario(args.scenario, role="party", party=args.party)
     seed = party_seed_from(args)
@@ -241,11 +243,12 @@ def cmd_party(args: argparse.Namespace) -> int:
             secure_only=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
             reveal=secure_reveal(scenario.path),
+            terms=party_terms(scenario),
             log=io.StringIO() if args.quiet else sys.stderr,
             progress=0.0 if args.quiet else args.progress,
         )
-    except PartyError as exc:
-        raise PartyError(f"party '{cfg.name}': {exc}") from None
+    except PartyError as exc:  # it may quote the coordinator or another party: escaped (parties.text)
+        raise PartyError(f"party '{cfg.name}': {escaped(str(exc))}") from None
     except grpc.RpcError as exc:
         print(f"ppc party {cfg.name}: error: {rpc_message(exc)}", file=sys.stderr)
         return 1

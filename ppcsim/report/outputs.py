@@ -76,19 +76,20 @@ def _umask() -> int:
 UMASK = _umask()
 
 
-def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None]) -> None:
+def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None], private: bool = False) -> None:
     """Write ``data`` (bytes, or a function writing to a file) to ``path`` through a temporary file,
     so that ``path`` is never half-written.
 
     The file gets the mode any new file of this user gets (0666 less the
     umask, commonly 0644), like the logs and figures beside it, and not the
     temporary file's 0600: every output of a run is then readable alike, and
-    ``umask 077`` keeps them all private.
+    ``umask 077`` keeps them all private. ``private``: 0600 whatever the
+    umask (a file that holds seeds).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        os.chmod(tmp, 0o666 & ~UMASK)
+        os.chmod(tmp, 0o600 if private else 0o666 & ~UMASK)
         with os.fdopen(fd, "wb") as fh:
             data(fh) if callable(data) else fh.write(data)
         os.replace(tmp, path)
@@ -398,7 +399,8 @@ def write_outputs(out: Path, report: Report, session: Session, sent: bool = True
     ``ids`` (as the coordinator received them) and ``features``, the matrix the coordinator clustered, when it
     clustered features (not dissimilarities).
     """
-    write_atomic(out / "report.json", report.dumps().encode())
+    # the observer's section holds every party's seed: then readable by its owner alone
+    write_atomic(out / "report.json", report.dumps().encode(), private=report.observer is not ABSENT)
     outcome = session.outcome
     if labels is not None:
         write_atomic(out / "labels.csv", labels)

@@ -69,7 +69,7 @@ def simulate(scenario: Scenario) -> tuple[Session, dict[str, Disguised]]:
             own[cfg.name] = disguise(cfg)
         except PartyError as exc:  # as a party process says it: naming the party (ppc party)
             raise PartyError(f"party '{cfg.name}': {exc}") from None
-        pairs[cfg.name] = KeyPair.generate(cfg.seed)
+        pairs[cfg.name] = KeyPair.generate(cfg.seed, scenario.name)
         request = session_pb2.JoinRequest(session=scenario.name, party=cfg.name, public_key=pairs[cfg.name].public)
         replies[cfg.name] = handlers.join(session, request)
     for cfg in scenario.parties:  # the key leader first: the others then find its sealed key waiting

@@ -45,9 +45,14 @@ def roles(n_parties: int, helper: bool, reveal_centres: bool) -> MpcPrivacy:
             sees=["the size, timing and direction of every relayed frame (they follow from the public settings: "
                   "records, columns, k, rounds, fixed-point type)",
                   "the labels the parties opened (the session's result), and so the cluster sizes",
-                  "which joined records start the centres (positions drawn with the scenario seed)"],
-            never_sees=["a share (each frame is sealed under a key of the two parties of its link)",
-                        "any value, distance, centre or comparison of the computation"]),
+                  "which joined records start the centres (positions drawn with the scenario seed)",
+                  *([f"through the {HELPER} it runs, a share of every value, every party's columns included: with "
+                     "either party's shares, all of the other party's data"] if helper else []),
+                  "with a party colluding: the pseudonym key (every party holds it), so every party's ids that can "
+                  "be guessed, by dictionary tests on their pseudonyms"],
+            never_sees=["a share in a relayed frame (each is sealed under a key of the two parties of its link)",
+                        "any value, distance, centre or comparison of the computation"
+                        + (", so long as its helper colludes with no party" if helper else "")]),
         "each party": Arbiter(
             sees=[f"its own columns and {opened}", "which records start the centres, and how many columns each "
                   "party inputs", "shares of every secret: random-looking to any t = "
@@ -58,9 +63,10 @@ def roles(n_parties: int, helper: bool, reveal_centres: bool) -> MpcPrivacy:
     }
     if helper:
         out[HELPER] = Arbiter(
-            sees=[f"shares of the parties' columns and of every intermediate value, and {opened}"],
-            never_sees=["any value, so long as it does not collude with a party (with two parties t = 1: a party "
-                        "and the helper together could open every share)"])
+            sees=[f"a share of everything: the parties' columns and every intermediate value, and {opened}",
+                  "with either party's shares (t = 1), every value: all of the other party's data"],
+            never_sees=["any value from its shares alone (it runs in the coordinator's process: the coordinator "
+                        "and either party together read the other's data)"])
     assumption = (f"honest majority: Shamir secret sharing with threshold t = {t} over {n_parties + helper} "
                   "share-holders hides every value from any t of them, if all follow the protocol (honest but "
                   "curious); " + ("the helper is run beside the coordinator and must not collude with either party"

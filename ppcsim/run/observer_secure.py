@@ -109,6 +109,8 @@ def learns(m: int, k: int, rounds: int) -> Arbiter:
             f"in each of {rounds} rounds ({m * k * rounds:,} in all), as sums over the parties",
             "in round 0, the centres are k joined records it drew itself: distances of every record to those",
             "the labels of every round, the cluster sizes, which records join (pseudonymous ids)",
+            "with a party colluding: the pseudonym key (every party holds it), so every party's ids that can be "
+            "guessed, by dictionary tests on their pseudonyms, and the other parties' summed partial distances",
         ],
         never_sees=["a party's values", "a party's partial distances (each post is masked)",
                     "a party's block of any centre"],

@@ -73,8 +73,8 @@ SECURE_METHOD = "none"
 #: How record ids travel: keyed pseudonyms (default; the coordinator never sees a raw id) or as they are.
 ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
-#: session (party names, methods and public parameters, [clustering], [security]); a party reads [data] and its own
-#: [[parties]] table.
+#: session (party names, methods and public parameters, [clustering], [security]); a party reads [data], its own
+#: [[parties]] table, the other tables' names and [clustering] (its terms: parties.terms).
 ROLES = ("observer", "coordinator", "party")
 
 
@@ -118,6 +118,8 @@ class Scenario:
     #: Parties whose own table (as a party reads it) names no method: they may take part in a secure-aggregation
     #: session only, and refuse any other before sending data.
     unnamed: tuple[str, ...] = ()
+    #: The names of every ``[[parties]]`` table in the file, in order (a party's consortium: parties.terms).
+    consortium: tuple[str, ...] = ()
 
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
@@ -208,9 +210,11 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     - ``"coordinator"``: the session: top-level fields, every party's name,
       method and method parameters (not its columns or data, which stay with
       the party), ``[clustering]``, ``[security]``, ``[network]``.
-    - ``"party"`` with ``party``: top-level fields, ``[security]``, ``[data]``
-      if the party uses it, and that party's own ``[[parties]]`` table alone;
-      other parties' tables are not read. Its seed is None: the party draws
+    - ``"party"`` with ``party``: top-level fields, ``[security]``,
+      ``[clustering]``, ``[data]`` if the party uses it, and that party's own
+      ``[[parties]]`` table; of the other tables only their names are read
+      (the consortium: with ``[clustering]``, the party's terms,
+      ``ppcsim.scenario.terms``). Its seed is None: the party draws
       one from its own entropy unless its user gives one.
     """
     if role not in ROLES:
@@ -239,6 +243,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
         raw_parties = []
+    consortium = tuple(str(e.get("name")) for e in raw_parties if isinstance(e, dict))
     if role == "party":
         mine = [e for e in raw_parties if isinstance(e, dict) and e.get("name") == party]
         if not mine and raw_parties:
@@ -279,7 +284,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                     errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute "
                                   "sets are disjoint)")
 
-    clustering = _clustering(raw.get("clustering", {}), seed, errors) if role != "party" else ClusteringSpec()
+    clustering = _clustering(raw.get("clustering", {}), seed, errors)  # a party's terms too (parties.terms)
     if role != "party" and not errors and clustering.protocol not in ROUNDS:
         errors += _composition(parties, clustering)
 
@@ -294,7 +299,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     if clustering.relayed:  # an MPC, or secure aggregation opening the labels only (an MPC argmin)
-        errors += mpc_parties(len(parties), clustering.helper, clustering.protocol)
+        errors += mpc_parties(len(consortium), clustering.helper, clustering.protocol)
         why = None if clustering.protocol == MPC else 'secure aggregation opening the labels only (reveal = "labels")'
         if (problem := missing("mpc", why)) is not None:
             errors.append(f"[clustering]: {problem}")
@@ -316,6 +321,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         links=links,
         hosts=hosts,
         unnamed=tuple(unnamed),
+        consortium=consortium,
     )
 
 

@@ -107,7 +107,7 @@ def one_record_shorter(header, positions):
 
 
 def other_scale(header, positions):
-    header.scale_bits = 16  # within the documented range: only the other party can tell
+    header.scale_bits = 16  # within the documented range, but not the scale the party's own file agreed to
     return positions
 
 
@@ -128,7 +128,7 @@ def swapped_records(header, positions):
     (negative, "position -1 is not one of this party's rows"),
     (no_scale, "scale_bits = 0"),
     (one_record_shorter, "'a' was told another n_joined, init, records"),
-    (other_scale, "'a' was told another scale_bits"),
+    (other_scale, "its [clustering] scale_bits is 16, but this party's scenario file"),
     (swapped_records, "'a' was told another records"),
 ], ids=lambda v: v.__name__ if callable(v) else "")
 def test_every_party_refuses_a_lying_alignment_before_round_0(tmp_path, monkeypatch, lie, victim_says):

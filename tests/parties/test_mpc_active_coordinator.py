@@ -106,8 +106,11 @@ def swapped_records(header, positions):
     return positions
 
 
-def other_fraction(header, positions):
-    header.mpc_frac = 12  # a valid fixed-point type: the programs would compute with different encodings
+def other_centre(header, positions):
+    # another joined record as the first initial centre (a valid one): the programs would start apart. (Another
+    # fixed-point type, which the parties also confirm, is refused from the party's own file first:
+    # tests/parties/test_party_terms.py.)
+    header.init[0] = next(j for j in range(header.n_joined) if j not in header.init)
     return positions
 
 
@@ -116,7 +119,7 @@ def other_columns(header, positions):
     return positions
 
 
-@pytest.mark.parametrize("lie, field", [(swapped_records, "records"), (other_fraction, "mpc_frac"),
+@pytest.mark.parametrize("lie, field", [(swapped_records, "records"), (other_centre, "init"),
                                          (other_columns, "mpc_columns")], ids=lambda v: getattr(v, "__name__", ""))
 def test_mpc_parties_refuse_an_alignment_told_differently_before_any_share(tmp_path, monkeypatch, lie, field):
     out, session, _ = serve(tmp_path, monkeypatch, {(handlers, "alignment"): lying_alignment("b", lie)})

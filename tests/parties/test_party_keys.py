@@ -94,6 +94,15 @@ def test_a_seeded_party_draws_the_same_keys_and_an_unseeded_one_never_does():
     assert pseudonym_key(5) == pseudonym_key(5) != pseudonym_key(None) != pseudonym_key(None)
 
 
+def test_the_same_seed_in_two_sessions_gives_unrelated_keys_and_unlinkable_pseudonyms():
+    assert KeyPair.generate(5, "spring").public == KeyPair.generate(5, "spring").public
+    assert KeyPair.generate(5, "spring").public != KeyPair.generate(5, "autumn").public
+    ids = np.arange(1000)
+    spring, autumn = pseudonyms(pseudonym_key(5, "spring"), ids), pseudonyms(pseudonym_key(5, "autumn"), ids)
+    assert np.array_equal(spring, pseudonyms(pseudonym_key(5, "spring"), ids))  # a restarted party: the same
+    assert not set(spring.tolist()) & set(autumn.tolist())  # no record of one session found in the other
+
+
 def test_a_sealed_key_opens_only_for_its_party_from_its_leader():
     leader, to, other = KeyPair.generate(), KeyPair.generate(), KeyPair.generate()
     key = pseudonym_key(None)

@@ -28,7 +28,9 @@ VALUES = [
      serde.LabelsAnswer(round=7, done=True, changed=3, sizes=[4, 5], n_labels=9, seeding=False, centre=0)),
     (serde.tag_to_proto, serde.tag_from_proto, serde.Tag(to="b", field="records", mac=b"\x05" * 32, sender="a")),
     (serde.joined_to_proto, serde.joined_from_proto,
-     serde.Joined(chunk_bytes=1 << 20, seconds_left=12.5, ids="pseudonymous", parties=["a", "b", "c"], protocol="mpc")),
+     serde.Joined(chunk_bytes=1 << 20, seconds_left=12.5, ids="pseudonymous", parties=["a", "b", "c"], protocol="mpc",
+                  clustering={"n_clusters": 4, "max_iter": 9, "scale_bits": 32, "mpc_bits": 64, "mpc_frac": 24,
+                              "reveal_centres": True, "helper": False})),
 ]
 
 

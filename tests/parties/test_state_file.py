@@ -49,8 +49,10 @@ def test_a_party_killed_in_its_session_comes_back_from_its_state_file(tmp_path):
                    'method = "none"\n'}
     scenario = tmp_path / "s.toml"
     scenario.write_text(top + tables["a"] + tables["b"] + '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n')
-    for party, table in tables.items():
-        (tmp_path / f"{party}.toml").write_text(top + table)
+    for party, table in tables.items():  # each party's own file: its table whole, the other's name, the terms
+        other = next(p for p in tables if p != party)
+        (tmp_path / f"{party}.toml").write_text(top + table + f'[[parties]]\nname = "{other}"\n'
+                                                 '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n')
     creds, port_file, log = tmp_path / "creds", tmp_path / "port", tmp_path / "coordinator.log"
     assert run_ppc("credentials", scenario, "--out", creds, cwd=tmp_path).returncode == 0
     quiet = dict(stdin=subprocess.DEVNULL, cwd=tmp_path)

@@ -48,6 +48,9 @@ class Clustering(Section):
         Records DBSCAN left as noise.
     n_clusters_found : int or null
         Clusters found.
+    min_cluster_size : int
+        Secure aggregation: the smallest cluster a party accepts in a round's labels, a party's own term (0: the
+        default, 2; parties.terms).
     """
 
     OPEN = True
@@ -63,6 +66,7 @@ class Clustering(Section):
     tol: float | Absent = ABSENT
     init: str | Absent = ABSENT
     scale_bits: int | Absent = ABSENT
+    min_cluster_size: int | Absent = ABSENT
     input: str | None
     embedding: dict[str, Any] | None
     sizes: list[int] | None

@@ -63,18 +63,38 @@ class JoinRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., public_key: _Optional[bytes] = ..., key_signature: _Optional[bytes] = ...) -> None: ...
 
 class JoinReply(_message.Message):
-    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties", "protocol")
+    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties", "protocol", "clustering")
     CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
     SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERING_FIELD_NUMBER: _ClassVar[int]
     chunk_bytes: int
     seconds_left: float
     ids: IdMode
     parties: _containers.RepeatedScalarFieldContainer[str]
     protocol: Protocol
-    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ..., protocol: _Optional[_Union[Protocol, str]] = ...) -> None: ...
+    clustering: ClusteringTerms
+    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., clustering: _Optional[_Union[ClusteringTerms, _Mapping]] = ...) -> None: ...
+
+class ClusteringTerms(_message.Message):
+    __slots__ = ("n_clusters", "max_iter", "scale_bits", "mpc_bits", "mpc_frac", "reveal_centres", "helper")
+    N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ITER_FIELD_NUMBER: _ClassVar[int]
+    SCALE_BITS_FIELD_NUMBER: _ClassVar[int]
+    MPC_BITS_FIELD_NUMBER: _ClassVar[int]
+    MPC_FRAC_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_CENTRES_FIELD_NUMBER: _ClassVar[int]
+    HELPER_FIELD_NUMBER: _ClassVar[int]
+    n_clusters: int
+    max_iter: int
+    scale_bits: int
+    mpc_bits: int
+    mpc_frac: int
+    reveal_centres: bool
+    helper: bool
+    def __init__(self, n_clusters: _Optional[int] = ..., max_iter: _Optional[int] = ..., scale_bits: _Optional[int] = ..., mpc_bits: _Optional[int] = ..., mpc_frac: _Optional[int] = ..., reveal_centres: _Optional[bool] = ..., helper: _Optional[bool] = ...) -> None: ...
 
 class PeersRequest(_message.Message):
     __slots__ = ("session", "party")

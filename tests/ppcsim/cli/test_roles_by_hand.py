@@ -35,8 +35,10 @@ def run_session(tmp: Path, seed: int | None = None):
     }
     scenario = tmp / "s.toml"
     scenario.write_text(top + tables["a"] + tables["b"] + '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n')
-    for party, table in tables.items():
-        (tmp / f"{party}.toml").write_text(top + table)
+    for party, table in tables.items():  # each party's own file: its table whole, the other's name, the terms
+        other = next(p for p in tables if p != party)
+        (tmp / f"{party}.toml").write_text(top + table + f'[[parties]]\nname = "{other}"\n'
+                                           '[clustering]\nalgorithm = "kmeans"\nn_clusters = 2\n')
     port_file, out, creds = tmp / "port", tmp / "out", tmp / "creds"
     made = run_ppc("credentials", scenario, "--out", creds, cwd=tmp)
     assert made.returncode == 0, made.stderr

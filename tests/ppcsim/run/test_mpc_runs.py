@@ -196,3 +196,23 @@ def test_an_in_process_simulation_of_an_mpc_is_refused_with_what_to_do(tmp_path)
 
     with pytest.raises(ValueError, match="processes=True"):
         ppcsim.simulate(write_scenario(tmp_path, BLOBS))
+
+
+def test_the_roles_say_the_helper_holds_a_share_of_everything_and_what_a_colluding_party_gives_away():
+    """With a helper, the coordinator's process holds a share of every value: its roles must not list "a share"
+    as never seen, and must say that it with either party reads the other's data; without one they say the
+    frames' shares are sealed. Either way a party colluding with the coordinator gives it the pseudonym key."""
+    from ppcsim.run.observer_mpc import roles
+
+    with_helper = roles(2, True, False).roles
+    coordinator = with_helper["coordinator"]
+    assert not any(line.startswith("a share (") or line == "a share" for line in coordinator.never_sees)
+    assert any("a share of every value" in line and "all of the other party's data" in line
+               for line in coordinator.sees)
+    assert any("a share of everything" in line for line in with_helper["helper"].sees)
+    assert any("all of the other party's data" in line for line in with_helper["helper"].sees)
+    alone = roles(3, False, False).roles["coordinator"]
+    assert not any("share of every value" in line for line in alone.sees)
+    assert any("sealed under a key of the two parties" in line for line in alone.never_sees)
+    for role in (coordinator, alone):
+        assert any("dictionary tests" in line and "pseudonym key" in line for line in role.sees)

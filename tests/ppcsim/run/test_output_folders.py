@@ -77,9 +77,11 @@ def test_ppc_run_twice_into_one_folder(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ppcsim", "run", str(path), "--out", str(out), "--quiet", "--html"],
                           capture_output=True, text=True, timeout=180, preexec_fn=lambda: os.umask(0o027))
     assert proc.returncode == 0, proc.stderr
-    # report, labels and sent/ were 0600 (from the temporary file), logs and figures 0644
+    # labels and sent/ were 0600 (from the temporary file), logs and figures 0644: all now the user's mode, but
+    # report.json, which holds every party's seed, 0600 whatever the umask
     modes = {str(f.relative_to(out)): stat.S_IMODE(f.stat().st_mode) for f in out.rglob("*") if f.is_file()}
     assert {"report.json", "labels.csv", "report.html", "sent/a.npz", "logs/a.log", "figures/bytes.png"} <= set(modes)
+    assert modes.pop("report.json") == 0o600 and "party_seeds" in (out / "report.json").read_text()
     assert set(modes.values()) == {0o640}, modes
     check_run_page(out)
 

@@ -27,6 +27,7 @@ import grpc
 
 from coordinator import handlers
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
+from coordinator.gate import CHARGED
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
 from coordinator.limits import Budget, Calls, Limits, physical_memory
 from coordinator.messages import UploadHeader
@@ -89,6 +90,19 @@ class Registry:
             return False
         digest = hashlib.sha256(token.encode()).hexdigest()
         return any(hmac.compare_digest(d, digest) for s in sessions for d in (s.spec.tokens or {}).values())
+
+    def owners(self, digest: str) -> list[tuple[str, str]]:
+        """The (session, party) pairs whose token has the SHA-256 hex ``digest`` (coordinator.gate)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        return [(s.spec.name, p) for s in sessions for p, d in (s.spec.tokens or {}).items()
+                if hmac.compare_digest(d, digest)]
+
+    def mutual(self, name: str) -> bool:
+        """Whether the session called ``name`` is served under mutual TLS (False: no such session)."""
+        with self._lock:
+            session = self._sessions.get(name)
+        return session is not None and session.spec.mutual
 
     def get(self, name: str) -> Session:
         with self._lock:
@@ -163,23 +177,31 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             raise AssertionError("grpc's context.abort returned") from None
 
     @contextlib.asynccontextmanager
-    async def _caller(self, context, session: Session, party: str):
-        """Count the call against its party's and its session's caps for as long as it runs.
+    async def _caller(self, context, session: Session, party: str, status: bool = False):
+        """Count the call against its party's and its session's caps for as long as it runs (``status``: a
+        GetStatus call, counted apart from the session's share), unless coordinator.gate counted it already.
 
         In a session whose calls prove no identity (no tokens, no mutual TLS) a
         party's name is only claimed: its cap counts the calls of that name on
         one connection (the caller's address and port), so that an outsider
         claiming a party's name takes its own share, not the party's."""
+        charged = CHARGED.get()
+        if charged is not None and charged.session == session.spec.name and (status or charged.party == party):
+            # coordinator.gate counts it
+            yield
+            return
         proven = session.spec.tokens is not None or session.spec.mutual
         connection = "" if proven else context.peer()
+        enter, leave = (self.calls.enter_status, self.calls.leave_status) if status else \
+            (self.calls.enter, self.calls.leave)
         try:
-            self.calls.enter(session.spec.name, party, connection)
+            enter(session.spec.name, party, connection)
         except ResourceExhausted as exc:
             await self._abort(context, exc)
         try:
             yield
         finally:
-            self.calls.leave(session.spec.name, party, connection)
+            leave(session.spec.name, party, connection)
 
     async def _answer(self, context, session: Session, handler: Callable[[], Message]) -> Message:
         """``handler()`` under PROBING: while it would wait, wait as a coroutine and run it again; SessionError
@@ -213,9 +235,10 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
 
     async def _unary(self, handler, request, context, party: str | None = None):
         """A unary RPC of a party: its session, then ``handler(session, request)``."""
+        status = party is not None
         party = request.party if party is None else party
         session = await self._session(request.session, context, party)
-        async with self._caller(context, session, party):
+        async with self._caller(context, session, party, status):
             return await self._answer(context, session, lambda: handler(session, request))
 
     async def GetPeers(self, request, context):

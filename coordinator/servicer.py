@@ -29,6 +29,7 @@ from coordinator import handlers
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
 from coordinator.gate import CHARGED
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
+from coordinator.logs import Quota
 from coordinator.limits import Budget, Calls, Limits, physical_memory
 from coordinator.messages import UploadHeader
 from coordinator.protocols import mpc
@@ -45,6 +46,8 @@ log = logging.getLogger("ppcsim.coordinator")
 # whatever process serves (e.g. ``ppc run``), duplicating its one-line error; ``ppc
 # coordinator`` configures logging and still shows them.
 log.addHandler(logging.NullHandler())
+#: Refusals are logged a few lines a period per kind (coordinator.logs): an outsider cannot flood the log.
+refusals = Quota(log)
 
 #: Seconds a stream may take to send its first message (the default of Limits.first_message_seconds).
 HEADER_SECONDS = 10.0
@@ -142,7 +145,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 code = status
                 break
         details = clip(str(exc))
-        log.warning("%s", details)
+        refusals.warning(f"refused {code.name}", "%s", details)
         await context.abort(code, details)
         raise AssertionError("grpc's context.abort returned")  # it raises; never reached
 
@@ -160,8 +163,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context),
                      certificate_name(context, name) if session.spec.mutual else None)
         except Refused as exc:
-            log.warning("session %s: refused %s call from %s: %s", shown(name), shown(claimed) or "status",
-                        context.peer(), clip(str(exc)))
+            refusals.warning("unidentified", "session %s: refused %s call from %s: %s", shown(name),
+                             shown(claimed) or "status", context.peer(), clip(str(exc)))
             await context.abort(exc.code, clip(str(exc)))
         return session
 
@@ -172,7 +175,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         try:
             return self.registry.admits(bearer_token(context), presented_name(context))
         except Refused as exc:
-            log.warning("refused a stream from %s before its first message: %s", context.peer(), exc)
+            refusals.warning("outsider", "refused a stream from %s before its first message: %s", context.peer(),
+                             clip(str(exc)))
             await context.abort(exc.code, clip(str(exc)))
             raise AssertionError("grpc's context.abort returned") from None
 
@@ -293,7 +297,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         except _Garbled as exc:
             await self._abort(context, f"{kind}: the first message is {exc}", grpc.StatusCode.INVALID_ARGUMENT)
         except _Silent:
-            log.warning("%s from %s: no first message within %g s; cut off", kind, context.peer(),
+            refusals.warning("silent", "%s from %s: no first message within %g s; cut off", kind, context.peer(),
                         self.limits.first_message_seconds)
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"{kind}: no first message within {self.limits.first_message_seconds:g} s")
@@ -522,6 +526,10 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 except SessionError as exc:
                     code = next((c for kind, c in STATUSES if isinstance(exc, kind)), grpc.StatusCode.INVALID_ARGUMENT)
                     problem.append((code, clip(str(exc))))
+                    break
+                except Exception as exc:  # noqa: BLE001 - a bug must fail the session with a message, not the stream
+                    problem.append((grpc.StatusCode.INTERNAL, clip(f"party '{party}': Relay message {n} could not be "
+                                                                   f"taken in ({type(exc).__name__}: {exc})")))
                     break
         finally:
             stop.cancel()

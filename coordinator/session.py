@@ -391,6 +391,9 @@ class Session:
         except SessionError as exc:
             self.fail(str(exc))
             return
+        except Exception as exc:  # noqa: BLE001 - a bug must fail the session with a message, not end the thread
+            self.fail(f"joining the ids failed: {type(exc).__name__}: {exc}")
+            return
         with self._cond:
             self.arbiter = arbiter
             self._wake()

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,6 +165,8 @@ class Tunnel:
     #: Per round, this party's turns: the times its program began sending MPyC messages after a message from a
     #: peer had ended (the first send counts as one), i.e. the messages in sequence on its path.
     turns: dict[int, int] = field(default_factory=dict)
+    #: Called with a peer's name each time a frame from it has been written to the program (None: nobody asks).
+    written: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         mine = self.order.index(self.me)
@@ -243,8 +246,12 @@ class Tunnel:
                         conn.shutdown(socket.SHUT_WR)
                     except OSError:
                         pass
+                    if self.written is not None:
+                        self.written(peer)
                     return
                 conn.sendall(data)
+                if self.written is not None:
+                    self.written(peer)
         except (OSError, queue.Empty) as exc:
             self.errors.append(f"the link to '{peer}': {exc or type(exc).__name__}")
 
@@ -348,29 +355,36 @@ def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray,
     confirm_alignment(link, pair, peers, list(header.parties), session, me, mpc_fields(header, positions, ids))
 
 
-def program_input(path: Path, X: np.ndarray, header: Alignment) -> None:
-    """The MPyC program's input file (see parties.mpc_kmeans)."""
+def program_input(path: Path, X: np.ndarray, header: Alignment, inbox: int = 0) -> None:
+    """The MPyC program's input file (see parties.mpc_kmeans); ``inbox``: the most bytes of its peers' messages
+    the program may hold before asking for them (0: no bound; parties.mpc_kmeans.guard_inbox)."""
     np.savez(path, X=X, columns=np.asarray(header.mpc_columns, dtype=np.int64), init=np.asarray(header.init),
              k=header.n_clusters, rounds=header.max_iter, bits=header.mpc_bits, frac=header.mpc_frac,
-             m=header.n_joined, reveal_centres=header.reveal_centres)
+             m=header.n_joined, reveal_centres=header.reveal_centres, inbox=inbox,
+             names=np.asarray(list(header.mpc_parties), dtype=str))
 
 
 def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
-            session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
+            session: str, me: str, deadline: float, log=sys.stderr, *, inbox: int = 0,
+            written: Callable[[str], None] | None = None) -> MpcResult:
     """Run this party's MPyC program on ``X`` (its joined rows, in the join's order; no columns for the helper)
     with its links tunnelled over ``relay`` (a function taking what goes up, ``Frame``, ``Mark`` and ``Opened``
-    values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call)."""
+    values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call).
+
+    The coordinator's helper passes ``inbox`` (the most bytes of unasked-for messages its program may hold) and
+    ``written`` (told each peer's frame as it is written to the program, so that the coordinator counts it
+    against the session's budget until then)."""
     order = list(header.mpc_parties)
     if me not in order or not set(order) <= set(peers):
         raise PartyError("the coordinator's list of MPC parties does not match the relayed keys")
     mine = order.index(me)
     ciphers = {p: PairCipher(pair, peers[p], session, me, p, mine < i) for i, p in enumerate(order) if p != me}
-    tunnel = Tunnel(session, me, order, ciphers, deadline)
+    tunnel = Tunnel(session, me, order, ciphers, deadline, written=written)
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ppc-mpc-") as tmp:
         data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
-        program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
+        program_input(data, np.ascontiguousarray(X, dtype=np.float64), header, inbox)
         tunnel.start()
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="mpc-receive", daemon=True)

@@ -343,12 +343,19 @@ def ready_to_post(session, party: str) -> Arbiter:
     return _arbiter(session, party)
 
 
+#: Most columns one MPC party may declare (its upload's parameter ``columns``); what the declared columns cost the
+#: coordinator's helper is also charged to the session's memory budget before the MPC starts (coordinator.protocols.mpc).
+MAX_MPC_COLUMNS = 10_000
+
+
 def columns(contribution) -> int:
     """The columns an MPC party inputs: its ids-only upload header's parameter ``columns``."""
     value = contribution.params.get("columns", "")
-    if not value.isdigit() or int(value) == 0:
-        raise InvalidArgument(f"party '{contribution.party}': an MPC party's ids-only upload names the number of "
-                              f"columns it inputs as parameter 'columns' (a positive integer), got {shown(value)!r}")
+    # ASCII digits only: str.isdigit() takes "²" and other digits int() refuses
+    if not (value.isascii() and value.isdigit()) or not 0 < int(value) <= MAX_MPC_COLUMNS:
+        raise InvalidArgument(f"party '{shown(contribution.party)}': an MPC party's ids-only upload names the number "
+                              f"of columns it inputs as parameter 'columns' (an integer from 1 to {MAX_MPC_COLUMNS}), "
+                              f"got '{shown(value)}'")
     return int(value)
 
 

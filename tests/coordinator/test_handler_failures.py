@@ -1,0 +1,99 @@
+"""Every handler fails the session with a message, never a dead thread, and what a party or an outsider sends
+reaches the log and the other parties escaped, the refusals' lines rate-limited (coordinator.logs)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+from coordinator.clustering import ClusteringSpec
+from coordinator.errors import FailedPrecondition, InvalidArgument
+from coordinator.logs import Quota
+from coordinator.messages import ConfirmPost, RelayResult
+from coordinator.protocols.confirm import confirm
+from coordinator.protocols.mpc import Hub
+from coordinator.server import start_server
+from coordinator.servicer import Registry
+from coordinator.session import FAILED, Session, SessionSpec
+from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
+
+
+def test_a_confirm_refusal_reaches_the_others_and_the_log_escaped():
+    session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain", deadline=30,
+                                  clustering=ClusteringSpec(protocol="secure_aggregation", n_clusters=2)))
+    reason = "\x1b[2J\x1b[31mall is well\x1b[0m\nparty b: ok\x07"
+    with pytest.raises(FailedPrecondition):
+        confirm(session, ConfirmPost(party="a", refusal=reason))
+    assert session.state == FAILED
+    assert session.error == ("party 'a' refused what the coordinator sent it: \\x1b[2J\\x1b[31mall is well\\x1b[0m"
+                             "\\nparty b: ok\\x07")
+    assert all(c.isprintable() for c in session.error)
+
+
+@pytest.mark.parametrize("labels, centres", [(b"\x00" * 5, b""), (b"\x00" * 8, b"\x00" * 12)])
+def test_relay_results_of_a_wrong_length_are_refused_naming_the_party(labels, centres):
+    session = Session(SessionSpec(name="r", parties=("a", "b", "c"), ids="plain", deadline=30,
+                                  clustering=ClusteringSpec(protocol="mpc", n_clusters=2, max_iter=1)))
+    hub = Hub(session, ["a", "b", "c"])
+    with pytest.raises(InvalidArgument) as err:
+        hub.receive("a", RelayResult(labels=labels, centres=centres))
+    assert str(err.value) == (f"party 'a': a RelayResult of {len(labels)} label bytes and {len(centres)} centre "
+                              "bytes; labels are 4 bytes each (int32), centres 8 (float64)")
+    hub.receive("a", RelayResult(labels=np.arange(2, dtype="<i4").tobytes(), centres=b""))
+    assert hub.results["a"][0].tolist() == [0, 1]
+
+
+def test_quota_logs_a_few_lines_per_kind_and_says_how_many_it_left_out():
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger("test.quota")
+    logger.addHandler(Keep())
+    logger.propagate = False
+    now = [0.0]
+    quota = Quota(logger, burst=3, period=10.0, clock=lambda: now[0])
+    for i in range(50):
+        quota.warning("outsider", "refused stream %d", i)
+    quota.warning("silent", "silent stream")
+    assert lines == ["refused stream 0", "refused stream 1", "refused stream 2", "silent stream"]
+    now[0] = 10.0
+    quota.warning("outsider", "refused stream %d", 50)
+    assert lines[-1] == "refused stream 50 (and 47 more like it left out of the log)"
+
+
+def test_refused_outsider_streams_write_a_few_log_lines_not_one_each(caplog):
+    registry = Registry()
+    digests = {p: hashlib.sha256(f"token-{p}".encode()).hexdigest() for p in ("a", "b")}
+    registry.create(SessionSpec(name="t", parties=("a", "b"), tokens=digests, ids="plain"))
+    server, port = start_server("127.0.0.1:0", registry)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = session_pb2_grpc.CoordinatorStub(channel)
+    release = threading.Event()
+
+    def silent():
+        release.wait()
+        return
+        yield
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="ppcsim.coordinator"):
+            calls = [stub.Upload.future(silent(), timeout=30, metadata=(("authorization", "Bearer nope"),))
+                     for _ in range(60)]
+            for call in calls:
+                assert call.exception(timeout=10).code() == grpc.StatusCode.UNAUTHENTICATED
+            time.sleep(0.2)
+        refused = [r.getMessage() for r in caplog.records if "before its first message" in r.getMessage()]
+        assert 1 <= len(refused) <= 10, len(refused)
+    finally:
+        release.set()
+        channel.close()
+        server.stop(None).wait(10)

@@ -323,15 +323,19 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
                  if not hmac.compare_digest(received.get((name, f), b""), _tag(key, name, me, f, fields[f]))]
         if wrong:
             differ[name] = wrong
+    problem = None
     if any(len(wrong) == len(fields) for wrong in differ.values()):
         names = ", ".join(f"'{name}'" for name, wrong in differ.items() if len(wrong) == len(fields))
-        raise PartyError(f"no confirmation from {names} matches, in any field: the coordinator relayed public keys "
-                         "of its own (a man in the middle, which only mutual TLS stops) or altered the "
-                         "confirmations; this party posts nothing")
-    if differ:
+        problem = (f"no confirmation from {names} matches, in any field: the coordinator relayed public keys of its "
+                   "own (a man in the middle, which only mutual TLS stops) or altered the confirmations; this party "
+                   "posts nothing")
+    elif differ:
         said = "; ".join(f"'{name}' was told another {', '.join(wrong)}" for name, wrong in differ.items())
-        raise PartyError(f"the coordinator told the parties different things: {said} (or its confirmation was "
-                         "altered on the way); this party posts nothing")
+        problem = (f"the coordinator told the parties different things: {said} (or its confirmation was altered on "
+                   "the way); this party posts nothing")
+    if problem is not None:
+        link.refuse(problem)  # the coordinator fails the session at once: nobody waits out the deadline
+        raise PartyError(problem)
 
 
 # -- the link to the arbiter -----------------------------------------------------------------------

@@ -336,10 +336,15 @@ def alignment(session, arbiter: Arbiter, party: str) -> tuple[AlignmentHeader, n
 
 def ready_to_post(session, party: str) -> Arbiter:
     """The rounds, for a party about to post: FailedPrecondition at once if its own ids are not in (it cannot
-    post before its id upload), else once every party's ids are joined."""
-    if session.expects(party) and session.spec.clustering.protocol == SECURE and party not in session.contributions:
-        raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
-                                 "ids, then GetAlignment, then post)")
+    post before its id upload) or if not every party has confirmed the alignment (coordinator.protocols.confirm:
+    a post before it would be taken as round 0's), else the rounds."""
+    if session.expects(party) and session.spec.clustering.protocol == SECURE:
+        if party not in session.contributions:
+            raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
+                                     "ids, then GetAlignment, then Confirm, then post)")
+        if not session.confirmations.complete():  # no wait: a post before the alignment is refused, not held
+            raise FailedPrecondition(f"party '{party}': PostDistances before every party's Confirm (GetAlignment, "
+                                     "then Confirm, then post)")
     return _arbiter(session, party)
 
 

@@ -97,3 +97,34 @@ def test_refused_outsider_streams_write_a_few_log_lines_not_one_each(caplog):
         release.set()
         channel.close()
         server.stop(None).wait(10)
+
+
+def test_a_party_that_finds_a_bad_tag_fails_the_session_at_once_for_everyone():
+    """b posted its tags, found a bad one among those it got, and says so with a second Confirm carrying its
+    refusal: a's waiting Confirm ends at once (not at the deadline) with b's reason."""
+    from coordinator.errors import SessionError
+    from coordinator.messages import ConfirmTag
+
+    session = Session(SessionSpec(name="s", parties=("a", "b", "c"), ids="plain", deadline=60,
+                                  clustering=ClusteringSpec(protocol="secure_aggregation", n_clusters=2)))
+    tag = ConfirmTag(to="a", sender="", field="records", mac=bytes(32))
+    errors: list[str] = []
+
+    def a_waits():
+        try:
+            confirm(session, ConfirmPost(party="a", tags=(ConfirmTag(to="b", sender="", field="records",
+                                                                     mac=bytes(32)),)))
+        except SessionError as exc:
+            errors.append(str(exc))
+
+    waiting = threading.Thread(target=a_waits)
+    waiting.start()
+    time.sleep(0.3)
+    assert waiting.is_alive()  # c has not confirmed: a waits
+    start = time.monotonic()
+    with pytest.raises(FailedPrecondition):
+        confirm(session, ConfirmPost(party="b", tags=(tag,), refusal="the coordinator told the parties different "
+                                                                     "things: 'a' was told another records"))
+    waiting.join(5)
+    assert not waiting.is_alive() and time.monotonic() - start < 2.0
+    assert session.state == FAILED and errors and "'a' was told another records" in errors[0]

@@ -165,6 +165,7 @@ class Relay(Link):
 
     def __init__(self, tamper=None):
         self.posted: dict[str, list] = {}
+        self.refused: dict[str, str] = {}
         self.tamper = tamper
 
     def confirm(self, tags):
@@ -180,6 +181,9 @@ class Relay(Link):
                 out = [session_pb2.ConfirmTag(to=me, sender=other, field=t.field, mac=t.mac)
                        for t in relay.posted[other] if t.to == me]
                 return relay.tamper(me, out, relay.posted[me]) if relay.tamper else out
+
+            def refuse(self, why):
+                relay.refused[me] = why
 
         return One()
 
@@ -204,6 +208,9 @@ def confirm_both(fields_a, fields_b, tamper=None):
             confirm_alignment(relay.party(me), pairs[me], keys, ["a", "b"], "s", me, fields)
         except PartyError as exc:
             errors[me] = str(exc)
+    # a party that stops on a bad tag tells the coordinator why (Confirm's refusal), which fails the session at
+    # once for every party instead of leaving them to wait out the deadline
+    assert relay.refused == errors
     return errors
 
 

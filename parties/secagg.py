@@ -428,6 +428,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         raise PartyError(f"the alignment gives {len(init)} initial centres for {k} clusters")
     centres = Xj[np.asarray(init, dtype=np.intp)].copy()
     round_, labels = 0, None
+    previous: np.ndarray | None = None
     while True:
         t = time.perf_counter()
         D = partial_distances(Xj, centres, norms)
@@ -446,6 +447,8 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         timing["post"] += t5 - t4
         timing["wait_labels"] += t6 - t5
         check_labels(answer, labels, round_, m, k, int(header.max_iter))
+        check_summary(answer, labels, previous, k)
+        previous = labels
         transcript.add(np.ascontiguousarray(labels, dtype="<i4").tobytes())
         if answer.done:
             break
@@ -471,6 +474,17 @@ def check_labels(answer: LabelsAnswer, labels: np.ndarray, round_: int, m: int, 
                          f"; there are {k} clusters (0 to {k - 1})")
     if not answer.done and round_ >= max_iter:
         raise PartyError(f"round {round_}: the coordinator asks for another round, past max_iter = {max_iter}")
+
+
+def check_summary(answer: LabelsAnswer, labels: np.ndarray, previous: np.ndarray | None, k: int) -> None:
+    """PartyError unless the answer's ``sizes`` are the clusters' sizes in ``labels`` and ``changed`` the labels
+    that differ from the round before (all m in round 0). They are not in the transcript because they follow
+    from the labels, which are; checked here, they cannot differ between parties told the same labels."""
+    sizes = np.bincount(labels, minlength=k).tolist() if len(labels) else [0] * k
+    changed = len(labels) if previous is None else int(np.count_nonzero(labels != previous))
+    if list(answer.sizes) != sizes or answer.changed != changed:
+        raise PartyError(f"round {answer.round}: the coordinator says the clusters have sizes {list(answer.sizes)[:8]}"
+                         f" and {answer.changed} labels changed; its labels give {sizes[:8]} and {changed}")
 
 
 class OpenedRounds(Protocol):

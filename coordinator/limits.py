@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 
 from coordinator.errors import ResourceExhausted
-from coordinator.text import size, shown
+from coordinator.text import shown, size
 from parties.retry import BUSY
 
 #: Bytes of ids an upload may store per record it announces (``n_ids`` x this is the upload's id budget), counted

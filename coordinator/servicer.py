@@ -27,10 +27,10 @@ import grpc
 
 from coordinator import handlers
 from coordinator.clock import REAL, Clock, RealClock, Scheduled
-from coordinator.gate import CHARGED
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
-from coordinator.logs import Quota
+from coordinator.gate import CHARGED
 from coordinator.limits import Budget, Calls, Limits, physical_memory
+from coordinator.logs import Quota
 from coordinator.messages import UploadHeader
 from coordinator.protocols import mpc
 from coordinator.protocols.upload import BrokenStream

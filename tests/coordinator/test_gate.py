@@ -23,7 +23,7 @@ from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from parties.retry import BUSY
-from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
+from protos.ppcsim.v1 import session_pb2_grpc
 from tests.coordinator.test_greedy_clients import honest
 
 STREAMS = 4200

@@ -128,3 +128,18 @@ def test_a_party_that_finds_a_bad_tag_fails_the_session_at_once_for_everyone():
     waiting.join(5)
     assert not waiting.is_alive() and time.monotonic() - start < 2.0
     assert session.state == FAILED and errors and "'a' was told another records" in errors[0]
+
+
+def test_a_message_over_4_mib_is_resource_exhausted():
+    registry = Registry()
+    registry.create(SessionSpec(name="s", parties=("a", "b"), ids="plain"))
+    server, port = start_server("127.0.0.1:0", registry)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 8 << 20)])
+    try:
+        with pytest.raises(grpc.RpcError) as err:
+            session_pb2_grpc.CoordinatorStub(channel).Join(
+                session_pb2.JoinRequest(session="s", party="a", public_key=bytes(5 << 20)), timeout=10)
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        channel.close()
+        server.stop(None).wait(10)

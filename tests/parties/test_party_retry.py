@@ -84,8 +84,8 @@ def test_no_wait_goes_past_the_deadline():
 
 
 def test_a_busy_coordinator_is_tried_again_with_backoff_until_the_deadline():
-    from coordinator.limits import Calls, Limits
     from coordinator.errors import ResourceExhausted
+    from coordinator.limits import Calls, Limits
 
     calls_ = Calls(Limits(party_calls=1))
     calls_.enter("s", "a")

@@ -112,3 +112,25 @@ def test_a_busy_coordinator_is_tried_again_with_backoff_until_the_deadline():
     with pytest.raises(Failed):
         retry("Upload", call)
     assert slept == []
+
+
+def test_the_rounds_link_tries_a_busy_confirm_again():
+    from types import SimpleNamespace
+
+    from parties.client import GrpcLink
+    from protos.ppcsim.v1 import session_pb2
+
+    answers = [Failed(grpc.StatusCode.RESOURCE_EXHAUSTED, "party 'a' of session 's' has 16 calls in flight, the cap "
+                                                          "per party (server busy: try again once a call ends)"),
+               session_pb2.ConfirmReply()]
+
+    def confirm(request, timeout, metadata):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    client = SimpleNamespace(session="s", party="a", metadata=(), stub=SimpleNamespace(Confirm=confirm))
+    retry, slept, log = policy()
+    assert GrpcLink(client, lambda: 30.0, retry).confirm([]) == [] and slept == [0.25]
+    assert "party a: Confirm: the coordinator is busy" in log.getvalue()

@@ -49,6 +49,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
+from parties.mpc_kmeans import STOPPED
 from parties.secagg import check_alignment, confirm_alignment, confirmed_fields
 from parties.serde import Alignment, Frame, Mark, Opened
 
@@ -423,7 +424,9 @@ def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
             pump.join(timeout=max(deadline - time.monotonic(), 0.1))
         if code != 0 or not result.exists():
             tunnel.outgoing.put(None)
-            problems = "; ".join(tunnel.errors) or errfile.read_text(errors="replace").strip().splitlines()[-1:]
+            said = errfile.read_text(errors="replace").strip().splitlines()[-1:]
+            # a program the inbox guard stopped says why first; the links it broke only follow from that
+            problems = "; ".join([*said, *tunnel.errors]) if code == STOPPED else "; ".join(tunnel.errors) or said
             out_of_time = time.monotonic() >= deadline
             raise PartyError(f"the MPC program {'ran out of time' if out_of_time else f'failed (exit {code})'}: "
                              f"{problems or 'no message'}")

@@ -110,11 +110,15 @@ def longest_message(m: int, k: int, columns: int, bits: int) -> int:
     return 12 + m * max(columns, k, 1) * (bits + 1) * ((2 * bits + 96) // 8 + 8)
 
 
+#: The exit status of a program that guard_inbox stopped (its reason is the last line of its standard error).
+STOPPED = 4
+
+
 def _stop(why: str) -> None:
     import os
 
     print(why, file=sys.stderr, flush=True)
-    os._exit(4)
+    os._exit(STOPPED)
 
 
 async def main(mpc, args) -> None:

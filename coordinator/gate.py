@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -44,8 +45,12 @@ from cryptography import x509
 
 from coordinator.errors import ResourceExhausted
 from coordinator.limits import Calls
+from coordinator.logs import Quota
 from coordinator.security import Refused, bearer_token, certificate_name, peer_certificate
 from coordinator.text import clip
+
+#: The gate's refusals, a few lines a period (coordinator.logs): thousands of refused streams write a handful.
+refusals = Quota(logging.getLogger("ppcsim.coordinator"))
 
 #: The prefix of the SubjectAlternativeName URI that binds a party's certificate to its session (protos.identity).
 URI_PREFIX = "urn:ppcsim:v1:party:"
@@ -138,6 +143,7 @@ class Gate(grpc.aio.ServerInterceptor):
             try:
                 gate.enter(caller, status)
             except ResourceExhausted as exc:
+                refusals.warning("busy", "%s", clip(str(exc)))
                 await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, clip(str(exc)))
             return caller
 

@@ -176,7 +176,8 @@ def honest(stub, registry: Registry, name: str, rows: int) -> tuple[float, float
 
 def besieged(idle: int, parked: int, rows: int, out: Figures) -> str:
     registry = Registry()
-    limits = Limits(party_calls=parked + 1, anonymous_streams=idle + 8, first_message_seconds=60)
+    limits = Limits(party_calls=parked + 1, session_calls=parked + 1, server_calls=parked + 1024,
+                    anonymous_streams=idle + 8, first_message_seconds=60)
     server, port = start_server("127.0.0.1:0", registry, limits=limits)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     stub = session_pb2_grpc.CoordinatorStub(channel)

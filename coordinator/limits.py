@@ -23,7 +23,8 @@ import threading
 from dataclasses import dataclass
 
 from coordinator.errors import ResourceExhausted
-from coordinator.text import size
+from coordinator.text import shown, size
+from parties.retry import BUSY
 
 #: Bytes of ids an upload may store per record it announces (``n_ids`` x this is the upload's id budget), counted
 #: as the coordinator stores them (``protos.ids.stored_bytes``: 8 an integer id, 16 a pseudonym, 16 a text id of
@@ -45,13 +46,19 @@ def physical_memory() -> int:
 class Limits:
     """The coordinator's caps. Every one is answered as documented in docs/protocol.md ("Limits")."""
 
-    #: Calls in flight on the whole server (gRPC's ``maximum_concurrent_rpcs``); past it gRPC answers
-    #: RESOURCE_EXHAUSTED itself. A waiting call is a coroutine, not a thread, so this can be large.
+    #: Calls in flight that the coordinator admits on the whole server, every party's and GetStatus's together
+    #: (streams that have not sent their first message and prove no party are counted apart, by
+    #: ``anonymous_streams``). A waiting call is a coroutine, not a thread, so this can be large.
     server_calls: int = 4096
-    #: Calls in flight of one party of one session (a party needs two or three at a time).
+    #: Of ``server_calls``, the calls only GetStatus may take: however many calls the sessions' parties hold,
+    #: this many status calls are still answered.
+    reserve: int = 256
+    #: Calls in flight of one party of one session (a party needs two or three at a time), counted from the
+    #: moment the call is seen when its token or certificate proves the party (coordinator.gate).
     party_calls: int = 16
-    #: Calls in flight of one session, all its parties and GetStatus callers together.
-    session_calls: int = 2048
+    #: Calls in flight of one session, all its parties together (GetStatus apart): a session's share of the
+    #: server's calls, so that other sessions always find some.
+    session_calls: int = 512
     #: Streams that have not yet sent their first message (so have named no session): outsiders cost this.
     anonymous_streams: int = 1024
     #: Seconds a stream may take to send its first message (its header), before DEADLINE_EXCEEDED.
@@ -64,6 +71,13 @@ class Limits:
     #: 8 threads against 422 with 32 (``bench/osbr_memory.py --parties 4 32``), as fast: the sums take one
     #: chunk at a time and the matrix's columns are written at memory speed.
     stream_threads: int = 8
+
+    @property
+    def grpc_calls(self) -> int:
+        """gRPC's own ``maximum_concurrent_rpcs``, the last line behind the caps above: the calls the coordinator
+        admits, the anonymous streams, and as many again for calls being refused (each is refused at once, but
+        holds its place in gRPC until its status is sent)."""
+        return 2 * (self.server_calls + self.anonymous_streams)
 
     @property
     def session_stream_threads(self) -> int:
@@ -122,33 +136,45 @@ class Budget:
 
 
 class Calls:
-    """Calls in flight per party, per session and before a stream names its session.
+    """Calls in flight per party, per session, on the whole server, and before a stream names its session.
 
-    Used from the server's event loop only (no lock needed): ``enter`` raises
-    ResourceExhausted naming the cap reached; ``leave`` undoes it.
+    Used from the server's event loop only (no lock needed): ``enter`` and
+    ``enter_status`` raise ResourceExhausted naming the cap reached (its
+    message says the server is busy: ``parties.retry.BUSY``, which ``ppc
+    party`` retries with backoff); ``leave`` undoes them.
     """
 
     def __init__(self, limits: Limits):
         self.limits = limits
         self.by_party: dict[tuple[str, str, str], int] = {}
         self.by_session: dict[str, int] = {}
+        self.status: dict[tuple[str, str, str], int] = {}
+        #: Calls admitted on the whole server (parties' and GetStatus's).
+        self.total = 0
         self.anonymous = 0
+
+    def _busy(self, message: str) -> ResourceExhausted:
+        return ResourceExhausted(f"{message} ({BUSY}: try again once a call ends)")
 
     def enter(self, session: str, party: str, connection: str = "") -> None:
         """Count a call of ``party`` of ``session``; ``connection``, when given (a session whose calls prove no
         identity), counts the party's calls on that connection apart from its other connections'."""
         key = (session, party, connection)
         if self.by_party.get(key, 0) >= self.limits.party_calls:
-            who = f"party '{party}'" if party else "the status caller"
+            who = f"party '{shown(party)}'" if party else "the status caller"
             where = " on this connection (the session proves no party's identity: calls are counted by the name " \
                     "they claim and their connection)" if connection else ""
-            raise ResourceExhausted(f"{who} of session '{session}' has {self.limits.party_calls} calls in flight"
-                                    f"{where}, the cap per party; let one end first")
+            raise self._busy(f"{who} of session '{shown(session)}' has {self.limits.party_calls} calls in flight"
+                             f"{where}, the cap per party")
         if self.by_session.get(session, 0) >= self.limits.session_calls:
-            raise ResourceExhausted(f"session '{session}' has {self.limits.session_calls} calls in flight, the cap "
-                                    "per session")
+            raise self._busy(f"session '{shown(session)}' has {self.limits.session_calls} calls in flight, the cap "
+                             "per session")
+        if self.total >= self.limits.server_calls - self.limits.reserve:
+            raise self._busy(f"the coordinator has {self.total} calls in flight; the last {self.limits.reserve} of "
+                             f"its {self.limits.server_calls} are kept for GetStatus")
         self.by_party[key] = self.by_party.get(key, 0) + 1
         self.by_session[session] = self.by_session.get(session, 0) + 1
+        self.total += 1
 
     def leave(self, session: str, party: str, connection: str = "") -> None:
         key = (session, party, connection)
@@ -158,11 +184,31 @@ class Calls:
         self.by_session[session] -= 1
         if not self.by_session[session]:
             del self.by_session[session]
+        self.total -= 1
+
+    def enter_status(self, session: str, party: str, connection: str = "") -> None:
+        """Count a GetStatus call of ``party`` of ``session`` (or of its connection): ``party_calls`` per caller,
+        outside the session's share, drawing on the whole server's calls and their reserve."""
+        key = (session, party, connection)
+        if self.status.get(key, 0) >= self.limits.party_calls:
+            raise self._busy(f"the status caller of session '{shown(session)}' has {self.limits.party_calls} "
+                             "GetStatus calls in flight, the cap per caller")
+        if self.total >= self.limits.server_calls:
+            raise self._busy(f"the coordinator has {self.limits.server_calls} calls in flight, its cap")
+        self.status[key] = self.status.get(key, 0) + 1
+        self.total += 1
+
+    def leave_status(self, session: str, party: str, connection: str = "") -> None:
+        key = (session, party, connection)
+        self.status[key] -= 1
+        if not self.status[key]:
+            del self.status[key]
+        self.total -= 1
 
     def enter_anonymous(self) -> None:
         if self.anonymous >= self.limits.anonymous_streams:
-            raise ResourceExhausted(f"{self.limits.anonymous_streams} streams are waiting for their first message, "
-                                    "the cap for the whole coordinator; send the header at once")
+            raise self._busy(f"{self.limits.anonymous_streams} streams are waiting for their first message, the cap "
+                             "for the whole coordinator; send the header at once")
         self.anonymous += 1
 
     def leave_anonymous(self) -> None:

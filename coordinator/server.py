@@ -10,6 +10,7 @@ import threading
 import grpc
 
 from coordinator.errors import SessionError
+from coordinator.gate import Gate
 from coordinator.limits import Limits
 from coordinator.malloc import M_ARENA_MAX, mallopt
 from coordinator.security import ServerSecurity, is_loopback
@@ -98,8 +99,9 @@ def start_server(
     thread.start()
 
     async def build() -> tuple[grpc.aio.Server, int]:
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0), *FLOW_CONTROL],
-                                 maximum_concurrent_rpcs=servicer.limits.server_calls)
+        gate = Gate(servicer.calls, registry.owners, registry.mutual)
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0), *FLOW_CONTROL], interceptors=[gate],
+                                 maximum_concurrent_rpcs=servicer.limits.grpc_calls)
         register(servicer, server)
         try:
             port = server.add_secure_port(listen, security.credentials()) if security.tls \

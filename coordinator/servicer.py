@@ -13,29 +13,29 @@ coordinator.limits get RESOURCE_EXHAUSTED naming it.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import hashlib
 import hmac
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import NoReturn, TypeVar
 
 import grpc
 
 from coordinator import handlers
-from coordinator.clock import REAL, Clock, RealClock, Scheduled
+from coordinator.clock import REAL, Clock
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, ResourceExhausted, SessionError
+from coordinator.gate import CHARGED
 from coordinator.limits import Budget, Calls, Limits, physical_memory
+from coordinator.logs import Quota
 from coordinator.messages import UploadHeader
 from coordinator.protocols import mpc
-from coordinator.protocols.upload import BrokenStream
 from coordinator.security import Refused, bearer_token, certificate_name, identify, peer_certificate, presented_name
 from coordinator.session import DONE, FAILED, Session, SessionSpec
 from coordinator.text import clip, shown
 from coordinator.waits import PROBING, WouldWait
+from coordinator.wire.streams import Garbled, Silent, Streams, void
 from coordinator.wire.table import Undecodable
 from protos.ppcsim.v1 import session_pb2_grpc
 
@@ -44,6 +44,8 @@ log = logging.getLogger("ppcsim.coordinator")
 # whatever process serves (e.g. ``ppc run``), duplicating its one-line error; ``ppc
 # coordinator`` configures logging and still shows them.
 log.addHandler(logging.NullHandler())
+#: Refusals are logged a few lines a period per kind (coordinator.logs): an outsider cannot flood the log.
+refusals = Quota(log)
 
 #: Seconds a stream may take to send its first message (the default of Limits.first_message_seconds).
 HEADER_SECONDS = 10.0
@@ -90,6 +92,19 @@ class Registry:
         digest = hashlib.sha256(token.encode()).hexdigest()
         return any(hmac.compare_digest(d, digest) for s in sessions for d in (s.spec.tokens or {}).values())
 
+    def owners(self, digest: str) -> list[tuple[str, str]]:
+        """The (session, party) pairs whose token has the SHA-256 hex ``digest`` (coordinator.gate)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+        return [(s.spec.name, p) for s in sessions for p, d in (s.spec.tokens or {}).items()
+                if hmac.compare_digest(d, digest)]
+
+    def mutual(self, name: str) -> bool:
+        """Whether the session called ``name`` is served under mutual TLS (False: no such session)."""
+        with self._lock:
+            session = self._sessions.get(name)
+        return session is not None and session.spec.mutual
+
     def get(self, name: str) -> Session:
         with self._lock:
             try:
@@ -118,8 +133,9 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         self.registry = registry
         self.limits = limits if limits is not None else Limits(first_message_seconds=self.header_timeout)
         self.calls = Calls(self.limits)
-        self.pool = ThreadPoolExecutor(self.limits.stream_threads, thread_name_prefix="coordinator-stream")
-        self._threads: dict[str, asyncio.Semaphore] = {}  # per session: its share of the stream threads
+        #: Reads the client streams (coordinator.wire.streams): each message within a deadline, uploads in threads.
+        self.streams = Streams(self.limits, registry.clock)
+        self.pool = self.streams.pool
 
     async def _abort(self, context, exc: Exception | str, code=grpc.StatusCode.FAILED_PRECONDITION) -> NoReturn:
         """Abort the call: the status of the error's kind (coordinator.errors), else ``code``."""
@@ -128,7 +144,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 code = status
                 break
         details = clip(str(exc))
-        log.warning("%s", details)
+        refusals.warning(f"refused {code.name}", "%s", details)
         await context.abort(code, details)
         raise AssertionError("grpc's context.abort returned")  # it raises; never reached
 
@@ -146,8 +162,8 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             identify(session.spec.tokens, session.spec.mutual, claimed, bearer_token(context),
                      certificate_name(context, name) if session.spec.mutual else None)
         except Refused as exc:
-            log.warning("session %s: refused %s call from %s: %s", shown(name), shown(claimed) or "status",
-                        context.peer(), clip(str(exc)))
+            refusals.warning("unidentified", "session %s: refused %s call from %s: %s", shown(name),
+                             shown(claimed) or "status", context.peer(), clip(str(exc)))
             await context.abort(exc.code, clip(str(exc)))
         return session
 
@@ -158,28 +174,37 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         try:
             return self.registry.admits(bearer_token(context), presented_name(context))
         except Refused as exc:
-            log.warning("refused a stream from %s before its first message: %s", context.peer(), exc)
+            refusals.warning("outsider", "refused a stream from %s before its first message: %s", context.peer(),
+                             clip(str(exc)))
             await context.abort(exc.code, clip(str(exc)))
             raise AssertionError("grpc's context.abort returned") from None
 
     @contextlib.asynccontextmanager
-    async def _caller(self, context, session: Session, party: str):
-        """Count the call against its party's and its session's caps for as long as it runs.
+    async def _caller(self, context, session: Session, party: str, status: bool = False):
+        """Count the call against its party's and its session's caps for as long as it runs (``status``: a
+        GetStatus call, counted apart from the session's share), unless coordinator.gate counted it already.
 
         In a session whose calls prove no identity (no tokens, no mutual TLS) a
         party's name is only claimed: its cap counts the calls of that name on
         one connection (the caller's address and port), so that an outsider
         claiming a party's name takes its own share, not the party's."""
+        charged = CHARGED.get()
+        if charged is not None and charged.session == session.spec.name and (status or charged.party == party):
+            # coordinator.gate counts it
+            yield
+            return
         proven = session.spec.tokens is not None or session.spec.mutual
         connection = "" if proven else context.peer()
+        enter, leave = (self.calls.enter_status, self.calls.leave_status) if status else \
+            (self.calls.enter, self.calls.leave)
         try:
-            self.calls.enter(session.spec.name, party, connection)
+            enter(session.spec.name, party, connection)
         except ResourceExhausted as exc:
             await self._abort(context, exc)
         try:
             yield
         finally:
-            self.calls.leave(session.spec.name, party, connection)
+            leave(session.spec.name, party, connection)
 
     async def _answer(self, context, session: Session, handler: Callable[[], Message]) -> Message:
         """``handler()`` under PROBING: while it would wait, wait as a coroutine and run it again; SessionError
@@ -213,9 +238,10 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
 
     async def _unary(self, handler, request, context, party: str | None = None):
         """A unary RPC of a party: its session, then ``handler(session, request)``."""
+        status = party is not None
         party = request.party if party is None else party
         session = await self._session(request.session, context, party)
-        async with self._caller(context, session, party):
+        async with self._caller(context, session, party, status):
             return await self._answer(context, session, lambda: handler(session, request))
 
     async def GetPeers(self, request, context):
@@ -266,11 +292,11 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             except ResourceExhausted as exc:
                 await self._abort(context, exc)
         try:
-            first = await self._next(request_iterator, self.limits.first_message_seconds)
-        except _Garbled as exc:
+            first = await self.streams.next(request_iterator, self.limits.first_message_seconds)
+        except Garbled as exc:
             await self._abort(context, f"{kind}: the first message is {exc}", grpc.StatusCode.INVALID_ARGUMENT)
-        except _Silent:
-            log.warning("%s from %s: no first message within %g s; cut off", kind, context.peer(),
+        except Silent:
+            refusals.warning("silent", "%s from %s: no first message within %g s; cut off", kind, context.peer(),
                         self.limits.first_message_seconds)
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"{kind}: no first message within {self.limits.first_message_seconds:g} s")
@@ -278,88 +304,6 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
             if anonymous:
                 self.calls.leave_anonymous()
         return first
-
-    async def _next(self, request_iterator, seconds: float, stop: asyncio.Event | None = None):
-        """The next message of ``request_iterator``, None at its end; _Silent if none came within ``seconds``,
-        _Stopped if ``stop`` was set first. Times by the registry's clock (a test's ManualClock, too)."""
-        loop = asyncio.get_running_loop()
-        read = asyncio.ensure_future(request_iterator.__anext__())
-        read.add_done_callback(lambda t: t.cancelled() or t.exception())  # read even when nobody waits for it
-        expired = asyncio.Event()
-        timer: asyncio.TimerHandle | Scheduled
-        if isinstance(self.registry.clock, RealClock):  # the loop's own timer: no thread per stream
-            timer = loop.call_later(seconds, expired.set)
-        else:
-            timer = self.registry.clock.call_later(seconds, lambda: void(loop.call_soon_threadsafe(expired.set)))
-        waits = {read, asyncio.ensure_future(expired.wait())}
-        if stop is not None:
-            waits.add(asyncio.ensure_future(stop.wait()))
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            timer.cancel()
-            for w in waits - {read}:
-                w.cancel()
-            if not read.done():
-                read.cancel()
-        if read.done() and not read.cancelled():
-            try:
-                item = read.result()
-            except StopAsyncIteration:
-                return None
-            if isinstance(item, Undecodable):
-                raise _Garbled(item)
-            return item
-        if stop is not None and stop.is_set():
-            raise _Stopped
-        raise _Silent
-
-    async def _in_thread(self, context, session: Session, request_iterator, take: Callable):
-        """``take(messages, cancel)`` in a stream thread, ``messages`` being the rest of the stream read here as
-        coroutines (each within ``limits.idle_seconds``), ``cancel`` cutting it off. A session holds at most
-        ``limits.session_stream_threads`` threads; its other streams wait (as coroutines) for one."""
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        idle = self.limits.idle_seconds
-        share = self._threads.setdefault(session.spec.name, asyncio.Semaphore(self.limits.session_stream_threads))
-
-        def messages():
-            n = 1
-            while True:
-                future = asyncio.run_coroutine_threadsafe(self._next(request_iterator, idle, stop), loop)
-                try:
-                    item = future.result(timeout=idle + 5.0)  # bounded even if the loop stops under it
-                except concurrent.futures.TimeoutError:
-                    future.cancel()
-                    raise BrokenStream(f"the server stopped while reading message {n + 1}") from None
-                except _Silent:
-                    raise BrokenStream(f"no message for {idle:g} s after message {n} (the idle limit)") from None
-                except _Stopped:
-                    # cut off by its session, or its caller cancelled (which stops the read first, racing gRPC)
-                    raise BrokenStream(f"the stream was cancelled or cut off after message {n}") from None
-                except _Garbled as exc:
-                    raise BrokenStream(f"message {n + 1} is {exc}") from None
-                except (grpc.RpcError, asyncio.CancelledError, concurrent.futures.CancelledError):
-                    raise BrokenStream(f"the stream was cancelled or cut off after message {n}") from None
-                except Exception as exc:  # noqa: BLE001 - gRPC's own read errors
-                    raise BrokenStream(f"message {n + 1} could not be read ({type(exc).__name__})") from None
-                if item is None:
-                    return
-                n += 1
-                yield item
-
-        def cancel():
-            loop.call_soon_threadsafe(stop.set)
-
-        async with share:
-            work = loop.run_in_executor(self.pool, take, messages(), cancel)
-            try:
-                return await asyncio.shield(work)
-            except asyncio.CancelledError:  # the caller went away: cut the stream, let the thread finish
-                stop.set()
-                with contextlib.suppress(Exception):
-                    await work
-                raise
 
     async def Upload(self, request_iterator, context):
         """``request_iterator`` yields each message decoded, as coordinator.messages.Received (see register)."""
@@ -375,7 +319,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         session = await self._session(header.session, context, header.party)
         async with self._caller(context, session, header.party):
             try:
-                reply = await self._in_thread(context, session, request_iterator,
+                reply = await self.streams.in_thread(session.spec.name, request_iterator,
                                               lambda rest, cancel: handlers.upload(session, first, rest, cancel))
             except SessionError as exc:
                 await self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
@@ -398,7 +342,7 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                 return handlers.post_distances(session, messages())
 
             try:
-                return await self._in_thread(context, session, request_iterator, take)
+                return await self.streams.in_thread(session.spec.name, request_iterator, take)
             except SessionError as exc:
                 await self._abort(context, exc, grpc.StatusCode.INVALID_ARGUMENT)
 
@@ -500,6 +444,10 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
                     code = next((c for kind, c in STATUSES if isinstance(exc, kind)), grpc.StatusCode.INVALID_ARGUMENT)
                     problem.append((code, clip(str(exc))))
                     break
+                except Exception as exc:  # noqa: BLE001 - a bug must fail the session with a message, not the stream
+                    problem.append((grpc.StatusCode.INTERNAL, clip(f"party '{party}': Relay message {n} could not be "
+                                                                   f"taken in ({type(exc).__name__}: {exc})")))
+                    break
         finally:
             stop.cancel()
             if read is not None and not read.done():
@@ -512,25 +460,6 @@ class CoordinatorServicer(session_pb2_grpc.CoordinatorServicer):
         except Exception as exc:  # noqa: BLE001 - a bug must still end the session, not leave it waiting
             session.fail(f"the MPC's result could not be made once party '{party}' ended its stream "
                          f"({type(exc).__name__}: {exc})")
-
-
-def void(_value: object) -> None:
-    """Drop a value (a callback's result no caller reads)."""
-
-
-class _Silent(Exception):
-    """A stream sent nothing within its deadline."""
-
-
-class _Stopped(Exception):
-    """A stream was cut off by its session."""
-
-
-class _Garbled(Exception):
-    """A stream's message does not decode."""
-
-    def __init__(self, item: Undecodable):
-        super().__init__(item.explain())
 
 
 #: The gRPC status of each kind of SessionError (the first that matches).

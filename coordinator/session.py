@@ -146,7 +146,9 @@ class Session:
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
-        self.relay = KeyRelay(spec.name, spec.parties, spec.ids)  # the parties' keys (coordinator.protocols.keys)
+        # the parties' keys (coordinator.protocols.keys)
+        self.relay = KeyRelay(spec.name, spec.parties, spec.ids,
+                              spec.clustering.protocol if spec.clustering.protocol in ROUNDS else "")
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
         self.arbiter: Arbiter | None = None  # secure aggregation: the rounds, once the ids are joined
         self.confirmations = Confirmations(spec.parties)  # the tags each party posted (coordinator.protocols.confirm)
@@ -391,6 +393,9 @@ class Session:
             self.timing["join_seconds"] = self.clock.now() - t
         except SessionError as exc:
             self.fail(str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug must fail the session with a message, not end the thread
+            self.fail(f"joining the ids failed: {type(exc).__name__}: {exc}")
             return
         with self._cond:
             self.arbiter = arbiter

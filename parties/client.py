@@ -158,30 +158,34 @@ class CoordinatorClient:
 class GrpcLink(Link):
     """The secure-aggregation rounds' link (parties.secagg.Link) over a party's CoordinatorClient."""
 
-    def __init__(self, client: CoordinatorClient, timeout):
-        self.client, self.timeout = client, timeout  # timeout: a function giving the seconds left
+    def __init__(self, client: CoordinatorClient, timeout, retry=None):
+        """``timeout``: a function giving the seconds left; ``retry``: a parties.retry.Retry that tries a call
+        again when the coordinator is busy (None: no retry). A round's post is not tried again: its messages may
+        have been taken before the refusal came."""
+        self.client, self.timeout = client, timeout
+        self.retry = retry if retry is not None else (lambda what, call: call())
 
     def _request(self, cls, **fields):
         return cls(session=self.client.session, party=self.client.party, **fields)
 
     def alignment(self) -> tuple[serde.Alignment, np.ndarray]:
-        stream = self.client.stub.GetAlignment(self._request(session_pb2.AlignmentRequest), timeout=self.timeout(),
-                                               metadata=self.client.metadata)
-        return serde.read_int32(stream, "positions")
+        return self.retry("GetAlignment", lambda: serde.read_int32(self.client.stub.GetAlignment(
+            self._request(session_pb2.AlignmentRequest), timeout=self.timeout(), metadata=self.client.metadata),
+            "positions"))
 
     def post(self, messages: Iterator[session_pb2.DistanceMessage]) -> None:
         self.client.stub.PostDistances(messages, timeout=self.timeout(), metadata=self.client.metadata)
 
     def labels(self, round_: int, seeding: bool = False) -> tuple[serde.LabelsAnswer, np.ndarray]:
-        stream = self.client.stub.GetLabels(self._request(session_pb2.LabelsRequest, round=round_, seeding=seeding),
-                                            timeout=self.timeout(), metadata=self.client.metadata)
-        return serde.read_int32(stream, "labels")
+        request = self._request(session_pb2.LabelsRequest, round=round_, seeding=seeding)
+        return self.retry("GetLabels", lambda: serde.read_int32(self.client.stub.GetLabels(
+            request, timeout=self.timeout(), metadata=self.client.metadata), "labels"))
 
     def confirm(self, tags: list[serde.Tag]) -> list[serde.Tag]:
+        request = self._request(session_pb2.ConfirmRequest, tags=[serde.tag_to_proto(t) for t in tags])
         try:
-            reply = self.client.stub.Confirm(
-                self._request(session_pb2.ConfirmRequest, tags=[serde.tag_to_proto(t) for t in tags]),
-                timeout=self.timeout(), metadata=self.client.metadata)
+            reply = self.retry("Confirm", lambda: self.client.stub.Confirm(request, timeout=self.timeout(),
+                                                                            metadata=self.client.metadata))
         except grpc.RpcError as exc:
             if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
                 raise

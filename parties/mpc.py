@@ -39,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
+from parties.mpc_kmeans import STOPPED
 from parties.secagg import check_alignment, confirm_alignment, confirmed_fields
 from parties.serde import Alignment, Frame, Mark, Opened
 from parties.terms import Terms
@@ -167,6 +169,8 @@ class Tunnel:
     #: Per round, this party's turns: the times its program began sending MPyC messages after a message from a
     #: peer had ended (the first send counts as one), i.e. the messages in sequence on its path.
     turns: dict[int, int] = field(default_factory=dict)
+    #: Called with a peer's name each time a frame from it has been written to the program (None: nobody asks).
+    written: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         mine = self.order.index(self.me)
@@ -246,8 +250,12 @@ class Tunnel:
                         conn.shutdown(socket.SHUT_WR)
                     except OSError:
                         pass
+                    if self.written is not None:
+                        self.written(peer)
                     return
                 conn.sendall(data)
+                if self.written is not None:
+                    self.written(peer)
         except (OSError, queue.Empty) as exc:
             self.errors.append(f"the link to '{peer}': {exc or type(exc).__name__}")
 
@@ -357,30 +365,37 @@ def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray,
     confirm_alignment(link, pair, peers, list(header.parties), session, me, mpc_fields(header, positions, ids))
 
 
-def program_input(path: Path, X: np.ndarray, header: Alignment) -> None:
-    """The MPyC program's input file (see parties.mpc_kmeans)."""
+def program_input(path: Path, X: np.ndarray, header: Alignment, inbox: int = 0) -> None:
+    """The MPyC program's input file (see parties.mpc_kmeans); ``inbox``: the most bytes of its peers' messages
+    the program may hold before asking for them (0: no bound; parties.mpc_kmeans.guard_inbox)."""
     np.savez(path, X=X, columns=np.asarray(header.mpc_columns, dtype=np.int64), init=np.asarray(header.init),
              k=header.n_clusters, rounds=header.max_iter, bits=header.mpc_bits, frac=header.mpc_frac,
-             m=header.n_joined, reveal_centres=header.reveal_centres)
+             m=header.n_joined, reveal_centres=header.reveal_centres, inbox=inbox,
+             names=np.asarray(list(header.mpc_parties), dtype=str))
 
 
 def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
-            session: str, me: str, deadline: float, log=sys.stderr, program: str = PROGRAM) -> MpcResult:
+            session: str, me: str, deadline: float, log=sys.stderr, program: str = PROGRAM, *, inbox: int = 0,
+            written: Callable[[str], None] | None = None) -> MpcResult:
     """Run this party's MPyC program on ``X`` (its joined rows, in the join's order; no columns for the helper)
     with its links tunnelled over ``relay`` (a function taking what goes up, ``Frame``, ``Mark`` and ``Opened``
     values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call). ``program``: the
-    MPyC program's module (the full k-means, or secure aggregation's argmin, parties.secagg_argmin)."""
+    MPyC program's module (the full k-means, or secure aggregation's argmin, parties.secagg_argmin).
+
+    The coordinator's helper passes ``inbox`` (the most bytes of unasked-for messages its program may hold) and
+    ``written`` (told each peer's frame as it is written to the program, so that the coordinator counts it
+    against the session's budget until then)."""
     order = list(header.mpc_parties)
     if me not in order or not set(order) <= set(peers):
         raise PartyError("the coordinator's list of MPC parties does not match the relayed keys")
     mine = order.index(me)
     ciphers = {p: PairCipher(pair, peers[p], session, me, p, mine < i) for i, p in enumerate(order) if p != me}
-    tunnel = Tunnel(session, me, order, ciphers, deadline)
+    tunnel = Tunnel(session, me, order, ciphers, deadline, written=written)
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ppc-mpc-") as tmp:
         data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
-        program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
+        program_input(data, np.ascontiguousarray(X, dtype=np.float64), header, inbox)
         tunnel.start()
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="mpc-receive", daemon=True)
@@ -419,7 +434,9 @@ def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
             pump.join(timeout=max(deadline - time.monotonic(), 0.1))
         if code != 0 or not result.exists():
             tunnel.outgoing.put(None)
-            problems = "; ".join(tunnel.errors) or errfile.read_text(errors="replace").strip().splitlines()[-1:]
+            said = errfile.read_text(errors="replace").strip().splitlines()[-1:]
+            # a program the inbox guard stopped says why first; the links it broke only follow from that
+            problems = "; ".join([*said, *tunnel.errors]) if code == STOPPED else "; ".join(tunnel.errors) or said
             out_of_time = time.monotonic() >= deadline
             raise PartyError(f"the MPC program {'ran out of time' if out_of_time else f'failed (exit {code})'}: "
                              f"{problems or 'no message'}")

@@ -70,6 +70,57 @@ def lloyd(mpc, secfxp, X, init, k: int, rounds: int):
         yield r, C, U
 
 
+def guard_inbox(exchanger, inbox: int, longest: int, names: list[str], stop) -> None:
+    """Bound what the program holds of its peers' messages that it has not asked for yet: ``exchanger`` (MPyC's
+    ``MessageExchanger`` class) is patched so that a message announcing more than ``longest`` payload bytes, or
+    more than ``inbox`` bytes received from one peer and not yet taken by the program, calls ``stop(why)``
+    naming the peer (``names``: the MPC's parties by MPyC id). The coordinator's helper runs with both set
+    (parties.mpc.program_input), so that a party flooding it cannot grow the coordinator's process tree."""
+    received = exchanger.data_received
+
+    def unread(self) -> int:
+        return len(self.bytes) + sum(len(v) for v in self.buffers.values() if isinstance(v, bytes))
+
+    def who(self) -> str:
+        pid = self.peer_pid
+        return f"party '{names[pid]}'" if pid is not None and 0 <= pid < len(names) else "a peer"
+
+    def data_received(self, data):
+        received(self, data)
+        pending = bytes(self.bytes[:12])
+        if self.peer_pid is not None and len(pending) == 12:
+            size = int.from_bytes(pending[8:12], "little")
+            if size > longest:
+                stop(f"{who(self)} sent an MPC message of {size} bytes, longer than any this computation sends "
+                     f"({longest} bytes at most)")
+                return
+        held = unread(self)
+        if held > inbox:
+            stop(f"{who(self)} sent {held} bytes that the MPC program has not asked for, more than it may hold "
+                 f"({inbox} bytes: the session's memory budget)")
+
+    exchanger.data_received = data_received
+
+
+def longest_message(m: int, k: int, columns: int, bits: int) -> int:
+    """Bytes of the longest message this program sends to one peer (an upper bound): a vector of at most
+    ``m * max(columns, k) * (bits + 1)`` field elements (a secure comparison's bit decomposition of every
+    distance of the m x k matrix is the largest), each of at most ``(2 * bits + 96) // 8 + 8`` bytes, and
+    the 12-byte header."""
+    return 12 + m * max(columns, k, 1) * (bits + 1) * ((2 * bits + 96) // 8 + 8)
+
+
+#: The exit status of a program that guard_inbox stopped (its reason is the last line of its standard error).
+STOPPED = 4
+
+
+def _stop(why: str) -> None:
+    import os
+
+    print(why, file=sys.stderr, flush=True)
+    os._exit(STOPPED)
+
+
 async def main(mpc, args) -> None:
     """Input, Lloyd's rounds, output (see the module's docstring)."""
     data = np.load(args.data)
@@ -78,6 +129,12 @@ async def main(mpc, args) -> None:
     reveal_centres = bool(data["reveal_centres"])
     m = int(data["m"])
     secfxp = mpc.SecFxp(bits, frac)
+    inbox = int(data["inbox"]) if "inbox" in data.files else 0
+    if inbox:
+        from mpyc.asyncoro import MessageExchanger
+
+        names = [str(n) for n in data["names"]]
+        guard_inbox(MessageExchanger, inbox, longest_message(m, k, sum(columns), bits), names, _stop)
     await mpc.start()
     blocks = []
     for p, d in enumerate(columns):

@@ -271,7 +271,7 @@ class Steps:
                            f"{round_}")
                 return super().labels(round_, seeding)
 
-        result = secure_session(Watched(self.client, self.left),
+        result = secure_session(Watched(self.client, self.left, self.retry),
                                 lambda messages: self.client.upload(messages, timeout=self.left()), peers, self.pair,
                                 done.X, done.data.ids if ids is None else ids, self.client.session, self.cfg.name,
                                 len(done.data.columns), min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES),
@@ -300,7 +300,7 @@ class Steps:
                                       done.data.ids if ids is None else ids, [], len(done.data.columns), chunk),
                       timeout=self.left())
         t_upload = time.perf_counter() - t
-        link = GrpcLink(client, self.left)
+        link = GrpcLink(client, self.left, self.retry)
         header, positions = link.alignment()
         if header.mpc_helper:  # the coordinator's share-holder with no data: its key comes with the alignment
             if header.mpc_helper in keys or len(header.mpc_helper_key) != 32:

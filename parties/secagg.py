@@ -324,15 +324,19 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
                  if not hmac.compare_digest(received.get((name, f), b""), _tag(key, name, me, f, fields[f]))]
         if wrong:
             differ[name] = wrong
+    problem = None
     if any(len(wrong) == len(fields) for wrong in differ.values()):
         names = ", ".join(f"'{name}'" for name, wrong in differ.items() if len(wrong) == len(fields))
-        raise PartyError(f"no confirmation from {names} matches, in any field: the coordinator relayed public keys "
-                         "of its own (a man in the middle, which only mutual TLS stops) or altered the "
-                         "confirmations; this party posts nothing")
-    if differ:
+        problem = (f"no confirmation from {names} matches, in any field: the coordinator relayed public keys of its "
+                   "own (a man in the middle, which only mutual TLS stops) or altered the confirmations; this party "
+                   "posts nothing")
+    elif differ:
         said = "; ".join(f"'{name}' was told another {', '.join(wrong)}" for name, wrong in differ.items())
-        raise PartyError(f"the coordinator told the parties different things: {said} (or its confirmation was "
-                         "altered on the way); this party posts nothing")
+        problem = (f"the coordinator told the parties different things: {said} (or its confirmation was altered on "
+                   "the way); this party posts nothing")
+    if problem is not None:
+        link.refuse(problem)  # the coordinator fails the session at once: nobody waits out the deadline
+        raise PartyError(problem)
 
 
 # -- the link to the arbiter -----------------------------------------------------------------------
@@ -435,6 +439,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         raise PartyError(f"the alignment gives {len(init)} initial centres for {k} clusters")
     centres = Xj[np.asarray(init, dtype=np.intp)].copy()
     round_, labels = 0, None
+    previous: np.ndarray | None = None
     while True:
         t = time.perf_counter()
         D = partial_distances(Xj, centres, norms)
@@ -455,6 +460,8 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
         check_labels(answer, labels, round_, m, k, int(header.max_iter))
         if terms is not None:
             _told(link, terms.check_labels, labels, round_, k, init, answer.done)
+        check_summary(answer, labels, previous, k)
+        previous = labels
         transcript.add(np.ascontiguousarray(labels, dtype="<i4").tobytes())
         if answer.done:
             break
@@ -489,6 +496,15 @@ def _told(link: Link, check, *args) -> None:
     except PartyError as exc:
         link.refuse(str(exc))
         raise
+def check_summary(answer: LabelsAnswer, labels: np.ndarray, previous: np.ndarray | None, k: int) -> None:
+    """PartyError unless the answer's ``sizes`` are the clusters' sizes in ``labels`` and ``changed`` the labels
+    that differ from the round before (all m in round 0). They are not in the transcript because they follow
+    from the labels, which are; checked here, they cannot differ between parties told the same labels."""
+    sizes = np.bincount(labels, minlength=k).tolist() if len(labels) else [0] * k
+    changed = len(labels) if previous is None else int(np.count_nonzero(labels != previous))
+    if list(answer.sizes) != sizes or answer.changed != changed:
+        raise PartyError(f"round {answer.round}: the coordinator says the clusters have sizes {list(answer.sizes)[:8]}"
+                         f" and {answer.changed} labels changed; its labels give {sizes[:8]} and {changed}")
 
 
 class OpenedRounds(Protocol):

@@ -47,6 +47,11 @@ PROCESS_FILES = frozenset({
 })
 #: Single tests that do, in files that are otherwise unit tests (file::function, every parametrisation).
 PROCESS_TESTS = frozenset({
+    "tests/coordinator/test_coordinator_refusals.py::test_a_post_after_the_id_upload_but_before_every_confirm_is_refused_at_once_not_taken_as_round_0",
+    "tests/coordinator/test_gate.py::test_a_party_holding_4200_silent_streams_does_not_stall_another_session",
+    "tests/coordinator/test_handler_failures.py::test_a_message_over_4_mib_is_resource_exhausted",
+    "tests/coordinator/test_handler_failures.py::test_refused_outsider_streams_write_a_few_log_lines_not_one_each",
+    "tests/ppcsim/run/test_helper_flood.py::test_a_relay_flood_to_the_helper_is_refused_within_the_sessions_budget",
     "tests/parties/test_owner_nmds.py::test_party_processes_send_what_the_observers_replay_computes",
     "tests/ppcsim/scenario/test_refused_before_start.py::test_a_party_by_hand_is_told_the_closest_column_of_a_built_in_set_as_ppc_run_is",
     "tests/parties/test_keel.py::test_keel_pima_runs_offline_end_to_end",

@@ -17,7 +17,7 @@ import threading
 
 from coordinator.errors import FailedPrecondition, InvalidArgument, SessionError
 from coordinator.messages import ConfirmPost, ConfirmTag
-from coordinator.text import clip, shown
+from coordinator.text import shown
 
 #: Bytes of one tag (HMAC-SHA256), the longest field name, the most tags one party may address to another.
 MAC_BYTES, FIELD_CHARS, TAGS_PER_PARTY = 32, 64, 64
@@ -71,10 +71,10 @@ def _checked(session, request: ConfirmPost) -> dict[tuple[str, str], bytes]:
             raise InvalidArgument(f"party '{party}': a confirmation's field must have 1 to {FIELD_CHARS} "
                                   f"characters, not {len(tag.field)}")
         if len(tag.mac) != MAC_BYTES:
-            raise InvalidArgument(f"party '{party}': the confirmation of '{shown(tag.field)}' to '{tag.to}' has "
+            raise InvalidArgument(f"party '{party}': the confirmation of '{shown(tag.field)}' to '{shown(tag.to)}' has "
                                   f"{len(tag.mac)} bytes; a tag has {MAC_BYTES}")
         if (tag.to, tag.field) in tags:
-            raise InvalidArgument(f"party '{party}': confirms '{shown(tag.field)}' to '{tag.to}' twice")
+            raise InvalidArgument(f"party '{party}': confirms '{shown(tag.field)}' to '{shown(tag.to)}' twice")
         tags[(tag.to, tag.field)] = tag.mac
     for to in others:
         if sum(1 for t, _ in tags if t == to) > TAGS_PER_PARTY:
@@ -89,7 +89,8 @@ def confirm(session, request: ConfirmPost) -> list[ConfirmTag]:
     the same post."""
     party = request.party
     if request.refusal:
-        session.fail(f"party '{party}' refused what the coordinator sent it: {clip(request.refusal, REFUSAL_CHARS)}")
+        # escaped: the reason reaches every other party and the log, and must not carry control characters
+        session.fail(f"party '{party}' refused what the coordinator sent it: {shown(request.refusal, REFUSAL_CHARS)}")
         raise FailedPrecondition(f"session '{session.spec.name}' failed: party '{party}' refused")
     tags = _checked(session, request)
     if session.failed:

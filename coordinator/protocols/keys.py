@@ -27,8 +27,10 @@ class KeyRelay:
     """The keys of one session's parties (``parties``, the first the key leader) under ``ids`` ("plain" or
     "pseudonymous")."""
 
-    def __init__(self, name: str, parties: tuple[str, ...], ids: str):
-        self.name, self.parties, self.ids = name, parties, ids
+    def __init__(self, name: str, parties: tuple[str, ...], ids: str, rounds: str = ""):
+        """``rounds``: the session's protocol when its parties compute together (secure aggregation, MPC), whose
+        pair keys need every party's public key whatever the ids; "" otherwise."""
+        self.name, self.parties, self.ids, self.rounds = name, parties, ids, rounds
         self._lock = threading.Lock()
         self._keys: dict[str, PeerKey] = {}  # per party: its key-agreement public key, fixed at its first Join
         self._sealed: dict[str, SealedKey] | None = None  # the leader's sealed pseudonym keys, by party
@@ -51,6 +53,9 @@ class KeyRelay:
         if self.ids == "pseudonymous" and not public_key:
             raise InvalidArgument(f"party '{party}': session '{self.name}' uses pseudonymous ids; Join "
                                   "must carry the party's X25519 public_key")
+        if self.rounds and not public_key:
+            raise InvalidArgument(f"party '{party}': session '{self.name}' clusters by {self.rounds}, whose pair "
+                                  "keys need every party's key; Join must carry the party's X25519 public_key")
 
     def keep(self, party: str, public_key: bytes, signature: bytes, certificate: bytes) -> None:
         """Keep ``party``'s key (its first; under pseudonymous ids a later Join must give the same one)."""

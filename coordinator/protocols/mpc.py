@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -49,6 +50,10 @@ TAG_BYTES = 16
 HELPER = "helper"
 #: Bytes a relayed frame held for its receiver costs the session's memory budget beyond its data.
 FRAME_OVERHEAD = 128
+#: Bytes the coordinator's helper holds per value of the MPC's input (m joined records x every party's declared
+#: columns: the program's float64 stand-in for each other party's block, parties.mpc_kmeans), charged to the
+#: session's memory budget before the MPC starts, so that a declared ``columns = 1000000`` is refused, not allocated.
+HELPER_VALUE_BYTES = 8
 
 #: What the hub hands a party's stream: a frame from a peer, or None for "your stream ends".
 Deliver = Callable[[Frame | None], None]
@@ -123,6 +128,13 @@ class Hub:
     #: Bytes of frames held for their receivers, taken from the session's budget.
     held: int = 0
     failed: bool = False
+    #: Parties whose frames stay charged to the budget after they were taken out for them, until their program has
+    #: taken them in (``consumed``): the coordinator's own helper, whose program runs in this process tree.
+    tracked: set[str] = field(default_factory=set)
+    #: Per (receiver, sender) of a tracked receiver, the charged bytes of each frame taken out, in order.
+    unread: dict[tuple[str, str], deque] = field(default_factory=dict)
+    #: Bytes taken from the budget for the helper's input before the MPC started (given back at its end).
+    reserved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: The helper's X25519 public key, once the helper has made its key pair (Session.await_helper).
     helper_key: bytes = b""
@@ -162,7 +174,8 @@ class Hub:
     def _hold(self, to: str, message: Frame, sender: str) -> None:
         """With the lock held: hand a frame to ``to``'s stream (held until it opens), its bytes from the budget."""
         n = len(message.data) + FRAME_OVERHEAD
-        self.session.budget.take(n, f"party '{sender}': frames relayed to '{to}' and not yet delivered")  # type: ignore[attr-defined]
+        what = "that its program has not taken in yet" if to in self.tracked else "and not yet delivered"
+        self.session.budget.take(n, f"party '{sender}': frames relayed to '{to}' {what}")  # type: ignore[attr-defined]
         self.held += n
         if to in self.outboxes:
             self.outboxes[to](message)
@@ -178,7 +191,12 @@ class Hub:
                                       f"MPC ({', '.join(self.parties)})")
             if len(part.data) < TAG_BYTES:
                 raise InvalidArgument(f"party '{party}': a frame of {len(part.data)} bytes is shorter than its tag")
-        elif not isinstance(part, (Mark, RelayResult)):
+        elif isinstance(part, RelayResult):
+            if len(part.labels) % 4 or len(part.centres) % 8:
+                raise InvalidArgument(f"party '{party}': a RelayResult of {len(part.labels)} label bytes and "
+                                      f"{len(part.centres)} centre bytes; labels are 4 bytes each (int32), centres "
+                                      "8 (float64)")
+        elif not isinstance(part, Mark):
             raise InvalidArgument(f"party '{party}': a Relay stream carries frames, marks and one result after its "
                                   f"opening, got {'an opening' if part is not None else 'an empty message'}")
 
@@ -217,8 +235,30 @@ class Hub:
             self._count(party, DOWN, n)
             if self.failed:  # fail() gave back every held byte already
                 return
+            if party in self.tracked:  # still charged until its program has taken it in (consumed)
+                self.unread.setdefault((party, message.peer), deque()).append(n + FRAME_OVERHEAD)
+                return
             self.held -= n + FRAME_OVERHEAD
         self.session.budget.give(n + FRAME_OVERHEAD)  # type: ignore[attr-defined]
+
+    def consumed(self, party: str, sender: str) -> None:
+        """The program of ``party`` (a tracked receiver: the helper) has taken in the next frame from ``sender``:
+        its bytes back to the budget."""
+        with self.lock:
+            charged = self.unread.get((party, sender))
+            if self.failed or not charged:
+                return
+            n = charged.popleft()
+            self.held -= n
+        self.session.budget.give(n)  # type: ignore[attr-defined]
+
+    def release(self) -> None:
+        """Give back what is still charged (the MPC is over): frames not consumed and the helper's input."""
+        with self.lock:
+            held, self.held = self.held, 0
+            reserved, self.reserved = self.reserved, 0
+            self.unread.clear()
+        self.session.budget.give(held + reserved)  # type: ignore[attr-defined]
 
     def idle(self, party: str) -> float:
         """Seconds since ``party`` last sent or was sent a message; 0 until every stream is open."""
@@ -248,10 +288,10 @@ class Hub:
             for deliver in self.outboxes.values():
                 deliver(None)
             self.pending = {p: [] for p in self.parties}
-            held, self.held = self.held, 0
-        self.session.budget.give(held)  # type: ignore[attr-defined]
+        self.release()
 
     def _complete(self) -> None:
+        self.release()
         session = self.session
         arbiter = session.arbiter  # type: ignore[attr-defined]
         missing = [p for p in self.parties if p not in self.results]
@@ -283,9 +323,16 @@ class Hub:
 def open_hub(session, arbiter: Arbiter) -> None:
     """Open the relay of an MPC session whose ids are joined: every party's upload names its columns
     (InvalidArgument naming the party otherwise)."""
-    for party in session.spec.parties:
-        columns(session.contributions[party])
-    arbiter.hub = Hub(session, mpc_parties(session.spec))
+    declared = sum(columns(session.contributions[party]) for party in session.spec.parties)
+    hub = Hub(session, mpc_parties(session.spec))
+    if session.spec.clustering.helper:
+        hub.tracked.add(HELPER)
+        n = HELPER_VALUE_BYTES * arbiter.m * declared
+        session.budget.take(n, f"the coordinator's helper: the MPC's input of {arbiter.m} records x {declared} "
+                               "declared columns")
+        hub.reserved = n
+        session.when_failed(hub.release)
+    arbiter.hub = hub
 
 
 def hub_of(session, party: str, helper: bool = False) -> Hub:

@@ -346,23 +346,35 @@ def alignment(session, arbiter: Arbiter, party: str) -> tuple[AlignmentHeader, n
 
 def ready_to_post(session, party: str) -> Arbiter:
     """The rounds, for a party about to post: FailedPrecondition at once if its own ids are not in (it cannot
-    post before its id upload), else once every party's ids are joined."""
+    post before its id upload) or if not every party has confirmed the alignment (coordinator.protocols.confirm:
+    a post before it would be taken as round 0's), else the rounds."""
     if session.expects(party) and session.spec.clustering.labels_only:
         raise FailedPrecondition(f"party '{party}': session '{session.spec.name}' opens the labels only (reveal = "
                                  "\"labels\"): the parties compute the argmin among themselves over Relay; the "
                                  "arbiter takes no distances")
-    if session.expects(party) and session.spec.clustering.protocol == SECURE and party not in session.contributions:
-        raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
-                                 "ids, then GetAlignment, then post)")
+    if session.expects(party) and session.spec.clustering.protocol == SECURE:
+        if party not in session.contributions:
+            raise FailedPrecondition(f"party '{party}': PostDistances before its id upload was accepted (upload the "
+                                     "ids, then GetAlignment, then Confirm, then post)")
+        if not session.confirmations.complete():  # no wait: a post before the alignment is refused, not held
+            raise FailedPrecondition(f"party '{party}': PostDistances before every party's Confirm (GetAlignment, "
+                                     "then Confirm, then post)")
     return _arbiter(session, party)
+
+
+#: Most columns one MPC party may declare (its upload's parameter ``columns``); what the declared columns cost the
+#: coordinator's helper is also charged to the session's memory budget before the MPC starts (coordinator.protocols.mpc).
+MAX_MPC_COLUMNS = 10_000
 
 
 def columns(contribution) -> int:
     """The columns an MPC party inputs: its ids-only upload header's parameter ``columns``."""
     value = contribution.params.get("columns", "")
-    if not value.isdigit() or int(value) == 0:
-        raise InvalidArgument(f"party '{contribution.party}': an MPC party's ids-only upload names the number of "
-                              f"columns it inputs as parameter 'columns' (a positive integer), got {shown(value)!r}")
+    # ASCII digits only: str.isdigit() takes "²" and other digits int() refuses
+    if not (value.isascii() and value.isdigit()) or not 0 < int(value) <= MAX_MPC_COLUMNS:
+        raise InvalidArgument(f"party '{shown(contribution.party)}': an MPC party's ids-only upload names the number "
+                              f"of columns it inputs as parameter 'columns' (an integer from 1 to {MAX_MPC_COLUMNS}), "
+                              f"got '{shown(value)}'")
     return int(value)
 
 

@@ -61,7 +61,10 @@ def run(session, log=sys.stderr) -> None:
             requests = relay_requests(session.spec.name, HELPER, items)
             return relay_frames(relay(session, next(requests), requests, helper=True))
 
+        # what the helper's program may hold unasked-for: the session's budget (else the coordinator's)
+        budget = session.budget.limit or (session.budget.parent.limit if session.budget.parent else 0)
         run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
-                time.monotonic() + session.seconds_left(), log=log, program=PROGRAM if spec.labels_only else MPC_PROGRAM)
+                time.monotonic() + session.seconds_left(), log=log, program=PROGRAM if spec.labels_only else MPC_PROGRAM,
+                inbox=budget or (1 << 30), written=lambda peer: hub.consumed(HELPER, peer))
     except (SessionError, PartyError) as exc:
         session.fail(f"the coordinator's helper: {exc}")

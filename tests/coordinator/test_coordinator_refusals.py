@@ -63,9 +63,73 @@ def test_a_copy_of_another_partys_public_key_is_refused():
 def test_post_distances_before_the_partys_id_upload_is_answered_at_once():
     session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain",
                                   clustering=ClusteringSpec(protocol=SECURE, n_clusters=2, reveal="distances")))
-    session.join("a")
+    session.join("a", public())
     with pytest.raises(FailedPrecondition, match="party 'a': PostDistances before its id upload was accepted"):
         secagg.ready_to_post(session, "a")
+
+
+@pytest.mark.parametrize("protocol", [SECURE, "mpc"])
+def test_a_join_without_a_public_key_is_refused_whatever_the_ids(protocol):
+    """Secure aggregation and MPC need every party's key for their pair keys, with plain ids as with pseudonyms."""
+    session = Session(SessionSpec(name="s", parties=("a", "b", "c"), ids="plain",
+                                  clustering=ClusteringSpec(protocol=protocol, n_clusters=2)))
+    with pytest.raises(InvalidArgument) as err:
+        session.join("a")
+    assert str(err.value) == (f"party 'a': session 's' clusters by {protocol}, whose pair keys need every party's "
+                              "key; Join must carry the party's X25519 public_key")
+    assert "a" not in session.joined
+    plain = Session(SessionSpec(name="p", parties=("a", "b"), ids="plain"))
+    plain.join("a")  # an upload session with plain ids needs no key
+
+
+def test_a_post_after_the_id_upload_but_before_every_confirm_is_refused_at_once_not_taken_as_round_0():
+    """Over the wire: a party uploads its ids and posts at once (before the alignment and Confirm): the post is
+    answered FAILED_PRECONDITION within a second, and the session's round 0 is still to come."""
+    import time
+
+    import grpc
+
+    from coordinator.server import start_server
+    from coordinator.servicer import Registry
+    from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
+
+    registry = Registry()
+    session = registry.create(SessionSpec(name="s", parties=("a", "b"), ids="plain", deadline=30,
+                                          clustering=ClusteringSpec(protocol=SECURE, n_clusters=2, reveal="distances")))
+    server, port = start_server("127.0.0.1:0", registry)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    stub = session_pb2_grpc.CoordinatorStub(channel)
+    ids = [f"r{i}" for i in range(4)]
+    try:
+        for p in ("a", "b"):
+            stub.Join(session_pb2.JoinRequest(session="s", party=p, public_key=public()), timeout=10)
+
+        def upload(p):
+            yield session_pb2.UploadMessage(header=session_pb2.UploadHeader(session="s", party=p, method=SECURE,
+                                                                            n_ids=len(ids)))
+            yield session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=ids))
+
+        def post():
+            yield session_pb2.DistanceMessage(header=session_pb2.DistanceHeader(
+                session="s", party="a", round=0, rows=4, cols=2, masked=True))
+            yield session_pb2.DistanceMessage(chunk=array_pb2.ArrayChunk(array=0, offset=0, data=bytes(64)))
+
+        stub.Upload(upload("a"), timeout=10)
+        for before_b in (True, False):  # before the alignment exists, and once it does but nobody confirmed
+            if not before_b:
+                stub.Upload(upload("b"), timeout=10)
+                session.await_arbiter(timeout=10)
+            start = time.monotonic()
+            with pytest.raises(grpc.RpcError) as err:
+                stub.PostDistances(post(), timeout=10)
+            assert time.monotonic() - start < 1.0
+            assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert err.value.details() == ("party 'a': PostDistances before every party's Confirm (GetAlignment, "
+                                           "then Confirm, then post)")
+        assert session.arbiter.round == 0 and not session.arbiter.posted
+    finally:
+        channel.close()
+        server.stop(None).wait(10)
 
 
 def test_a_drbt_upload_with_another_k_than_the_session_expects_is_refused():

@@ -123,7 +123,7 @@ def test_outsiders_and_a_greedy_party_do_not_stall_an_honest_session(coordinator
             assert f.exception().details() == (f"party 'a' of session '{greedy}' has {LIMITS.party_calls} calls in "
                                                "flight on this connection (the session proves no party's identity: "
                                                "calls are counted by the name they claim and their connection), "
-                                               "the cap per party; let one end first")
+                                               "the cap per party (server busy: try again once a call ends)")
         took = honest(c, session(c))
         assert took < alone + 2.0, (took, alone)
         # a parked call the party cancels frees its place at once
@@ -157,7 +157,7 @@ def test_streams_that_name_no_session_are_capped(coordinator):
         assert refused[0].exception().code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert refused[0].exception().details() == (f"{LIMITS.anonymous_streams} streams are waiting for their first "
                                                     "message, the cap for the whole coordinator; send the header at "
-                                                    "once")
+                                                    "once (server busy: try again once a call ends)")
         # a party whose token proves it is no anonymous stream: it is served all the same
         tokens = {p: f"secret-{p}" for p in ("a", "b")}
         name = session(c, tokens={p: hashlib.sha256(t.encode()).hexdigest() for p, t in tokens.items()})

@@ -21,6 +21,7 @@ from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, WAITING, Session, SessionSpec
 from coordinator.wire.serde import header_from_proto, upload_stream
 from parties.client import upload_messages
+from parties.keys import KeyPair
 from parties.methods import Sent
 from parties.methods.base import condensed
 from protos.ids import LINES
@@ -185,7 +186,7 @@ def test_text_ids_one_per_message_are_taken():
 def test_a_secure_aggregation_id_upload_with_an_array_is_refused_and_the_session_goes_on():
     session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain",
                                   clustering=ClusteringSpec(protocol=SECURE, n_clusters=2)))
-    session.join("a")
+    session.join("a", KeyPair.generate().public)
     messages = osbr("s", "a")
     header = next(messages).header
     header.method = SECURE
@@ -199,10 +200,12 @@ def test_a_round_post_of_empty_chunks_is_refused_at_its_first():
     session = Session(SessionSpec(name="s", parties=("a", "b"), ids="plain",
                                   clustering=ClusteringSpec(protocol=SECURE, n_clusters=2, reveal="distances")))
     for p in ("a", "b"):
-        session.join(p)
+        session.join(p, KeyPair.generate().public)
         header = session_pb2.UploadHeader(session="s", party=p, method=SECURE, n_ids=len(IDS))
         session.receive(header_from_proto(header), upload_stream([session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=list(IDS)))]))
     session.await_arbiter(timeout=30)
+    for p in ("a", "b"):
+        session.confirmations.keep(p, {})
     before = len(session.ledger.entries())
 
     def post():

@@ -165,6 +165,7 @@ class Relay(Link):
 
     def __init__(self, tamper=None):
         self.posted: dict[str, list] = {}
+        self.refused: dict[str, str] = {}
         self.tamper = tamper
 
     def confirm(self, tags):
@@ -180,6 +181,9 @@ class Relay(Link):
                 out = [session_pb2.ConfirmTag(to=me, sender=other, field=t.field, mac=t.mac)
                        for t in relay.posted[other] if t.to == me]
                 return relay.tamper(me, out, relay.posted[me]) if relay.tamper else out
+
+            def refuse(self, why):
+                relay.refused[me] = why
 
         return One()
 
@@ -204,6 +208,9 @@ def confirm_both(fields_a, fields_b, tamper=None):
             confirm_alignment(relay.party(me), pairs[me], keys, ["a", "b"], "s", me, fields)
         except PartyError as exc:
             errors[me] = str(exc)
+    # a party that stops on a bad tag tells the coordinator why (Confirm's refusal), which fails the session at
+    # once for every party instead of leaving them to wait out the deadline
+    assert relay.refused == errors
     return errors
 
 
@@ -284,8 +291,14 @@ def _equivocate(tmp_path, monkeypatch):
         messages = list(real(session, request))
         if request.party == "b" and request.round == 0 and not request.seeding:
             n = messages[0].header.n_labels
+            k = len(messages[0].header.sizes)
+            del messages[0].header.sizes[:]  # sizes (and round 1's changed) to match: b's own checks pass
+            messages[0].header.sizes.extend([n] + [0] * (k - 1))
             return iter([messages[0]] + [session_pb2.LabelsMessage(labels=c)
                                          for c in int32_chunks(np.zeros(n, dtype=np.int32), 1 << 20)])
+        if request.party == "b" and request.round == 1 and not request.seeding:
+            told = np.frombuffer(b"".join(m.labels.data for m in messages[1:]), dtype="<i4")
+            messages[0].header.changed = int(np.count_nonzero(told))  # against the zeros b was told in round 0
         return iter(messages)
 
     monkeypatch.setattr(handlers, "labels", labels)
@@ -369,3 +382,18 @@ def test_an_active_arbiter_choosing_singleton_clusters_reads_every_distance_with
 
 
 # -- certificates: for whom, for what, for which session -----------------------------------------------
+
+
+def test_sizes_and_changed_that_do_not_follow_from_the_labels_are_refused():
+    """done, changed and sizes are not in the transcript: changed and sizes follow from the labels (which are),
+    and a party refuses an answer whose figures do not."""
+    from parties.secagg import check_summary
+    from parties.serde import LabelsAnswer
+
+    labels, before = np.array([0, 1, 1, 2], dtype=np.int32), np.array([0, 1, 2, 2], dtype=np.int32)
+    check_summary(LabelsAnswer(round=0, changed=4, sizes=[1, 2, 1]), labels, None, 3)
+    check_summary(LabelsAnswer(round=1, changed=1, sizes=[1, 2, 1]), labels, before, 3)
+    with pytest.raises(PartyError, match="sizes \\[2, 1, 1\\] and 1 labels changed; its labels give \\[1, 2, 1\\]"):
+        check_summary(LabelsAnswer(round=1, changed=1, sizes=[2, 1, 1]), labels, before, 3)
+    with pytest.raises(PartyError, match="0 labels changed; its labels give \\[1, 2, 1\\] and 1"):
+        check_summary(LabelsAnswer(round=1, changed=0, sizes=[1, 2, 1]), labels, before, 3)

@@ -81,3 +81,56 @@ def test_no_wait_goes_past_the_deadline():
     with pytest.raises(Failed):
         retry("Join", call)
     assert slept == [1.0] and len(calls) == 2  # the second wait (2 s) would pass the deadline: not taken
+
+
+def test_a_busy_coordinator_is_tried_again_with_backoff_until_the_deadline():
+    from coordinator.errors import ResourceExhausted
+    from coordinator.limits import Calls, Limits
+
+    calls_ = Calls(Limits(party_calls=1))
+    calls_.enter("s", "a")
+    with pytest.raises(ResourceExhausted) as refused:  # the coordinator's own words
+        calls_.enter("s", "a")
+    busy = Failed(grpc.StatusCode.RESOURCE_EXHAUSTED, str(refused.value))
+    grpc_busy = Failed(grpc.StatusCode.RESOURCE_EXHAUSTED, "Concurrent RPC limit exceeded!")
+    retry, slept, log = policy()
+    joins = []
+    call, calls = failing(*[busy] * 7, grpc_busy)
+    assert retry("Upload", call, again=lambda: joins.append(1)) == "done"
+    assert len(calls) == 9 and slept == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    assert joins == []  # refused before it did anything: no Join again
+    assert "party a: Upload: the coordinator is busy (party 'a' of session 's' has 1 calls" in log.getvalue()
+    # no wait past the deadline
+    retry, slept, _ = policy(left=3.0)
+    call, calls = failing(*[busy] * 10)
+    with pytest.raises(Failed):
+        retry("Join", call)
+    assert slept == [0.25, 0.5, 1.0, 2.0]
+    # other resource refusals (a memory budget) are not the server being busy
+    retry, slept, _ = policy()
+    call, calls = failing(Failed(grpc.StatusCode.RESOURCE_EXHAUSTED, "session 's''s memory budget"))
+    with pytest.raises(Failed):
+        retry("Upload", call)
+    assert slept == []
+
+
+def test_the_rounds_link_tries_a_busy_confirm_again():
+    from types import SimpleNamespace
+
+    from parties.client import GrpcLink
+    from protos.ppcsim.v1 import session_pb2
+
+    answers = [Failed(grpc.StatusCode.RESOURCE_EXHAUSTED, "party 'a' of session 's' has 16 calls in flight, the cap "
+                                                          "per party (server busy: try again once a call ends)"),
+               session_pb2.ConfirmReply()]
+
+    def confirm(request, timeout, metadata):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    client = SimpleNamespace(session="s", party="a", metadata=(), stub=SimpleNamespace(Confirm=confirm))
+    retry, slept, log = policy()
+    assert GrpcLink(client, lambda: 30.0, retry).confirm([]) == [] and slept == [0.25]
+    assert "party a: Confirm: the coordinator is busy" in log.getvalue()

@@ -188,7 +188,10 @@ class CoordinatorServicer:
     def PostDistances(self, request_iterator, context):
         """Client-streaming: one round's masked partial squared distances of one
         party, a header then uint64 little-endian ArrayChunks (array 0) of an
-        n_joined x n_clusters row-major matrix. Once per party per round.
+        n_joined x n_clusters row-major matrix. Once per party per round. Never
+        waits: before every party's Confirm it is refused at once
+        (FAILED_PRECONDITION); another round, a second post of the round or the
+        wrong size are INVALID_ARGUMENT (docs/protocol.md lists every status).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -212,9 +215,10 @@ class CoordinatorServicer:
         coordinator cannot compute); the call waits until every party of the
         session has posted, then returns the tags addressed to the caller, each
         with its sender. A party checks every tag against what it was told and
-        posts nothing further if one is missing or differs. A party that
-        refuses the alignment on its own checks says so here (refusal) instead,
-        and the session fails. Posting again
+        posts nothing further if one is missing or differs; it then calls
+        Confirm again with refusal set (its reason), and the session fails at
+        once for every party. A party that refuses the alignment on its own
+        checks says so here (refusal) instead of posting tags. Posting again
         returns the same answer if the tags are the same (FAILED_PRECONDITION if
         they differ). The coordinator relays the tags; it can neither read nor
         forge them.

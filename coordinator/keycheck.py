@@ -32,7 +32,9 @@ def check_signature(certificate_pem: bytes, signature: bytes, session: str, part
     if not isinstance(key, ec.EllipticCurvePublicKey):
         raise InvalidArgument(f"party '{party}': its TLS client certificate's key is not an elliptic-curve key")
     if not signature:
-        raise InvalidArgument(f"party '{party}': Join under mutual TLS must carry key_signature")
+        raise InvalidArgument(f"party '{party}': Join under mutual TLS must carry key_signature (a party run with "
+                              "'ppc party' signs its key when its scenario file says [security] mutual = true: add "
+                              "it, with tls = true, and give the party its folder from 'ppc credentials')")
     try:
         key.verify(signature, signed_bytes(session, party, public_key), ec.ECDSA(hashes.SHA256()))
     except InvalidSignature:

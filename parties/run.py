@@ -165,13 +165,21 @@ def run_party(
             steps.upload(joined, done, ids)
         result = steps.receive()
     except grpc.RpcError as exc:
-        if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= deadline - 0.5:
+        if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= steps.deadline - 0.5:
+            if steps.session_deadline:
+                raise PartyError(f"the session's deadline ran out while {steps.step} (the coordinator gave "
+                                 f"{steps.session_deadline:.0f} s left when this party joined)") from None
             raise PartyError(f"this party's {timeout_name} of {timeout:g} s ran out while {steps.step}") from None
         raise
     finally:
         steps.close()
     check_result(result.labels, len(done.data.ids), secure, result.header.n_clusters)
     return summarise(cfg, done, result, secure, steps.timing, labels_out, summary_out, log)
+
+
+#: Seconds a party waits past its session's deadline before it gives up itself: the coordinator's own word of
+#: the session's end should reach it first.
+GRACE = 2.0
 
 
 def say(name: str, text: str, log) -> None:
@@ -188,6 +196,8 @@ class Steps:
         self.cfg, self.client, self.pair, self.signature, self.terms = cfg, client, pair, signature, terms
         self.security, self.mutual, self.deadline, self.log = security, mutual, deadline, log
         self.step, self.timing = "joining", {}  # type: tuple[str, dict[str, float]]
+        #: The seconds the coordinator said its session had left at Join, when they end before the party's own timer.
+        self.session_deadline = 0.0
         self.retry = Retry(cfg.name, self.left, log)
         self.watch = Progress(cfg.name, client.address, client, client.session, log, progress, self.left)
         self.watch.start()
@@ -217,6 +227,11 @@ class Steps:
                              "disguised data: give the table the method the session expects")
         if self.terms is not None:
             self.terms.check_join(joined.protocol, list(joined.parties), joined.clustering)
+        # the session's real time left, when it ends before this party's own timer: what the progress lines count
+        # down, and when the party gives up (a little after the coordinator, whose reason then arrives first)
+        if 0 < joined.seconds_left and time.monotonic() + joined.seconds_left + GRACE < self.deadline:
+            self.deadline = time.monotonic() + joined.seconds_left + GRACE
+            self.session_deadline = joined.seconds_left
         return joined
 
     def agree_keys(self, joined: Joined, done: Disguised) -> tuple[list[Peer], np.ndarray | None]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from parties.attacks import check_pair as _pair
-from parties.attacks import column_privacy  # noqa: F401 (importable from here, as before)
+from parties.attacks import (
+    column_privacy,  # noqa: F401 (importable from here, as before)
+    weighted_privacy,
+)
 
 
 def column_privacy_002(original, estimate) -> np.ndarray:
@@ -54,10 +57,7 @@ def summary(p) -> dict[str, float]:
     dict
         ``{"min": Phi1, "mean": Phi2}``.
     """
-    p = np.asarray(p, dtype=np.float64)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"p must be a non-empty 1-D array of column privacy values, got shape {p.shape}")
-    return {"min": float(p.min()), "mean": float(p.mean())}
+    return weighted_privacy(p)  # every weight 1
 
 
 def vd(original, estimate) -> float:

@@ -44,6 +44,10 @@ ROUNDS = (SECURE, MPC)
 MPC_MAX_ITER = 100
 #: Initial centres of secure-aggregation k-means.
 INITS = ("random", "k-means++")
+#: The engines of an MPC session: MPyC (Shamir secret sharing, pure Python, the default) or SecretFlow's SPU (ABY3
+#: replicated secret sharing among exactly three share-holders, compiled; an optional install, parties.spu_env).
+ENGINES = ("mpyc", "spu")
+MPYC, SPU = ENGINES
 LINKAGES = ("single", "average", "complete", "ward")
 
 
@@ -107,6 +111,7 @@ MPC_FIELDS = {
                       doc="mpc: fractional bits f of SecFxp(l, f)"),
     "reveal_centres": Param(bool, False, doc="mpc: open the final centres too (the labels are always opened)"),
     "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
+    "engine": Param(str, "mpyc", choices=ENGINES, doc="mpc: the MPC engine, MPyC or SPU (ABY3, three share-holders)"),
 }
 
 
@@ -143,6 +148,8 @@ class ClusteringSpec:
     mpc_frac: int = 16
     reveal_centres: bool = False
     helper: bool = False
+    #: mpc: the engine the share-holders run ("mpyc" or "spu").
+    engine: str = MPYC
     #: Fields of registered algorithms other than the dataclass's, set as attributes (absent when none).
     options: InitVar[Mapping[str, Any] | None] = None
 
@@ -192,8 +199,8 @@ class ClusteringSpec:
             errors += check_table({k: getattr(self, k) for k in SECURE_FIELDS}, SECURE_FIELDS)
         if self.protocol == MPC:
             errors += self._check_mpc()
-        elif self.helper or self.reveal_centres:
-            errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" only")
+        elif self.helper or self.reveal_centres or self.engine != MPYC:
+            errors.append("'helper', 'reveal_centres' and 'engine' apply to protocol = \"mpc\" only")
         return errors
 
     def _check_mpc(self) -> list[str]:

@@ -178,6 +178,7 @@ class AlignmentHeader:
     reveal_centres: bool = False
     mpc_helper: str = ""
     mpc_helper_key: bytes = b""
+    mpc_engine: str = ""
 
 
 @dataclass(frozen=True)

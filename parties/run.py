@@ -44,6 +44,7 @@ from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result, secure_party
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
+from parties.spu_run import refuse_unless_ready, run_spu
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
 
@@ -286,11 +287,13 @@ class Steps:
                 raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the "
                                  "session or gives it no 32-byte key")
             keys[header.mpc_helper] = header.mpc_helper_key
+        refuse_unless_ready(link, header)
         confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
                     client.session, name)
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
-        result = run_mpc(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
-                         client.session, name, self.deadline, log=self.log)
+        engine = run_spu if header.mpc_engine == "spu" else run_mpc
+        result = engine(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
+                        client.session, name, self.deadline, log=self.log)
         result.timing["upload_ids"] = t_upload
         result.positions = positions
         say(name, f"{result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties", self.log)

@@ -115,6 +115,8 @@ class Alignment:
     mpc_helper: str = ""
     mpc_helper_key: bytes = b""
     revision: int = 0
+    #: The MPC's engine: "" for MPyC, "spu" for SPU (ABY3).
+    mpc_engine: str = ""
 
 
 @dataclass(frozen=True)

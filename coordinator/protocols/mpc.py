@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from coordinator.clustering import MPC
+from coordinator.clustering import MPC, SPU
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
 from coordinator.messages import Frame, Mark, RelayResult
@@ -269,7 +269,8 @@ class Hub:
                          f"{arbiter.m} of them)")
             return
         parts = ", ".join(session.spec.parties)  # type: ignore[attr-defined]
-        outcome = arbiter.outcome(labels.astype(np.int32), f"k-means as a secure multiparty computation (MPyC) over "
+        engine = "SPU, ABY3" if session.spec.clustering.engine == SPU else "MPyC"  # type: ignore[attr-defined]
+        outcome = arbiter.outcome(labels.astype(np.int32), f"k-means as a secure multiparty computation ({engine}) over "
                                                           f"{parts}: {arbiter.spec.max_iter + 1} assignments on "
                                                           "secret shares, only the labels opened")
         session.complete_secure(outcome)  # type: ignore[attr-defined]
@@ -318,7 +319,7 @@ def accounting(session) -> dict:
     arbiter = session.arbiter
     spec = session.spec.clustering
     parties = mpc_parties(session.spec)
-    out: dict = {"protocol": MPC, "parties": parties, "threshold": threshold(len(parties)),
+    out: dict = {"protocol": MPC, "engine": spec.engine, "parties": parties, "threshold": threshold(len(parties)),
                  "helper": HELPER if spec.helper else None, "rounds": spec.max_iter,
                  "fixed_point": {"bits": spec.mpc_bits, "frac": spec.mpc_frac},
                  "reveal_centres": spec.reveal_centres}

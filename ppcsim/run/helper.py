@@ -29,6 +29,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import run_mpc
 from parties.serde import alignment_from_proto, relay_frames, relay_requests
+from parties.spu_run import run_spu
 from protos.ppcsim.v1 import session_pb2
 
 
@@ -59,7 +60,8 @@ def run(session, log=sys.stderr) -> None:
             requests = relay_requests(session.spec.name, HELPER, items)
             return relay_frames(relay(session, next(requests), requests, helper=True))
 
-        run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
+        engine = run_spu if header.mpc_engine == "spu" else run_mpc
+        engine(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
                 time.monotonic() + session.seconds_left(), log=log)
     except (SessionError, PartyError) as exc:
         session.fail(f"the coordinator's helper: {exc}")

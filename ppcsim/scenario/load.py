@@ -292,7 +292,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     if clustering.protocol == MPC:
-        errors += mpc_parties(len(parties), clustering.helper)
+        errors += mpc_parties(len(parties), clustering.helper, clustering.engine)
 
     if errors:
         raise ScenarioError(path, errors)
@@ -513,9 +513,14 @@ def _security(table, errors: list[str]) -> Security:
     return security
 
 
-def mpc_parties(n: int, helper: bool) -> list[str]:
+def mpc_parties(n: int, helper: bool, engine: str = "mpyc") -> list[str]:
     """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc": Shamir secret sharing keeps
-    a secret from t = (n - 1) // 2 colluding share-holders only, so two need a third share-holder."""
+    a secret from t = (n - 1) // 2 colluding share-holders only, so two need a third share-holder; SPU's ABY3
+    (``engine = "spu"``) runs on exactly three share-holders."""
+    if engine == "spu" and n + helper != 3 and n >= 2 and not (helper and n != 2):
+        return [f"[clustering]: engine = \"spu\" runs ABY3, which needs exactly three share-holders: three parties, "
+                f"or two and 'helper = true'; this scenario has {n} parties{' and the helper' if helper else ''} "
+                "(use engine = \"mpyc\" for other counts)"]
     if helper and n != 2:
         return [f"[clustering]: 'helper = true' adds a third share-holder to two parties; this scenario has {n} "
                 "(remove 'helper')"]

@@ -83,7 +83,7 @@ def machine_problem(cpuinfo: str | None = None) -> str | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _probe(python: str) -> str | None:
+def probe(python: str) -> str | None:
     code = ("import sys, numpy, spu, spu.libspu; from spu.utils import frontend; "
             "print(sys.version_info[0], sys.version_info[1], spu.__version__)")
     try:
@@ -97,17 +97,19 @@ def _probe(python: str) -> str | None:
     return None
 
 
-def problem() -> str | None:
-    """Why an ``engine = "spu"`` session cannot run from this process, with what to do; None if it can."""
+def problem(python: Path | None = None) -> str | None:
+    """Why an ``engine = "spu"`` session cannot run from this process (with the SPU environment's interpreter
+    ``python``, by default ``interpreter()``), with what to do; None if it can."""
     machine = machine_problem()
     if machine:
         return machine
-    python = interpreter()
+    named = python is None and bool(os.environ.get(VARIABLE))
+    python = python or interpreter()
     if not python.exists():
-        source = (f"{VARIABLE} names {python}, which does not exist" if os.environ.get(VARIABLE)
+        source = (f"{VARIABLE} names {python}, which does not exist" if named
                   else f"there is no SPU environment at {python.parent.parent}")
         return f"{source}: {setup_hint()}"
-    found = _probe(str(python))
+    found = probe(str(python))
     return f"{found}; {setup_hint()}" if found else None
 
 

@@ -110,20 +110,32 @@ def main(args) -> None:
     if n != 3:
         raise SystemExit(f"ABY3 needs three share-holders, got {n}")
 
+    # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
+    names = [f"block{p}" for p, d in enumerate(columns) if d]
+    start, update, assign = programs(k, rounds, init)
+
+    def compiled(fn, shapes, inputs, outputs):
+        executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
+                                         [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
+        return executable
+
+    D = sum(columns)
+    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"])
+    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"])
+    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"])
+
     desc = libspu.link.Desc()
     desc.id = args.link_id  # the same at every share-holder: it names the messages
     for i, address in enumerate(args.party):
         desc.add_party(f"p{i}", address)
     desc.brpc_channel_protocol = "baidu_std"
     desc.brpc_channel_connection_type = "single"  # one connection per ordered pair of share-holders
-    desc.connect_retry_times = max(int(args.timeout), 1) * 2
-    desc.connect_retry_interval_ms = 500
+    desc.connect_retry_interval_ms = 100
+    desc.connect_retry_times = max(int(args.timeout * 10), 1)
     desc.recv_timeout_ms = int(args.timeout * 1000)
     desc.http_timeout_ms = int(args.timeout * 1000)
     desc.http_max_payload_size = 1 << 22
-    T0=time.perf_counter()
     lctx = libspu.link.create_brpc(desc, me)
-    print("link", time.perf_counter()-T0, file=sys.stderr, flush=True)
 
     config = libspu.RuntimeConfig()
     config.protocol = libspu.ProtocolKind.ABY3
@@ -132,38 +144,17 @@ def main(args) -> None:
     runtime, io = spu.Runtime(lctx, config), spu.Io(n, config)
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
-    names = []
     for p, d in enumerate(columns):
         if d == 0:
             continue
-        name = f"block{p}"
         if p == me:
             shares = io.make_shares(X_own, libspu.Visibility.VIS_SECRET)
             for j in range(n):
                 if j != me:
                     lctx.send(j, pack(shares[j]))
-            runtime.set_var(name, shares[me])
+            runtime.set_var(f"block{p}", shares[me])
         else:
-            runtime.set_var(name, unpack(lctx.recv(p), libspu))
-        names.append(name)
-
-    start, update, assign = programs(k, rounds, init)
-    shapes = [np.zeros((m, d)) for d in columns if d]
-    secret = [libspu.Visibility.VIS_SECRET] * len(shapes)
-
-    def compile_(fn, args_, inputs, outputs):
-        executable, _ = frontend.compile(frontend.Kind.JAX, fn, args_, {}, inputs, [libspu.Visibility.VIS_SECRET] *
-                                         len(inputs), lambda flat: outputs)
-        return executable
-
-    X0 = np.zeros((m, sum(columns)))
-    C0 = np.zeros((k, sum(columns)))
-    print("input", time.perf_counter()-T0, file=sys.stderr, flush=True)
-    run_start = compile_(start, shapes, names, ["X", "C"])
-    run_update = compile_(update, [X0, C0], ["X", "C"], ["C"])
-    run_assign = compile_(assign, [X0, C0], ["X", "C"], ["labels"])
-    del secret
-    print("compiled", time.perf_counter()-T0, file=sys.stderr, flush=True)
+            runtime.set_var(f"block{p}", unpack(lctx.recv(p), libspu))
     runtime.run(run_start)
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
@@ -178,7 +169,6 @@ def main(args) -> None:
         shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
         return np.asarray(io.reconstruct(shares))
 
-    print("rounds", time.perf_counter()-T0, file=sys.stderr, flush=True)
     labels = open_("labels").astype(np.int32)
     centres = open_("C").astype(np.float64) if reveal_centres else np.zeros((0, sum(columns)))
     lctx.barrier()  # nobody closes its links before every share-holder has what it needs

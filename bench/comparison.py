@@ -55,9 +55,12 @@ VARIANTS = {
     "osbr": {"method": "osbr"},
     "secure aggregation": None,
     "mpc": {"protocol": "mpc"},
+    "mpc spu": {"protocol": "mpc", "engine": "spu"},
 }
 #: Largest rows the MPC (MPyC, pure Python: megabytes and seconds per record and round) is run at.
 MPC_MAX_ROWS = 5_000
+#: Largest rows the MPC on SPU (compiled ABY3, in its own environment: `ppc spu-env`) is run at.
+MPC_SPU_MAX_ROWS = 100_000
 #: Points of the published 2-D workload the MPC is run at (measured there, not extrapolated to 100,000),
 #: beside a `none` run of the same points for its ARI.
 LITERATURE_MPC_ROWS = 2_000
@@ -83,6 +86,7 @@ LEARNS = {
     "mpc": "the labels at the end and the size and timing of the sealed frames it relays; no share, no distance "
            "(honest majority: its helper, the third share-holder of two parties, colludes with neither)",
 }
+LEARNS["mpc spu"] = LEARNS["mpc"]
 
 
 def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
@@ -97,10 +101,11 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
         raw["network"] = dict(link)
     settings = VARIANTS[name]
     clustering = raw["clustering"]
-    if name == "mpc":  # two parties: the coordinator's helper is the third share-holder
+    if name in ("mpc", "mpc spu"):  # two parties: the coordinator's helper is the third share-holder
         for key in ("init", "tol", "scale_bits"):
             clustering.pop(key, None)
-        clustering.update(protocol="mpc", helper=len(raw["parties"]) == 2, max_iter=MPC_ROUNDS)
+        clustering.update(protocol="mpc", helper=len(raw["parties"]) == 2, max_iter=MPC_ROUNDS,
+                          engine="spu" if name == "mpc spu" else "mpyc")
         raw["deadline"] = max(raw.get("deadline", 600), MPC_DEADLINE)
         return raw
     if settings is not None:
@@ -239,7 +244,8 @@ def main() -> None:
         tmp = Path(tmp)
         chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
         plan = [("comparison", base, m, name, link) for m in args.rows for link in args.links for name in chosen
-                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name == "mpc" and m > MPC_MAX_ROWS)]
+                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name == "mpc" and m > MPC_MAX_ROWS)
+                and not (name == "mpc spu" and m > MPC_SPU_MAX_ROWS)]
         if "comparison" not in args.only:
             plan = []
         if "literature" in args.only and not args.no_literature:
@@ -336,6 +342,9 @@ def document(rows: list[dict]) -> str:
            f"byte relayed sealed through the coordinator; it runs up to {MPC_MAX_ROWS:,} records (MPyC is pure "
            "Python). Its *bytes* are the sealed frames of every share-holder, helper included.", ""]
           if any(r["variant"] == "mpc" for r in data) else []),
+        *(["*mpc spu* is the same MPC (the same share-holders, initial records and rounds) on SPU's ABY3, compiled "
+           f"([mpc.md](mpc.md#the-spu-engine)), run up to {MPC_SPU_MAX_ROWS:,} records.", ""]
+          if any(r["variant"] == "mpc spu" for r in data) else []),
         "| m | method | bytes | rounds | time unshaped | time 100 Mbit/s, 20 ms | ARI vs plain | attack | the coordinator learns |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

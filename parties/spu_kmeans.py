@@ -77,16 +77,35 @@ def programs(k: int, rounds: int, init: list[int]):
         X = jnp.hstack(blocks) if len(blocks) > 1 else blocks[0]
         return X, X[jnp.asarray(init)]
 
-    def assign(X, C):
+    def nearest(X, C):
+        """Each record's nearest centre as a one-hot row (the first on a tie): a tournament over the centres,
+        ceil(log2 k) levels of secure comparisons, each carrying the winners' one-hot rows by selection (no
+        equality tests, no index arithmetic)."""
         D = jnp.sum(C * C, axis=1)[None, :] - 2 * X @ C.T  # m x k, less ||x_i||^2 (no row's argmin changes)
-        return jnp.argmin(D, axis=1)  # the first centre on a tie
+        values = [D[:, j] for j in range(k)]
+        rows = [jnp.broadcast_to(jnp.eye(k, dtype=X.dtype)[j], (X.shape[0], k)) for j in range(k)]
+        while len(values) > 1:
+            nv, nr = [], []
+            for a in range(0, len(values) - 1, 2):
+                left = values[a] <= values[a + 1]  # the lower-numbered group wins a tie
+                nv.append(jnp.where(left, values[a], values[a + 1]))
+                nr.append(jnp.where(left[:, None], rows[a], rows[a + 1]))
+            if len(values) % 2:
+                nv.append(values[-1])
+                nr.append(rows[-1])
+            values, rows = nv, nr
+        return rows[0]
+
+    def assign(X, C):
+        return nearest(X, C) @ jnp.arange(k, dtype=X.dtype)  # the label of each one-hot row
 
     def update(X, C):
-        U = (assign(X, C)[:, None] == jnp.arange(k)[None, :]).astype(X.dtype)  # m x k one-hot
+        U = nearest(X, C)  # m x k one-hot
         counts = jnp.sum(U, axis=0)
         sums = U.T @ X
         empty = counts < 0.5
-        means = sums / (counts + empty)[:, None]  # an empty cluster divides 0 by 1 ...
+        means = sums / (counts + empty)[:, None]  # an empty cluster divides 0 by 1 (a reciprocal of the counts
+        # alone, then products, would lose the quotient's precision: 1/count has few significant fixed-point bits)
         return jnp.where(empty[:, None], C, means)  # ... and keeps its centre
 
     return start, update, assign
@@ -169,7 +188,7 @@ def main(args) -> None:
         shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
         return np.asarray(io.reconstruct(shares))
 
-    labels = open_("labels").astype(np.int32)
+    labels = np.rint(open_("labels")).astype(np.int32)
     centres = open_("C").astype(np.float64) if reveal_centres else np.zeros((0, sum(columns)))
     lctx.barrier()  # nobody closes its links before every share-holder has what it needs
     lctx.stop_link()

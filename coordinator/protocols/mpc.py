@@ -2,7 +2,9 @@
 
 In a session with ``[clustering] protocol = "mpc"`` the parties compute
 Lloyd's k-means among themselves as a secure multiparty computation (MPyC,
-Shamir secret sharing; parties.mpc_kmeans). They reach only the coordinator:
+Shamir secret sharing, parties.mpc_kmeans; or with ``engine = "spu"`` SPU's
+ABY3 among three share-holders, parties.spu_kmeans, whose two connections
+per pair share a link here). They reach only the coordinator:
 each party's ``Relay`` stream carries its links to every other MPC party as
 AES-256-GCM frames under keys only the two ends of a link hold
 (parties.mpc). The coordinator authenticates each stream's party, forwards

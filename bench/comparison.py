@@ -39,6 +39,7 @@ import numpy as np
 import tomli_w
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from comparison_learns import LEARNS  # noqa: E402
 from harness import Figures  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,11 +55,14 @@ VARIANTS = {
     "secure aggregation": None,
     "labels only": {"protocol": "secure_aggregation", "reveal": "labels"},
     "mpc": {"protocol": "mpc"},
+    "mpc spu": {"protocol": "mpc", "engine": "spu"},
 }
 #: The MPC-backed ways (an MPC argmin, a full MPC): run up to MPC_MAX_ROWS, two parties with the helper.
 RELAYED = ("labels only", "mpc")
 #: Largest rows the MPC (MPyC, pure Python: megabytes and seconds per record and round) is run at.
 MPC_MAX_ROWS = 5_000
+#: Largest rows the MPC on SPU (compiled ABY3, in its own environment: `ppc spu-env`) is run at.
+MPC_SPU_MAX_ROWS = 100_000
 #: Points of the published 2-D workload the MPC is run at (measured there, not extrapolated to 100,000),
 #: beside a `none` run of the same points for its ARI.
 LITERATURE_MPC_ROWS = 2_000
@@ -74,19 +78,6 @@ MPC_DEADLINE = 4 * 3600
 #: Lloyd rounds of the MPC runs: an MPC does not stop early, so it runs a fixed number (what secure
 #: aggregation needed at 1,000 records); its initial centres are k records drawn with the seed, not k-means++.
 MPC_ROUNDS = 4
-LEARNS = {
-    "none": "every party's normalised values",
-    "drbt k=1": "a 1-D random projection of each party's block (known records fit the projection)",
-    "drbt k=3": "a 3-D random projection of each party's 4 columns (known records fit it; k_j >= d_j would give it away)",
-    "osbr": "all pairwise distances within each party's block (n + 1 known records locate every record)",
-    "secure aggregation": "every record's distance to every centre in every round, the labels and sizes; "
-                          "never a party's values or centre block",
-    "labels only": "every round's labels (opened to every party) and the size and timing of the sealed frames it "
-                   "relays; no share, no distance (honest majority, as the MPC's)",
-    "mpc": "the labels at the end and the size and timing of the sealed frames it relays; no share in a frame, no "
-           "distance; but its helper, the third share-holder of two parties, holds a share of every value: with "
-           "either party, all of the other's data (honest majority: it colludes with neither)",
-}
 
 
 def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
@@ -106,10 +97,11 @@ def variant(raw: dict, name: str, rows: int, link: dict | None) -> dict:
         clustering.update(reveal="labels", helper=len(raw["parties"]) == 2)
         raw["deadline"] = max(raw.get("deadline", 600), MPC_DEADLINE)
         return raw
-    if name == "mpc":  # two parties: the coordinator's helper is the third share-holder
+    if name in ("mpc", "mpc spu"):  # two parties: the coordinator's helper is the third share-holder
         for key in ("init", "tol", "scale_bits"):
             clustering.pop(key, None)
-        clustering.update(protocol="mpc", helper=len(raw["parties"]) == 2, max_iter=MPC_ROUNDS)
+        clustering.update(protocol="mpc", helper=len(raw["parties"]) == 2, max_iter=MPC_ROUNDS,
+                          engine="spu" if name == "mpc spu" else "mpyc")
         raw["deadline"] = max(raw.get("deadline", 600), MPC_DEADLINE)
         return raw
     if settings is not None:
@@ -251,7 +243,8 @@ def main() -> None:
         tmp = Path(tmp)
         chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
         plan = [("comparison", base, m, name, link) for m in args.rows for link in args.links for name in chosen
-                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name in RELAYED and m > MPC_MAX_ROWS)]
+                if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name in RELAYED and m > MPC_MAX_ROWS)
+                and not (name == "mpc spu" and m > MPC_SPU_MAX_ROWS)]
         if "comparison" not in args.only:
             plan = []
         if "literature" in args.only and not args.no_literature:
@@ -356,6 +349,9 @@ def document(rows: list[dict]) -> str:
         "coordinator hands it the key, and the coordinator can then test guessed ids against every party's "
         "pseudonyms (a dictionary test). The column below assumes no party colludes.",
         "",
+        *(["*mpc spu* is the same MPC (the same share-holders, initial records and rounds) on SPU's ABY3, compiled "
+           f"([mpc.md](mpc.md#the-spu-engine)), run up to {MPC_SPU_MAX_ROWS:,} records.", ""]
+          if any(r["variant"] == "mpc spu" for r in data) else []),
         "| m | method | bytes | rounds | time unshaped | time 100 Mbit/s, 20 ms | ARI vs plain | attack | the coordinator learns |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

@@ -41,6 +41,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "coordinator_load.py": (["--parties", "100", "--by-hand", "100", "--idle", "400", "--parked", "200"],
                             ["--parties", "5", "--by-hand", "4", "--rows", "300", "--idle", "8", "--parked", "4"]),
     "mpc_relay.py": (["--rows", "150"], ["--rows", "30", "--parties", "3", "--columns", "1", "--rounds", "2"]),
+    "mpc_engines.py": (["--rows", "1000", "--gmpy2"],
+                       ["--rows", "30", "--columns", "1", "--rounds", "2", "--clusters", "2"]),
     "comparison.py": ([],
                       ["--rows", "150", "--only", "comparison", "--no-eval", "--out", "{tmp}/docs"]),
 }

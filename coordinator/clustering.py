@@ -52,6 +52,10 @@ INITS = ("random", "k-means++")
 #: record's summed squared distance to every centre, which the arbiter reads (FATE's HeteroKmeans design).
 LABELS, DISTANCES = "labels", "distances"
 REVEALS = (LABELS, DISTANCES)
+#: The engines of an MPC session: MPyC (Shamir secret sharing, pure Python, the default) or SecretFlow's SPU (ABY3
+#: replicated secret sharing among exactly three share-holders, compiled; an optional install, parties.spu_env).
+ENGINES = ("mpyc", "spu")
+MPYC, SPU = ENGINES
 LINKAGES = ("single", "average", "complete", "ward")
 
 
@@ -119,6 +123,7 @@ MPC_FIELDS = {
                       doc="mpc: fractional bits f of SecFxp(l, f)"),
     "reveal_centres": Param(bool, False, doc="mpc: open the final centres too (the labels are always opened)"),
     "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
+    "engine": Param(str, "mpyc", choices=ENGINES, doc="mpc: the MPC engine, MPyC or SPU (ABY3, three share-holders)"),
 }
 
 
@@ -161,6 +166,8 @@ class ClusteringSpec:
     #: secure_aggregation: what each round opens, "labels" (an MPC argmin; mpc_bits, mpc_frac and helper apply)
     #: or "distances" (the arbiter reads the summed distances).
     reveal: str = LABELS
+    #: mpc: the engine the share-holders run ("mpyc" or "spu").
+    engine: str = MPYC
     #: Fields of registered algorithms other than the dataclass's, set as attributes (absent when none).
     options: InitVar[Mapping[str, Any] | None] = None
 
@@ -214,9 +221,9 @@ class ClusteringSpec:
             errors += self._check_labels()
         elif self.protocol == MPC:
             errors += self._check_mpc()
-        elif self.helper or self.reveal_centres:
-            errors.append("'helper' and 'reveal_centres' apply to protocol = \"mpc\" or to protocol = "
-                          "\"secure_aggregation\" with reveal = \"labels\" only")
+        elif self.helper or self.reveal_centres or self.engine != MPYC:
+            errors.append("'helper', 'reveal_centres' and 'engine' apply to protocol = \"mpc\" (and 'helper' to "
+                          "protocol = \"secure_aggregation\" with reveal = \"labels\") only")
         if self.min_cluster_size and self.protocol != SECURE:
             errors.append(f"'min_cluster_size' applies to protocol = \"{SECURE}\" only (a party's bound on the "
                           "labels an arbiter answers)")
@@ -247,6 +254,8 @@ class ClusteringSpec:
         if self.reveal_centres:
             errors.append(f"'reveal_centres' applies to protocol = \"{MPC}\" only: with reveal = \"{LABELS}\" each "
                           "party holds its own block of the centres")
+        if self.engine != MPYC:
+            errors.append(f"'engine' applies to protocol = \"{MPC}\" only: the labels-only argmin runs on MPyC")
         if isinstance(self.mpc_bits, int) and isinstance(self.mpc_frac, int) and self.mpc_frac + 8 > self.mpc_bits:
             errors.append(f"'mpc_frac' ({self.mpc_frac}) must leave at least 8 integer bits in 'mpc_bits' "
                           f"({self.mpc_bits}) for the summed distances")

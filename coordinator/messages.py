@@ -186,6 +186,7 @@ class AlignmentHeader:
     mpc_helper: str = ""
     mpc_helper_key: bytes = b""
     reveal: str = ""
+    mpc_engine: str = ""
 
 
 @dataclass(frozen=True)

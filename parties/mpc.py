@@ -342,6 +342,8 @@ def mpc_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dic
         "mpc_helper": header.mpc_helper.encode(),
         "mpc_helper_key": bytes(header.mpc_helper_key),
     })
+    if header.mpc_engine:  # MPyC sessions confirm what they always did (an empty engine)
+        fields["mpc_engine"] = header.mpc_engine.encode()
     return fields
 
 

@@ -45,6 +45,7 @@ from parties.secagg import RoundsResult, check_result
 from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
+from parties.spu_run import refuse_unless_ready, run_spu
 from parties.terms import Terms
 from parties.text import escaped
 from protos.extras import missing
@@ -302,8 +303,6 @@ class Steps:
         """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
         its MPyC program with every link relayed over the client's Relay stream."""
         self.step = "running the MPC k-means"
-        if (problem := missing("mpc")) is not None:  # before the ids-only upload: nothing of the data is sent
-            raise PartyError(problem)
         self._keep_columns(joined)
         client, name = self.client, self.cfg.name
         keys = {p.party: p.public_key for p in peers}
@@ -322,11 +321,16 @@ class Steps:
                 raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the "
                                  "session or gives it no 32-byte key")
             keys[header.mpc_helper] = header.mpc_helper_key
+        refuse_unless_ready(link, header)
+        if header.mpc_engine != "spu" and (problem := missing("mpc")) is not None:  # told before any share exists
+            link.refuse(problem)
+            raise PartyError(problem)
         confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
                     client.session, name, self.terms)
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
-        result = run_mpc(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
-                         client.session, name, self.deadline, log=self.log)
+        engine = run_spu if header.mpc_engine == "spu" else run_mpc
+        result = engine(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
+                        client.session, name, self.deadline, log=self.log)
         result.timing["upload_ids"] = t_upload
         result.positions = positions
         say(name, f"{result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties", self.log)

@@ -121,6 +121,8 @@ class Alignment:
     mpc_helper_key: bytes = b""
     revision: int = 0
     reveal: str = ""
+    #: The MPC's engine: "" for MPyC, "spu" for SPU (ABY3).
+    mpc_engine: str = ""
 
 
 @dataclass(frozen=True)

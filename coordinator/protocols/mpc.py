@@ -2,7 +2,9 @@
 
 In a session with ``[clustering] protocol = "mpc"`` the parties compute
 Lloyd's k-means among themselves as a secure multiparty computation (MPyC,
-Shamir secret sharing; parties.mpc_kmeans). They reach only the coordinator:
+Shamir secret sharing, parties.mpc_kmeans; or with ``engine = "spu"`` SPU's
+ABY3 among three share-holders, parties.spu_kmeans, whose two connections
+per pair share a link here). They reach only the coordinator:
 each party's ``Relay`` stream carries its links to every other MPC party as
 AES-256-GCM frames under keys only the two ends of a link hold
 (parties.mpc). The coordinator authenticates each stream's party, forwards
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from coordinator.clustering import MPC, SECURE
+from coordinator.clustering import MPC, SECURE, SPU
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
 from coordinator.messages import Frame, Mark, RelayResult
@@ -314,7 +316,8 @@ class Hub:
             description = (f"k-means by secure aggregation over {parts}, opening the labels only: {rounds} rounds "
                            "of an MPC argmin over secret-shared partial squared distances")
         else:
-            description = (f"k-means as a secure multiparty computation (MPyC) over {parts}: "
+            engine = "SPU, ABY3" if session.spec.clustering.engine == SPU else "MPyC"  # type: ignore[attr-defined]
+            description = (f"k-means as a secure multiparty computation ({engine}) over {parts}: "
                            f"{arbiter.spec.max_iter + 1} assignments on secret shares, only the labels opened")
         outcome = arbiter.outcome(labels.astype(np.int32), description)
         session.complete_secure(outcome)  # type: ignore[attr-defined]
@@ -370,7 +373,7 @@ def accounting(session) -> dict:
     arbiter = session.arbiter
     spec = session.spec.clustering
     parties = mpc_parties(session.spec)
-    out: dict = {"protocol": MPC, "parties": parties, "threshold": threshold(len(parties)),
+    out: dict = {"protocol": MPC, "engine": spec.engine, "parties": parties, "threshold": threshold(len(parties)),
                  "helper": HELPER if spec.helper else None, "rounds": spec.max_iter,
                  "fixed_point": {"bits": spec.mpc_bits, "frac": spec.mpc_frac},
                  "reveal_centres": spec.reveal_centres}

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from coordinator.clustering import ROUNDS, SECURE
+from coordinator.clustering import MPYC, ROUNDS, SECURE
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
 from coordinator.join import Join, join_ids
 from coordinator.ledger import DOWN, UP
@@ -385,7 +385,8 @@ def mpc_fields(session) -> dict:
     fields = {"mpc_parties": tuple(hub.parties),
               "mpc_columns": tuple(columns(session.contributions[p]) if p in session.contributions else 0
                                    for p in hub.parties),
-              "mpc_bits": spec.mpc_bits, "mpc_frac": spec.mpc_frac, "reveal_centres": spec.reveal_centres}
+              "mpc_bits": spec.mpc_bits, "mpc_frac": spec.mpc_frac, "reveal_centres": spec.reveal_centres,
+              "mpc_engine": "" if spec.engine == MPYC else spec.engine}
     if spec.helper:  # the helper's key, once the coordinator's helper made it (a wait: WouldWait under PROBING)
         fields.update(mpc_helper=hub.parties[-1],
                       mpc_helper_key=session.await_helper(hub, timeout=session.seconds_left() + 1.0))

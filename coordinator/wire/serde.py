@@ -233,7 +233,7 @@ def alignment_header_to_proto(h: AlignmentHeader) -> session_pb2.AlignmentHeader
         max_iter=h.max_iter, parties=h.parties, seeding_steps=h.seeding_steps, revision=h.revision,
         mpc_parties=h.mpc_parties, mpc_columns=h.mpc_columns, mpc_bits=h.mpc_bits, mpc_frac=h.mpc_frac,
         reveal_centres=h.reveal_centres, mpc_helper=h.mpc_helper, mpc_helper_key=h.mpc_helper_key,
-        reveal=h.reveal)
+        reveal=h.reveal, mpc_engine=h.mpc_engine)
 
 
 def alignment_to_proto(header: AlignmentHeader, positions: np.ndarray, chunk_bytes: int) -> Sequence[tuple[Message, int]]:

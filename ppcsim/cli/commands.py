@@ -54,6 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ppcsim.run.launcher import run_scenario
 
     scenario = load_scenario(args.scenario or demo_path())
+    spu_ready(scenario, "the parties run")
     settings = settings_from(args)
     out = Path(args.out) if args.out else default_out(scenario.name)
     log = io.StringIO() if args.quiet else sys.stderr
@@ -82,6 +83,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"ppc: security: {WITHOUT_MUTUAL_TLS}", file=sys.stderr)
         print(f"ppc: wrote {out}/: {written}", file=sys.stderr)
     return 0
+
+
+def spu_ready(scenario, who: str) -> None:
+    """RunError, before anything starts, if ``scenario`` runs its MPC on SPU and SPU cannot run here: why, and
+    what to do (parties.spu_env)."""
+    spec = scenario.clustering
+    if spec.protocol == "mpc" and spec.engine == "spu":
+        from parties.spu_env import problem
+
+        found = problem()
+        if found:
+            raise RunError(f"{scenario.path}: [clustering] engine = \"spu\": {who} SPU here, but {found}")
 
 
 def default_out(name: str) -> Path:

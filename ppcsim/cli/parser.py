@@ -12,6 +12,7 @@ from coordinator.limits import Limits
 from parties.errors import PartyError
 from ppcsim.cli.commands import cmd_credentials, cmd_reproduce, cmd_run, cmd_sweep
 from ppcsim.cli.roles import PROGRESS_EVERY, cmd_coordinator, cmd_party
+from ppcsim.cli.spu_env import add_parser as add_spu_env
 from ppcsim.errors import RunError, UsageError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.run.outdir import OutputError
@@ -234,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run the projections on a Dask cluster instead of --jobs processes: a scheduler's address "
                      "(tcp://host:8786) or local:N; needs pip install 'ppc-sim[dask]' (see docs/cluster.md)")
     rep.set_defaults(func=cmd_reproduce)
+    add_spu_env(sub)
     return parser
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from coordinator.errors import SessionError
 from coordinator.limits import Limits
 from parties.errors import PartyError
+from ppcsim.cli.commands import spu_ready
 from ppcsim.errors import UsageError
 from ppcsim.run.outdir import claim
 from ppcsim.scenario.load import load_scenario
@@ -103,6 +104,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     scenarios = [load_scenario(path, role="coordinator") for path in args.scenario]
+    for scenario in scenarios:
+        if scenario.clustering.helper:
+            spu_ready(scenario, "the coordinator's helper runs")
     seen: dict[str, Path] = {}
     for scenario in scenarios:
         if scenario.name in seen:

@@ -31,6 +31,7 @@ from parties.mpc import PROGRAM as MPC_PROGRAM
 from parties.mpc import run_mpc
 from parties.secagg_labels import PROGRAM
 from parties.serde import alignment_from_proto, relay_frames, relay_requests
+from parties.spu_run import run_spu
 from protos.ppcsim.v1 import session_pb2
 
 
@@ -63,8 +64,13 @@ def run(session, log=sys.stderr) -> None:
 
         # what the helper's program may hold unasked-for: the session's budget (else the coordinator's)
         budget = session.budget.limit or (session.budget.parent.limit if session.budget.parent else 0)
-        run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name, HELPER,
-                time.monotonic() + session.seconds_left(), log=log, program=PROGRAM if spec.labels_only else MPC_PROGRAM,
-                inbox=budget or (1 << 30), written=lambda peer: hub.consumed(HELPER, peer))
+        if header.mpc_engine == "spu":
+            run_spu(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name,
+                    HELPER, time.monotonic() + session.seconds_left(), log=log)
+        else:
+            run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name,
+                    HELPER, time.monotonic() + session.seconds_left(), log=log,
+                    program=PROGRAM if spec.labels_only else MPC_PROGRAM, inbox=budget or (1 << 30),
+                    written=lambda peer: hub.consumed(HELPER, peer))
     except (SessionError, PartyError) as exc:
         session.fail(f"the coordinator's helper: {exc}")

@@ -36,8 +36,8 @@ def reference(X: np.ndarray, init: np.ndarray, k: int, rounds: int):
     return KMeans(n_clusters=k, init=X[init], n_init=1, max_iter=rounds, tol=0.0, algorithm="lloyd").fit(X)
 
 
-def roles(n_parties: int, helper: bool, reveal_centres: bool) -> MpcPrivacy:
-    """What each role of an MPC session learns, in words."""
+def roles(n_parties: int, helper: bool, reveal_centres: bool, engine: str = "mpyc") -> MpcPrivacy:
+    """What each role of an MPC session learns, in words (``engine``: "mpyc" or "spu")."""
     t = threshold(n_parties + helper)
     opened = "the labels of every joined record" + (" and the final centres" if reveal_centres else "")
     out = {
@@ -67,7 +67,9 @@ def roles(n_parties: int, helper: bool, reveal_centres: bool) -> MpcPrivacy:
                   "with either party's shares (t = 1), every value: all of the other party's data"],
             never_sees=["any value from its shares alone (it runs in the coordinator's process: the coordinator "
                         "and either party together read the other's data)"])
-    assumption = (f"honest majority: Shamir secret sharing with threshold t = {t} over {n_parties + helper} "
+    sharing = ("SPU's ABY3 (replicated secret sharing over the ring Z_2^64 or Z_2^128)" if engine == "spu"
+               else "Shamir secret sharing")
+    assumption = (f"honest majority: {sharing} with threshold t = {t} over {n_parties + helper} "
                   "share-holders hides every value from any t of them, if all follow the protocol (honest but "
                   "curious); " + ("the helper is run beside the coordinator and must not collude with either party"
                                   if helper else f"no {t + 1} parties collude"))
@@ -101,7 +103,7 @@ def evaluate_mpc(scenario: Scenario, session, settings: Settings | None, own=Non
     if truth is not None:
         utility.vs_truth = agreement(truth, labels)
         utility.original_vs_truth = agreement(truth, plain)
-    privacy = roles(len(scenario.parties), spec.helper, spec.reveal_centres)
+    privacy = roles(len(scenario.parties), spec.helper, spec.reveal_centres, spec.engine)
     return Evaluation(utility=utility, privacy=privacy if settings is None or settings.attacks
                       else Skipped(skipped="--no-attacks"))
 

@@ -299,9 +299,9 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     security = _security(raw.get("security", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     if clustering.relayed:  # an MPC, or secure aggregation opening the labels only (an MPC argmin)
-        errors += mpc_parties(len(consortium), clustering.helper, clustering.protocol)
+        errors += mpc_parties(len(consortium), clustering.helper, clustering.protocol, clustering.engine)
         why = None if clustering.protocol == MPC else 'secure aggregation opening the labels only (reveal = "labels")'
-        if (problem := missing("mpc", why)) is not None:
+        if clustering.engine != "spu" and (problem := missing("mpc", why)) is not None:
             errors.append(f"[clustering]: {problem}")
 
     if errors:
@@ -537,10 +537,15 @@ def _security(table, errors: list[str]) -> Security:
     return security
 
 
-def mpc_parties(n: int, helper: bool, protocol: str = MPC) -> list[str]:
+def mpc_parties(n: int, helper: bool, protocol: str = MPC, engine: str = "mpyc") -> list[str]:
     """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc" (or secure aggregation with
     reveal = "labels", whose argmin is an MPC): Shamir secret sharing keeps a secret from t = (n - 1) // 2
-    colluding share-holders only, so two need a third share-holder."""
+    colluding share-holders only, so two need a third share-holder; SPU's ABY3 (``engine = "spu"``) runs on exactly
+    three share-holders."""
+    if engine == "spu" and n + helper != 3 and n >= 2 and not (helper and n != 2):
+        return [f"[clustering]: engine = \"spu\" runs ABY3, which needs exactly three share-holders: three parties, "
+                f"or two and 'helper = true'; this scenario has {n} parties{' and the helper' if helper else ''} "
+                "(use engine = \"mpyc\" for other counts)"]
     what = (f'protocol = "{MPC}"' if protocol == MPC else
             'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin over the partial distances)')
     if helper and n != 2:

@@ -223,7 +223,7 @@ class FixedPointType(Section):
 
 @dataclass(kw_only=True)
 class Mpc(Section):
-    """The traffic of an MPC session (written only by one): k-means on MPyC, relayed by the coordinator.
+    """The traffic of an MPC session (written only by one): k-means on MPyC or SPU, relayed by the coordinator.
 
     Attributes
     ----------
@@ -241,6 +241,8 @@ class Mpc(Section):
         The secure fixed-point type.
     reveal_centres : bool
         Whether the centres were opened besides the labels.
+    engine : str
+        The MPC engine: `mpyc` (Shamir secret sharing) or `spu` (SPU's ABY3, three share-holders).
     n_joined : int
         Joined records.
     init : array of int
@@ -264,6 +266,7 @@ class Mpc(Section):
     rounds: int
     fixed_point: FixedPointType
     reveal_centres: bool
+    engine: str | Absent = ABSENT
     n_joined: int | Absent = ABSENT
     init: list[int] | Absent = ABSENT
     by_party: dict[str, MpcParty] | Absent = ABSENT

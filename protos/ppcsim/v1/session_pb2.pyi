@@ -298,7 +298,7 @@ class AlignmentRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ...) -> None: ...
 
 class AlignmentHeader(_message.Message):
-    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps", "mpc_parties", "mpc_columns", "mpc_bits", "mpc_frac", "reveal_centres", "mpc_helper", "mpc_helper_key", "revision", "reveal")
+    __slots__ = ("n_joined", "n_rows", "n_clusters", "init", "scale_bits", "max_iter", "parties", "seeding_steps", "mpc_parties", "mpc_columns", "mpc_bits", "mpc_frac", "reveal_centres", "mpc_helper", "mpc_helper_key", "revision", "reveal", "mpc_engine")
     N_JOINED_FIELD_NUMBER: _ClassVar[int]
     N_ROWS_FIELD_NUMBER: _ClassVar[int]
     N_CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -316,6 +316,7 @@ class AlignmentHeader(_message.Message):
     MPC_HELPER_KEY_FIELD_NUMBER: _ClassVar[int]
     REVISION_FIELD_NUMBER: _ClassVar[int]
     REVEAL_FIELD_NUMBER: _ClassVar[int]
+    MPC_ENGINE_FIELD_NUMBER: _ClassVar[int]
     n_joined: int
     n_rows: int
     n_clusters: int
@@ -333,7 +334,8 @@ class AlignmentHeader(_message.Message):
     mpc_helper_key: bytes
     revision: int
     reveal: str
-    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ..., mpc_parties: _Optional[_Iterable[str]] = ..., mpc_columns: _Optional[_Iterable[int]] = ..., mpc_bits: _Optional[int] = ..., mpc_frac: _Optional[int] = ..., reveal_centres: _Optional[bool] = ..., mpc_helper: _Optional[str] = ..., mpc_helper_key: _Optional[bytes] = ..., revision: _Optional[int] = ..., reveal: _Optional[str] = ...) -> None: ...
+    mpc_engine: str
+    def __init__(self, n_joined: _Optional[int] = ..., n_rows: _Optional[int] = ..., n_clusters: _Optional[int] = ..., init: _Optional[_Iterable[int]] = ..., scale_bits: _Optional[int] = ..., max_iter: _Optional[int] = ..., parties: _Optional[_Iterable[str]] = ..., seeding_steps: _Optional[int] = ..., mpc_parties: _Optional[_Iterable[str]] = ..., mpc_columns: _Optional[_Iterable[int]] = ..., mpc_bits: _Optional[int] = ..., mpc_frac: _Optional[int] = ..., reveal_centres: _Optional[bool] = ..., mpc_helper: _Optional[str] = ..., mpc_helper_key: _Optional[bytes] = ..., revision: _Optional[int] = ..., reveal: _Optional[str] = ..., mpc_engine: _Optional[str] = ...) -> None: ...
 
 class AlignmentMessage(_message.Message):
     __slots__ = ("header", "positions")

@@ -1,0 +1,179 @@
+"""Targets: at 1,000 records, 3 parties, k = 4, 10 rounds, the SPU engine's MPC phase at least 20x faster than
+MPyC's (at least 10x for the whole `ppc run`) with at most 0.25x its bytes and equal labels; SPU relayed within
+1.3x of SPU on direct links.
+
+ROWS records of synthetic blobs over three parties of COLUMNS columns each, k-means with CLUSTERS clusters,
+ROUNDS Lloyd rounds, all from the same initial records (the scenario seed draws them; every run below starts
+from the records the SPU run's report names). In this one run, one after the other:
+
+  spu relayed    `ppc run` of the scenario with engine = "spu": each party process starts its SPU program
+                 (ABY3) in SPU's own environment, every connection tunnelled through the coordinator (gRPC over
+                 TLS, AES-256-GCM per pair); MPC phase = the slowest party's program start to its result
+                 (interpreter start, jax compilation and input sharing included); bytes = the sealed frames the
+                 coordinator counted, the most any party sent
+  spu direct     the same program (parties/spu_kmeans.py) on the same joined normalised columns and initial
+                 records, three processes on direct loopback links: first start to last exit
+  mpyc relayed   `ppc run` of the scenario with engine = "mpyc" (the default), measured as spu relayed
+  mpyc direct    with --gmpy2: MPyC's program on direct links with gmpy2 and without it (MPYC_NOGMPY=1)
+
+The labels of every run must equal scikit-learn's KMeans from the same initial records. --engines spu leaves
+MPyC out (it takes minutes per thousand records). Where SPU cannot run (no environment: `ppc spu-env`), the SPU
+rows are left out, saying why.
+
+    python bench/mpc_engines.py [--rows 1000] [--columns 4] [--rounds 10] [--clusters 4] [--engines spu mpyc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
+from mpc_relay import direct as mpyc_direct  # noqa: E402
+
+from parties.mpc import free_port  # noqa: E402
+from parties.run import disguise  # noqa: E402
+from parties.spu_env import problem as spu_problem  # noqa: E402
+from parties.spu_run import program_command, program_env  # noqa: E402
+from ppcsim.run.observer_mpc import reference  # noqa: E402
+from ppcsim.scenario.load import load_scenario  # noqa: E402
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every process this one has waited for, and theirs (every thread)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def relayed(text: str) -> dict:
+    """`ppc run` of an MPC scenario: its MPC phase, wall time, bytes, labels' equality and messages in sequence,
+    and the CPU seconds of the whole run (coordinator, parties and their MPC programs)."""
+    cpu = children_cpu()
+    wall, report = ppc_run(text)
+    m = report["mpc"]
+    return {"wall": wall, "cpu": children_cpu() - cpu, "mpc": max(p["timing"]["mpc"] for p in report["parties"]),
+            "bytes": max(p["up"] for name, p in m["by_party"].items()),
+            "equal": bool(report["utility"]["labels_equal_same_init"]), "init": m["init"], "n_joined": m["n_joined"],
+            "sequential": sum(r.get("sequential") or 0 for r in m["per_round"])}
+
+
+def spu_direct(path: Path, init: list[int], rounds: int, clusters: int, tmp: Path) -> tuple[float, float, bool]:
+    """The SPU program on direct loopback links: (seconds from the first start to the last exit, CPU seconds of
+    the three programs, labels equal)."""
+    scenario = load_scenario(path)
+    own = [disguise(cfg) for cfg in scenario.parties]
+    columns = [len(d.data.columns) for d in own]
+    for i, d in enumerate(own):
+        np.savez(tmp / f"spu{i}.npz", X=d.X, columns=columns, init=init, k=clusters, rounds=rounds, bits=32,
+                 frac=16, m=len(d.X), reveal_centres=False)
+    addresses = [f"127.0.0.1:{free_port()}" for _ in own]
+    cpu = children_cpu()
+    t = time.perf_counter()
+    procs = [subprocess.Popen(program_command(tmp / f"spu{i}.npz", tmp / f"spu-out{i}.npz", i, addresses,
+                                              "bench", 3600), env=program_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for i in range(len(own))]
+    errors = [p.communicate()[1] for p in procs]
+    seconds, cpu = time.perf_counter() - t, children_cpu() - cpu
+    if any(p.returncode for p in procs):
+        raise SystemExit("the direct SPU run failed:\n" + "\n".join(e[-2000:] for e in errors))
+    labels = np.load(tmp / "spu-out0.npz")["labels"]
+    X = np.hstack([d.X for d in own])
+    return seconds, cpu, bool(np.array_equal(labels, reference(X, np.asarray(init), clusters, rounds).labels_))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--columns", type=int, default=4, help="columns per party (three parties)")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--clusters", type=int, default=4)
+    parser.add_argument("--engines", nargs="+", choices=("spu", "mpyc"), default=["spu", "mpyc"])
+    parser.add_argument("--gmpy2", action="store_true", help="also time MPyC on direct links with and without gmpy2")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
+    args = parser.parse_args()
+
+    def scenario(engine: str) -> str:
+        mpc = (f'algorithm = "kmeans"\nprotocol = "mpc"\nengine = "{engine}"\nn_clusters = {args.clusters}\n'
+               f'max_iter = {args.rounds}\n')
+        return blobs_scenario("bench-engines", args.rows, 3, args.columns, "", mpc, clusters=args.clusters)
+
+    figures = Figures("mpc_engines.py")
+    print(f"{args.rows} records, 3 parties x {args.columns} columns, k = {args.clusters}, {args.rounds} rounds; "
+          f"load average {os.getloadavg()[0]:.1f} (shared machine: compare ratios)")
+    runs: dict[str, dict] = {}
+    why = spu_problem() if "spu" in args.engines else "not asked for"
+    if why:
+        print(f"spu      left out: {why}")
+    else:
+        runs["spu"] = spu = relayed(scenario("spu"))
+        if spu["n_joined"] != args.rows:
+            raise SystemExit("the join dropped records; this benchmark needs every record joined")
+        with tempfile.TemporaryDirectory(prefix="ppc-bench-engines-") as tmp:
+            path = Path(tmp) / "bench.toml"
+            path.write_text(scenario("spu"))
+            direct_seconds, direct_cpu, direct_equal = spu_direct(path, spu["init"], args.rounds, args.clusters, Path(tmp))
+        print(f"spu      relayed: MPC phase {spu['mpc']:.2f} s, ppc run {spu['wall']:.1f} s ({spu['cpu']:.1f} CPU-s), "
+              f"{spu['bytes']:,} B sent "
+              f"(most of any party), {spu['sequential']} chunks in sequence; labels "
+              f"{'equal' if spu['equal'] else 'NOT equal'} to scikit-learn's")
+        print(f"spu      direct:  {direct_seconds:.2f} s ({direct_cpu:.1f} CPU-s); labels "
+              f"{'equal' if direct_equal else 'NOT equal'}")
+        figures.add("spu_mpc_seconds", spu["mpc"])
+        figures.add("spu_run_seconds", spu["wall"])
+        figures.add("spu_run_cpu_seconds", spu["cpu"])
+        figures.add("spu_direct_cpu_seconds", direct_cpu)
+        figures.add("spu_bytes", spu["bytes"])
+        figures.add("spu_direct_seconds", direct_seconds)
+        figures.check("SPU labels equal scikit-learn's from the same centres", float(spu["equal"] and direct_equal),
+                      "==", 1)
+        figures.check("SPU relayed MPC phase / SPU direct", spu["mpc"] / direct_seconds, "<=", 1.3)
+    if "mpyc" in args.engines:
+        runs["mpyc"] = mpyc = relayed(scenario("mpyc"))
+        print(f"mpyc     relayed: MPC phase {mpyc['mpc']:.2f} s, ppc run {mpyc['wall']:.1f} s ({mpyc['cpu']:.1f} CPU-s), "
+              f"{mpyc['bytes']:,} B "
+              f"sent (most of any party), {mpyc['sequential']} messages in sequence; labels "
+              f"{'equal' if mpyc['equal'] else 'NOT equal'} to scikit-learn's")
+        figures.add("mpyc_mpc_seconds", mpyc["mpc"])
+        figures.add("mpyc_run_seconds", mpyc["wall"])
+        figures.add("mpyc_run_cpu_seconds", mpyc["cpu"])
+        figures.add("mpyc_bytes", mpyc["bytes"])
+        figures.check("MPyC labels equal scikit-learn's from the same centres", float(mpyc["equal"]), "==", 1)
+        if args.gmpy2:
+            with tempfile.TemporaryDirectory(prefix="ppc-bench-engines-") as tmp:
+                path = Path(tmp) / "bench.toml"
+                path.write_text(scenario("mpyc"))
+                with_gmpy2 = mpyc_direct(path, mpyc["init"], args.rounds, args.clusters, Path(tmp))[0]
+                os.environ["MPYC_NOGMPY"] = "1"
+                try:
+                    without = mpyc_direct(path, mpyc["init"], args.rounds, args.clusters, Path(tmp))[0]
+                finally:
+                    del os.environ["MPYC_NOGMPY"]
+            print(f"mpyc     direct:  {with_gmpy2:.2f} s with gmpy2, {without:.2f} s without "
+                  f"({without / with_gmpy2:.2f}x)")
+            figures.add("mpyc_direct_gmpy2_seconds", with_gmpy2)
+            figures.add("mpyc_direct_no_gmpy2_seconds", without)
+    if "spu" in runs and "mpyc" in runs:
+        spu, mpyc = runs["spu"], runs["mpyc"]
+        print(f"ratios   MPC phase {mpyc['mpc'] / spu['mpc']:.1f}x faster (target >= 20x), ppc run "
+              f"{mpyc['wall'] / spu['wall']:.1f}x (>= 10x; CPU {mpyc['cpu'] / spu['cpu']:.1f}x), bytes "
+              f"{spu['bytes'] / mpyc['bytes']:.3f}x (<= 0.25x)")
+        figures.check("MPyC MPC phase / SPU MPC phase", mpyc["mpc"] / spu["mpc"], ">=", 20)
+        figures.check("MPyC ppc run / SPU ppc run", mpyc["wall"] / spu["wall"], ">=", 10)
+        figures.check("SPU bytes / MPyC bytes (most of any party)", spu["bytes"] / mpyc["bytes"], "<=", 0.25)
+    summary = ", ".join(f"{e} MPC phase {r['mpc']:.2f} s, {r['bytes']:,} B" for e, r in runs.items())
+    figures.write(args.json, f"{args.rows} records, 3 parties, {args.rounds} rounds: {summary or 'nothing ran'}")
+
+
+if __name__ == "__main__":
+    main()

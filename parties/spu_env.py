@@ -1,0 +1,121 @@
+"""Where SPU runs: its own virtual environment, found by this process, checked before a session starts.
+
+SPU (PyPI ``spu``, SecretFlow, Apache-2.0) ships wheels for CPython 3.10 and
+3.11 only, pins ``numpy < 2`` and ``jax <= 0.4.34`` (about 1 GB installed),
+and refuses to load on a CPU without AVX and AES-NI. The rest of ppc-sim
+runs on numpy 2, so SPU lives in an environment of its own, and a party's
+process starts its SPU program (``parties/spu_kmeans.py``) with that
+environment's interpreter:
+
+- ``PPC_SPU_PYTHON`` names the interpreter if set;
+- otherwise ``$XDG_DATA_HOME/ppc-sim/spu/bin/python`` (``~/.local/share/...``
+  without ``XDG_DATA_HOME``), where ``ppc spu-env`` creates it.
+
+``problem()`` says why SPU cannot run here and what to do, or None; ``ppc
+run``, ``ppc party`` and ``ppc coordinator`` ask it before an
+``engine = "spu"`` session starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+#: The SPU release the program is written and measured against.
+SPU_VERSION = "0.9.5"
+#: What ``ppc spu-env`` installs into the environment.
+REQUIREMENTS = (f"spu=={SPU_VERSION}",)
+#: CPython versions SPU publishes wheels for.
+PYTHONS = ((3, 10), (3, 11))
+#: The environment variable naming the SPU environment's interpreter.
+VARIABLE = "PPC_SPU_PYTHON"
+#: CPU flags (``/proc/cpuinfo``) SPU's library needs on x86-64.
+CPU_FLAGS = ("avx", "aes")
+#: How long checking the environment may take (it imports jax).
+CHECK_SECONDS = 120.0
+
+
+def default_home() -> Path:
+    """Where ``ppc spu-env`` creates the environment unless told otherwise."""
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "ppc-sim" / "spu"
+
+
+def interpreter() -> Path:
+    """The SPU environment's Python: ``PPC_SPU_PYTHON``, else the default environment's."""
+    named = os.environ.get(VARIABLE)
+    if named:
+        return Path(named)
+    return default_home() / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def missing_cpu_flags(cpuinfo: str | None = None) -> list[str]:
+    """The CPU flags SPU needs that this machine lacks (x86-64 Linux; elsewhere none are checked)."""
+    if cpuinfo is None:
+        if platform.machine().lower() not in ("x86_64", "amd64") or not Path("/proc/cpuinfo").exists():
+            return []
+        cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        if line.split(":")[0].strip() == "flags":
+            flags.update(line.split(":", 1)[1].split())
+    return [f for f in CPU_FLAGS if f not in flags]
+
+
+def setup_hint() -> str:
+    """What a user runs to create the environment."""
+    return ("create it with `ppc spu-env` (a Python 3.10 or 3.11 virtual environment with spu=="
+            f"{SPU_VERSION}, about 1 GB, at {default_home()}), or point {VARIABLE} at the Python of an environment "
+            f"where `pip install spu=={SPU_VERSION}` succeeded")
+
+
+def machine_problem(cpuinfo: str | None = None) -> str | None:
+    """Why SPU cannot run on this machine at all (its CPU), or None."""
+    missing = missing_cpu_flags(cpuinfo)
+    if missing:
+        return (f"SPU needs a CPU with AVX and AES-NI; this one lacks {', '.join(missing)} (/proc/cpuinfo flags): "
+                "use engine = \"mpyc\"")
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def probe(python: str) -> str | None:
+    code = ("import sys, numpy, spu, spu.libspu; from spu.utils import frontend; "
+            "print(sys.version_info[0], sys.version_info[1], spu.__version__)")
+    try:
+        run = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=CHECK_SECONDS,
+                             env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"SPU's interpreter {python} does not run ({exc})"
+    if run.returncode != 0:
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"SPU does not load with {python}: {last}"
+    return None
+
+
+def problem(python: Path | None = None) -> str | None:
+    """Why an ``engine = "spu"`` session cannot run from this process (with the SPU environment's interpreter
+    ``python``, by default ``interpreter()``), with what to do; None if it can."""
+    machine = machine_problem()
+    if machine:
+        return machine
+    named = python is None and bool(os.environ.get(VARIABLE))
+    python = python or interpreter()
+    if not python.exists():
+        source = (f"{VARIABLE} names {python}, which does not exist" if named
+                  else f"there is no SPU environment at {python.parent.parent}")
+        return f"{source}: {setup_hint()}"
+    found = probe(str(python))
+    return f"{found}; {setup_hint()}" if found else None
+
+
+def python_problem(version: tuple[int, int] = sys.version_info[:2]) -> str | None:
+    """Why SPU cannot install under a Python of ``version``, or None."""
+    if tuple(version) in PYTHONS:
+        return None
+    return (f"SPU {SPU_VERSION} publishes wheels for CPython 3.10 and 3.11 only, not {version[0]}.{version[1]}: "
+            "install Python 3.11 and run `ppc spu-env --python python3.11`")

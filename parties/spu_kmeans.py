@@ -1,0 +1,227 @@
+"""Lloyd's k-means as a secure multiparty computation on SPU (ABY3): the program each share-holder runs.
+
+SecretFlow's SPU (PyPI ``spu``, Apache-2.0) compiles a numpy-like (jax)
+program into a secure one and runs it on three share-holders with ABY3:
+replicated secret sharing over the ring Z_2^64, honest majority (any one
+share-holder alone learns nothing; passively secure). It needs CPython 3.10
+or 3.11, numpy < 2 and a CPU with AVX and AES-NI, so it runs in its own
+virtual environment (``ppc spu-env``); this file imports nothing from the
+project and is started by path with that environment's interpreter::
+
+    SPU_PYTHON parties/spu_kmeans.py --data IN.npz --result OUT.npz --rank i --party HOST:PORT ...
+
+``--party`` is given once per share-holder, in the MPC's order: this
+share-holder's own entry is the address its SPU link listens on, every other
+the address it dials to send to that peer (one connection per ordered pair).
+``parties.spu_run`` points them at local tunnel ports, so that every byte goes
+through the coordinator sealed per pair; ``bench/mpc_engines.py`` also runs
+the program on direct loopback links.
+
+The computation is the MPyC program's (parties.mpc_kmeans; reference.md §13):
+
+1. each share-holder with columns secret-shares its own normalised columns of
+   the m joined records (three ABY3 shares, made from the operating system's
+   entropy, each sent to its holder over the SPU link); the helper inputs
+   none; the blocks are stacked into the secret m x D matrix X;
+2. the k initial centres are rows ``init`` of X (public positions);
+3. rounds r = 0 .. max_iter - 1: the squared distances up to the per-record
+   constant ``||x_i||^2``, ``D = ||c_j||^2 - 2 X C^T``, each record's nearest
+   centre as a secret one-hot row (the first centre on a tie), and every
+   centre moved to the mean of its records (a secure division); an empty
+   cluster keeps its centre, obliviously; round max_iter: the last
+   assignment;
+4. the labels are opened (each share-holder sends its shares of them to the
+   others), and the centres if asked; nothing else is ever opened.
+
+The fixed-point type: ``frac`` fractional bits over the ring Z_2^64
+(``bits`` <= 64) or Z_2^128. The program writes "round r" to its standard
+output as round r begins. With ``--watch-stdin`` it exits as soon as its
+standard input closes (the party process that started it died).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+import threading
+import time
+
+
+def pack(share) -> bytes:
+    """One ``libspu.Share`` as bytes: the number of parts (4 bytes), then each part's length (8 bytes) and bytes:
+    the meta first, then the chunks."""
+    parts = [share.meta, *share.share_chunks]
+    return struct.pack("<I", len(parts)) + b"".join(struct.pack("<Q", len(p)) + p for p in parts)
+
+
+def unpack(data: bytes, libspu):
+    """The ``libspu.Share`` that ``pack`` gave ``data``."""
+    (n,), at, parts = struct.unpack_from("<I", data), 4, []
+    for _ in range(n):
+        (size,) = struct.unpack_from("<Q", data, at)
+        parts.append(data[at + 8:at + 8 + size])
+        at += 8 + size
+    share = libspu.Share()
+    share.meta, share.share_chunks = parts[0], parts[1:]
+    return share
+
+
+def programs(k: int, rounds: int, init: list[int]):
+    """The jax functions compiled to SPU: stack the blocks and take the initial centres; one Lloyd round (an
+    assignment and an update); the last assignment (labels)."""
+    import jax.numpy as jnp
+
+    def start(*blocks):
+        X = jnp.hstack(blocks) if len(blocks) > 1 else blocks[0]
+        return X, X[jnp.asarray(init)]
+
+    def nearest(X, C):
+        """Each record's nearest centre as a one-hot row (the first on a tie): a tournament over the centres,
+        ceil(log2 k) levels of secure comparisons, each carrying the winners' one-hot rows by selection (no
+        equality tests, no index arithmetic)."""
+        D = jnp.sum(C * C, axis=1)[None, :] - 2 * X @ C.T  # m x k, less ||x_i||^2 (no row's argmin changes)
+        values = [D[:, j] for j in range(k)]
+        rows = [jnp.broadcast_to(jnp.eye(k, dtype=X.dtype)[j], (X.shape[0], k)) for j in range(k)]
+        while len(values) > 1:
+            nv, nr = [], []
+            for a in range(0, len(values) - 1, 2):
+                left = values[a] <= values[a + 1]  # the lower-numbered group wins a tie
+                nv.append(jnp.where(left, values[a], values[a + 1]))
+                nr.append(jnp.where(left[:, None], rows[a], rows[a + 1]))
+            if len(values) % 2:
+                nv.append(values[-1])
+                nr.append(rows[-1])
+            values, rows = nv, nr
+        return rows[0]
+
+    def assign(X, C):
+        return nearest(X, C) @ jnp.arange(k, dtype=X.dtype)  # the label of each one-hot row
+
+    def update(X, C):
+        U = nearest(X, C)  # m x k one-hot
+        counts = jnp.sum(U, axis=0)
+        sums = U.T @ X
+        empty = counts < 0.5
+        means = sums / (counts + empty)[:, None]  # an empty cluster divides 0 by 1 (a reciprocal of the counts
+        # alone, then products, would lose the quotient's precision: 1/count has few significant fixed-point bits)
+        return jnp.where(empty[:, None], C, means)  # ... and keeps its centre
+
+    return start, update, assign
+
+
+def main(args) -> None:
+    # run by path: its folder (the project's parties/) must not shadow the SPU environment's own modules
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    import numpy as np
+    import spu
+    import spu.libspu as libspu
+    from spu.utils import frontend
+
+    data = np.load(args.data)
+    X_own = np.asarray(data["X"], dtype=np.float64)
+    columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
+    k, rounds, bits, frac = (int(data[key]) for key in ("k", "rounds", "bits", "frac"))
+    m, reveal_centres = int(data["m"]), bool(data["reveal_centres"])
+    n, me = len(args.party), args.rank
+    if n != 3:
+        raise SystemExit(f"ABY3 needs three share-holders, got {n}")
+
+    # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
+    names = [f"block{p}" for p, d in enumerate(columns) if d]
+    start, update, assign = programs(k, rounds, init)
+
+    def compiled(fn, shapes, inputs, outputs):
+        executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
+                                         [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
+        return executable
+
+    D = sum(columns)
+    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"])
+    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"])
+    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"])
+
+    desc = libspu.link.Desc()
+    desc.id = args.link_id  # the same at every share-holder: it names the messages
+    for i, address in enumerate(args.party):
+        desc.add_party(f"p{i}", address)
+    desc.brpc_channel_protocol = "baidu_std"
+    desc.brpc_channel_connection_type = "single"  # one connection per ordered pair of share-holders
+    desc.connect_retry_interval_ms = 100
+    desc.connect_retry_times = max(int(args.timeout * 10), 1)
+    desc.recv_timeout_ms = int(args.timeout * 1000)
+    desc.http_timeout_ms = int(args.timeout * 1000)
+    desc.http_max_payload_size = 1 << 22
+    lctx = libspu.link.create_brpc(desc, me)
+
+    config = libspu.RuntimeConfig()
+    config.protocol = libspu.ProtocolKind.ABY3
+    config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
+    config.fxp_fraction_bits = frac
+    runtime, io = spu.Runtime(lctx, config), spu.Io(n, config)
+
+    # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
+    for p, d in enumerate(columns):
+        if d == 0:
+            continue
+        if p == me:
+            shares = io.make_shares(X_own, libspu.Visibility.VIS_SECRET)
+            for j in range(n):
+                if j != me:
+                    lctx.send(j, pack(shares[j]))
+            runtime.set_var(f"block{p}", shares[me])
+        else:
+            runtime.set_var(f"block{p}", unpack(lctx.recv(p), libspu))
+    runtime.run(run_start)
+    for r in range(rounds + 1):
+        print(f"round {r}", flush=True)
+        runtime.run(run_update if r < rounds else run_assign)
+
+    # 4. open: every share-holder sends its shares of the labels (and centres) to the others
+    def open_(name: str):
+        mine = runtime.get_var(name)
+        for j in range(n):
+            if j != me:
+                lctx.send(j, pack(mine))
+        shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
+        return np.asarray(io.reconstruct(shares))
+
+    labels = np.rint(open_("labels")).astype(np.int32)
+    centres = open_("C").astype(np.float64) if reveal_centres else np.zeros((0, sum(columns)))
+    lctx.barrier()  # nobody closes its links before every share-holder has what it needs
+    lctx.stop_link()
+    np.savez(args.result, labels=labels, centres=centres)
+
+
+def cli(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="spu_kmeans.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
+    parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
+    parser.add_argument("--rank", type=int, required=True, help="this share-holder's index in the MPC's order")
+    parser.add_argument("--party", action="append", required=True, help="HOST:PORT of each share-holder, in order")
+    parser.add_argument("--link-id", default="ppc-spu", help="the MPC's name, the same at every share-holder")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a link waits for a message")
+    parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
+    args = parser.parse_args(argv)
+    finished = threading.Event()
+    if args.watch_stdin:
+        def watch() -> None:
+            try:
+                while os.read(0, 4096):
+                    pass
+            except OSError:
+                return
+            if not finished.is_set():
+                os._exit(3)
+
+        threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+    t = time.perf_counter()
+    main(args)
+    finished.set()
+    print(f"seconds {time.perf_counter() - t:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    cli(sys.argv[1:])

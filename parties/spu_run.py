@@ -1,0 +1,304 @@
+"""A party's side of MPC k-means on SPU: the SPU program in its own environment, its links through the coordinator.
+
+SPU's links (yacl's brpc transport) work differently from MPyC's: every
+share-holder listens on one address of its own, and to send to a peer it
+dials that peer's address, so there is one connection per *ordered* pair of
+share-holders (two per pair), each carrying requests one way and the peer's
+acknowledgements back. Parties across organisations reach only the
+coordinator, so each party process gives its SPU program
+
+- its own listening port on 127.0.0.1 (``own``), which the tunnel dials when
+  a peer's program first sends to it;
+- for every peer j, a listening port T_j on 127.0.0.1 as j's address, which
+  its program dials to send to j.
+
+Both connections of a pair are carried, sealed, on the party's ``Relay``
+stream, with the pair's key and nonces (parties.mpc.PairCipher: one counter
+per direction, so the two connections share it and no nonce repeats). The
+first byte of every frame's plaintext says which of the pair's two
+connections it belongs to: 0 for the one the *sender's* program dialled, 1
+for the one the receiver's program dialled; a frame of that byte alone says
+the sender's end of that connection closed. The coordinator sees which
+party sends to which, as for MPyC, but not which connection a frame is on.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from parties.errors import PartyError
+from parties.keys import KeyPair
+from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input
+from parties.serde import Alignment, Mark, Opened
+from parties.spu_env import interpreter
+from parties.spu_env import problem as spu_problem
+
+#: The program each share-holder runs, started by path with the SPU environment's interpreter.
+PROGRAM = Path(__file__).with_name("spu_kmeans.py")
+#: The first plaintext byte of a frame: on the connection its sender dialled, or the one its receiver dialled.
+DIALLED_BY_SENDER, DIALLED_BY_RECEIVER = 0, 1
+
+
+@dataclass
+class SpuTunnel:
+    """One party's end of every SPU link: two local sockets per peer <-> sealed frames on the Relay stream."""
+
+    me: str
+    order: list[str]
+    ciphers: dict[str, PairCipher]
+    deadline: float
+    outgoing: queue.Queue = field(default_factory=queue.Queue)
+    errors: list[str] = field(default_factory=list)
+    round: int = -1
+    #: Per round, the times this party's program began sending after it had received (chunks, not messages:
+    #: brpc's framing is not parsed), the messages in sequence on its path.
+    turns: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.peers = [p for p in self.order if p != self.me]
+        self.listeners: dict[str, socket.socket] = {}
+        for peer in self.peers:
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(4)
+            self.listeners[peer] = server
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.own_port = s.getsockname()[1]
+        # per peer, what arrives for each of its two connections (None: the relay ended)
+        self.inbound: dict[tuple[str, int], queue.Queue] = {(p, c): queue.Queue() for p in self.peers
+                                                            for c in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER)}
+        self.seal_locks = {p: threading.Lock() for p in self.peers}
+        self.threads: list[threading.Thread] = []
+        self.pumps: list[threading.Thread] = []
+        self.waited = True
+        self.count_lock = threading.Lock()
+
+    def addresses(self) -> list[str]:
+        """The program's ``--party`` list: its own listening address, each peer at the tunnel's port for it."""
+        return [f"127.0.0.1:{self.own_port if p == self.me else self.listeners[p].getsockname()[1]}"
+                for p in self.order]
+
+    def start(self) -> None:
+        for peer in self.peers:
+            self._thread(self._dialled, peer, name=f"spu-out-{peer}")
+            self._thread(self._answered, peer, name=f"spu-in-{peer}")
+
+    def _thread(self, target, *args, name: str) -> threading.Thread:
+        t = threading.Thread(target=target, args=args, name=name, daemon=True)
+        t.start()
+        self.threads.append(t)
+        return t
+
+    def _send(self, peer: str, channel: int, data: bytes) -> None:
+        with self.seal_locks[peer]:  # the frame's number is its place on the stream: seal and queue as one
+            self.outgoing.put(self.ciphers[peer].seal(bytes([channel]) + data))
+
+    def _dialled(self, peer: str) -> None:
+        """The connection our program dials to send to ``peer``: accepted at the tunnel's port for the peer."""
+        server = self.listeners[peer]
+        try:
+            server.settimeout(max(self.deadline - time.monotonic(), 0.1))
+            conn, _ = server.accept()
+            server.close()
+        except OSError as exc:
+            self.errors.append(f"the link to '{peer}': our SPU program never connected ({exc})")
+            return
+        self._carry(peer, conn, DIALLED_BY_SENDER)
+
+    def _answered(self, peer: str) -> None:
+        """The connection ``peer``'s program dialled: opened to our program's own port at its first frame."""
+        inbound = self.inbound[(peer, DIALLED_BY_SENDER)]
+        try:
+            first = inbound.get(timeout=max(self.deadline - time.monotonic(), 0.1))
+        except queue.Empty:
+            return  # the peer never sent to us
+        if not first:
+            return
+        while True:
+            try:
+                conn = socket.create_connection(("127.0.0.1", self.own_port), timeout=5)
+                break
+            except OSError as exc:
+                if time.monotonic() > self.deadline:
+                    self.errors.append(f"the link from '{peer}': our SPU program does not listen ({exc})")
+                    return
+                time.sleep(0.05)
+        self._carry(peer, conn, DIALLED_BY_RECEIVER, first)
+
+    def _carry(self, peer: str, conn: socket.socket, mine: int, first: bytes | None = None) -> None:
+        """Pump ``conn`` both ways: what our program writes goes to ``peer`` marked with the peer's name of this
+        connection; what the peer sends on it is written to ``conn``."""
+        conn.settimeout(None)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        theirs = DIALLED_BY_RECEIVER if mine == DIALLED_BY_SENDER else DIALLED_BY_SENDER
+        self.pumps.append(self._thread(self._pump, peer, conn, mine, name=f"spu-pump-{peer}-{mine}"))
+        inbound = self.inbound[(peer, theirs)]
+        try:
+            if first:
+                conn.sendall(first)
+            while True:
+                data = inbound.get()
+                if data is None:
+                    return
+                if not data:
+                    try:
+                        conn.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    return
+                conn.sendall(data)
+        except OSError as exc:
+            self.errors.append(f"the link with '{peer}': {exc}")
+
+    def _pump(self, peer: str, conn: socket.socket, channel: int) -> None:
+        try:
+            while True:
+                data = conn.recv(READ_BYTES)
+                if data:
+                    with self.count_lock:
+                        if self.waited:
+                            self.turns[self.round] = self.turns.get(self.round, 0) + 1
+                            self.waited = False
+                self._send(peer, channel, data)
+                if not data:
+                    break
+        except OSError as exc:
+            self.errors.append(f"the link with '{peer}': {exc}")
+            self._send(peer, channel, b"")
+
+    def receive(self, responses) -> None:
+        """Open every relayed frame and hand it to its connection (run in its own thread)."""
+        try:
+            for frame in responses:
+                if frame.peer not in self.peers:
+                    raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
+                data = self.ciphers[frame.peer].open(frame)
+                if not data or data[0] not in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER):
+                    raise PartyError(f"frame {frame.seq} from '{frame.peer}' names no connection of the pair")
+                if len(data) > 1:
+                    with self.count_lock:
+                        self.waited = True
+                self.inbound[(frame.peer, data[0])].put(data[1:])
+        except PartyError as exc:
+            self.errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            self.errors.append(f"the relay stream ended: {details or type(exc).__name__}")
+        for q in self.inbound.values():
+            q.put(None)
+
+    def requests(self):
+        while True:
+            message = self.outgoing.get()
+            if message is None:
+                return
+            yield message
+
+
+def refuse_unless_ready(link, header: Alignment) -> None:
+    """For an SPU session: tell the coordinator (``link.refuse``, which fails the session naming this party) and
+    raise PartyError if SPU cannot run here, before any share exists; nothing for an MPyC session."""
+    if header.mpc_engine != "spu":
+        return
+    problem = spu_problem()
+    if problem:
+        link.refuse(f"engine \"spu\": {problem}")
+        raise PartyError(f"the session runs its MPC on SPU, but {problem}")
+
+
+def program_command(data: Path, result: Path, rank: int, addresses: list[str], link_id: str,
+                    seconds: float) -> list[str]:
+    """The command line of one share-holder's SPU program (``parties/spu_kmeans.py``)."""
+    return [str(interpreter()), str(PROGRAM), "--data", str(data), "--result", str(result), "--rank", str(rank),
+            *[a for address in addresses for a in ("--party", address)], "--link-id", link_id,
+            "--timeout", f"{max(seconds, 1.0):.0f}"]
+
+
+def program_env() -> dict[str, str]:
+    """The SPU program's environment: this one's, without this interpreter's paths, jax on the CPU only."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    return {**env, "PYTHONUNBUFFERED": "1", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
+
+
+def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
+            session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
+    """Run this share-holder's SPU program on ``X`` (its joined rows in the join's order; no columns for the
+    helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``)."""
+    problem = spu_problem()
+    if problem:
+        raise PartyError(problem)
+    order = list(header.mpc_parties)
+    if me not in order or not set(order) <= set(peers):
+        raise PartyError("the coordinator's list of MPC parties does not match the relayed keys")
+    if len(order) != 3:
+        raise PartyError(f"engine \"spu\" runs ABY3 on three share-holders; the coordinator names {len(order)}")
+    mine = order.index(me)
+    ciphers = {p: PairCipher(pair, peers[p], session, me, p, mine < i) for i, p in enumerate(order) if p != me}
+    tunnel = SpuTunnel(me, order, ciphers, deadline)
+    timing: dict[str, float] = {}
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ppc-spu-") as tmp:
+        data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
+        program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
+        tunnel.start()
+        responses = relay(tunnel.requests())
+        receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="spu-receive", daemon=True)
+        receiver.start()
+        command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
+                                    deadline - time.monotonic()), "--watch-stdin"]
+        rounds = 0
+        with open(errfile, "wb") as err:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,
+                                     env=program_env())
+            timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
+            timer.start()
+            try:
+                assert child.stdout is not None
+                for line in child.stdout:  # "round r" as each round begins
+                    words = line.decode("utf-8", "replace").split()
+                    if len(words) == 2 and words[0] == "round" and words[1].isdigit():
+                        rounds = int(words[1])
+                        with tunnel.count_lock:
+                            tunnel.round = rounds
+                        tunnel.outgoing.put(Mark(round=rounds))
+                        if rounds and rounds % 5 == 0:
+                            print(f"party {me}: MPC round {rounds}", file=log, flush=True)
+                code = child.wait()
+            finally:
+                timer.cancel()
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+                if child.stdin is not None:
+                    child.stdin.close()
+        timing["mpc"] = time.perf_counter() - t0
+        for pump in list(tunnel.pumps):
+            pump.join(timeout=max(min(deadline - time.monotonic(), 5.0), 0.1))
+        if code != 0 or not result.exists():
+            tunnel.outgoing.put(None)
+            lines = [ln for ln in errfile.read_text(errors="replace").splitlines()
+                     if ln.strip() and not ln.startswith("#") and "[warning]" not in ln]
+            problems = "; ".join(tunnel.errors) or (lines[-1] if lines else "")
+            out_of_time = time.monotonic() >= deadline
+            raise PartyError(f"the SPU program {'ran out of time' if out_of_time else f'failed (exit {code})'}: "
+                             f"{problems or 'no message'}")
+        opened = np.load(result)
+        labels, centres = opened["labels"].astype(np.int32), opened["centres"]
+        tunnel.outgoing.put(Opened(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
+        tunnel.outgoing.put(None)
+        receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
+    if len(labels) != header.n_joined:
+        raise PartyError(f"the MPC opened {len(labels)} labels for {header.n_joined} joined records")
+    return MpcResult(rounds + 1, labels, centres if header.reveal_centres else None, timing, turns=tunnel.turns)

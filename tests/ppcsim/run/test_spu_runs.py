@@ -1,0 +1,151 @@
+"""protocol = "mpc" with engine = "spu": k-means on SPU's ABY3 shares, every byte relayed through the coordinator.
+
+The tests that run SPU skip, saying why, where its separate environment is absent (``ppc spu-env`` creates it;
+``PPC_SPU_PYTHON`` names another); the loader's and the refusal's tests run everywhere.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import blobs, by_hand, kmeans, read_report, run_ppc, scenario_toml, split_x, write_scenario
+from parties import spu_env
+from ppcsim.scenario.load import ScenarioError, load_scenario
+
+SPU = dict(seed=5, deadline=300, data=blobs(60, 6, 3, label_column="target"),
+           clustering=kmeans(3, "mpc", max_iter=3, engine="spu"))
+THREE = scenario_toml("blobs-spu", split_x(2, 2, 2), **SPU)
+TWO = scenario_toml("blobs-spu", split_x(2, 4), **SPU)
+
+_problem = spu_env.problem()
+needs_spu = pytest.mark.skipif(_problem is not None, reason=f"SPU cannot run here: {_problem}")
+
+
+# -- the scenario's checks and the refusal (no SPU needed) --------------------------------------------------------
+
+def test_the_loader_refuses_an_spu_session_without_exactly_three_share_holders(tmp_path):
+    four = scenario_toml("blobs-spu", split_x(2, 2, 1, 1), **SPU)
+    with pytest.raises(ScenarioError, match="needs exactly three share-holders: three parties, or two and"):
+        load_scenario(write_scenario(tmp_path, four))
+    with pytest.raises(ScenarioError, match="'helper = true'; this scenario has 2 parties"):
+        load_scenario(write_scenario(tmp_path, TWO))
+    with pytest.raises(ScenarioError, match="'engine' must be one of"):
+        load_scenario(write_scenario(tmp_path, THREE.replace('engine = "spu"', 'engine = "aby3"')))
+    with pytest.raises(ScenarioError, match="appl(y|ies) to protocol = \"mpc\""):
+        load_scenario(write_scenario(tmp_path, THREE.replace('protocol = "mpc"', 'protocol = "secure_aggregation"')))
+    assert load_scenario(write_scenario(tmp_path, TWO + "helper = true\n")).clustering.engine == "spu"
+
+
+def test_ppc_run_refuses_before_anything_starts_when_spu_is_not_set_up(tmp_path, monkeypatch):
+    monkeypatch.setenv(spu_env.VARIABLE, str(tmp_path / "no-such-env" / "bin" / "python"))
+    done = run_ppc("run", write_scenario(tmp_path, THREE), "--out", tmp_path / "out", timeout=120)
+    assert done.returncode != 0
+    assert "engine = \"spu\"" in done.stderr and "no-such-env" in done.stderr and "ppc spu-env" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # no party was started
+
+
+def test_an_interpreter_without_spu_is_refused_naming_it(tmp_path):
+    found = spu_env.problem(__import__("pathlib").Path(sys.executable))  # this environment has no spu (numpy 2)
+    if spu_env.machine_problem():
+        assert "AVX and AES-NI" in found
+    else:
+        assert found is not None and sys.executable in found and "ppc spu-env" in found
+
+
+def test_the_cpu_and_python_checks_say_why_and_what_to_do():
+    with_both = "processor : 0\nflags\t\t: fpu sse2 avx aes avx2\n"
+    assert spu_env.missing_cpu_flags(with_both) == []
+    assert spu_env.missing_cpu_flags("flags\t\t: fpu sse2 sse4_2\n") == ["avx", "aes"]
+    assert "lacks aes" in spu_env.machine_problem("flags : fpu avx\n") and "mpyc" in spu_env.machine_problem(
+        "flags : fpu avx\n")
+    assert spu_env.python_problem((3, 11)) is None and spu_env.python_problem((3, 10)) is None
+    assert "not 3.12" in spu_env.python_problem((3, 12)) and "--python python3.11" in spu_env.python_problem((3, 13))
+
+
+# -- real processes ------------------------------------------------------------------------------------------------
+
+@needs_spu
+def test_ppc_run_three_parties_gives_plain_lloyds_labels_and_counts_every_relayed_byte(tmp_path):
+    path = write_scenario(tmp_path, THREE + "reveal_centres = true\n")
+    done = run_ppc("run", path, "--out", tmp_path / "out", timeout=400)
+    assert done.returncode == 0, done.stderr
+    report = read_report(tmp_path / "out")
+    assert report["state"] == "done"
+    u = report["utility"]
+    assert u["labels_equal_same_init"] and u["reference"].endswith("max_iter = 3)")
+    assert u["centres_max_abs_error"] < 2.0**-8  # 16 fractional bits: a few units of 2^-16 after three divisions
+    mpc = report["mpc"]
+    assert mpc["engine"] == "spu" and mpc["parties"] == ["a", "b", "c"] and mpc["threshold"] == 1
+    relay = [e for e in report["communication"]["ledger"] if e["rpc"] == "Relay"]
+    m, k = report["join"]["rows_joined"], 3
+    for name, party in mpc["by_party"].items():
+        result = 4 * m + 8 * k * 6  # the RelayResult: labels (int32) and the opened centres (float64)
+        assert party["up"] == sum(e["payload"] for e in relay if e["party"] == name and e["direction"] == "up"
+                                  and e["payload"] > 0) - result
+        assert party["down"] == sum(e["payload"] for e in relay if e["party"] == name and e["direction"] == "down")
+        assert party["up"] == sum(link["bytes"] for link in mpc["links"] if link["sender"] == name)
+        assert party["up"] - party["plaintext_up"] == 16 * party["frames_up"]
+        assert party["up"] > 100_000  # ABY3's traffic: far beyond the labels
+    assert {(link["sender"], link["receiver"]) for link in mpc["links"]} == {
+        (s, r) for s in "abc" for r in "abc" if s != r}
+    assert [r["round"] for r in mpc["per_round"]] == [-1, 0, 1, 2, 3]
+    sent = sum(p["up"] for p in mpc["by_party"].values())
+    assert sum(sum(r["up"].values()) for r in mpc["per_round"]) == sent
+    assert "ABY3" in report["privacy"]["assumption"] and "SPU, ABY3" in report["clustering"]["input"]
+    assert "mpc: 3 share-holders" in done.stderr
+
+
+@needs_spu
+def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path):
+    path = write_scenario(tmp_path, TWO + "helper = true\n")
+    done = run_ppc("run", path, "--out", tmp_path / "out", timeout=400)
+    assert done.returncode == 0, done.stderr
+    report = read_report(tmp_path / "out")
+    assert report["utility"]["labels_equal_same_init"]
+    mpc = report["mpc"]
+    assert mpc["engine"] == "spu" and mpc["parties"] == ["a", "b", "helper"] and mpc["helper"] == "helper"
+    assert {(link["sender"], link["receiver"]) for link in mpc["links"]} == {
+        ("a", "b"), ("b", "a"), ("a", "helper"), ("helper", "a"), ("b", "helper"), ("helper", "b")}
+    assert mpc["by_party"]["helper"]["up"] > 100_000
+    assert "must not collude" in report["privacy"]["assumption"]
+
+
+@needs_spu
+def test_roles_by_hand_over_mutual_tls_three_parties(tmp_path):
+    path = write_scenario(tmp_path, THREE + "[security]\nmutual = true\n")
+    errors = by_hand(path, tmp_path, ["a", "b", "c"], timeout=400)
+    assert all("Lloyd rounds as an MPC over 3 parties" in err for err in errors.values())
+    report = read_report(tmp_path / "out")
+    assert report["state"] == "done" and report["mpc"]["engine"] == "spu"
+    a = (tmp_path / "a.csv").read_text().splitlines()
+    assert a[0] == "id,cluster" and len(a) == 61 and a == (tmp_path / "c.csv").read_text().splitlines()
+
+
+@needs_spu
+def test_the_spu_program_never_outlives_the_party_that_started_it(tmp_path):
+    """Its peers never come, so it would wait for ever; closing its standard input ends it."""
+    from parties.mpc import free_port
+    from parties.spu_run import program_command, program_env
+
+    data = tmp_path / "in.npz"
+    np.savez(data, X=np.zeros((3, 1)), columns=[1, 1, 1], init=[0, 1], k=2, rounds=1, bits=32, frac=16, m=3,
+             reveal_centres=False)
+    command = program_command(data, tmp_path / "out.npz", 0, [f"127.0.0.1:{free_port()}" for _ in range(3)],
+                              "test", 300)
+    program = subprocess.Popen([*command, "--watch-stdin"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=program_env())
+    try:
+        time.sleep(3.0)
+        assert program.poll() is None  # still waiting for its peers
+        program.stdin.close()
+        assert program.wait(timeout=30) == 3
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()

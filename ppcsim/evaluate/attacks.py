@@ -337,8 +337,41 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
         The estimated coordinates; reference rows are ``reference_points``.
     """
     D = _square(distances)
+    index = _indices("references", references, D.shape[0])
+    return multilateration_to(D[:, index], index, reference_points, max_iter=max_iter, tol=tol)
+
+
+def multilateration_to(to_references, references, reference_points, *, max_iter: int = 100,
+                       tol: float = 1e-10) -> np.ndarray:
+    """:func:`multilateration` given only every object's distances to the references (000 §4.4.2).
+
+    The same estimate, from an ``(m, q)`` block instead of the ``m x m``
+    matrix: what an attacker needs of a disguised block ``Y`` is
+    ``cdist(Y, Y[references])``, which stays small at many records.
+
+    Parameters
+    ----------
+    to_references : ndarray of shape (m, q)
+        Column j holds every object's distance to reference j.
+    references : array-like of int, or boolean mask of shape (m,)
+        The q known objects, at least n + 1.
+    reference_points : ndarray of shape (q, n)
+        Their coordinates in the original space, in the order of ``references``.
+    max_iter, tol
+        As for :func:`multilateration`.
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+        The estimated coordinates; reference rows are ``reference_points``.
+    """
+    D = _block("to_references", to_references)
+    if (D < 0).any():
+        raise ValueError("distances must be finite and non-negative")
     m = D.shape[0]
     index = _indices("references", references, m)
+    if D.shape[1] != index.size:
+        raise ValueError(f"to_references must have one column per reference ({index.size}), got {D.shape[1]}")
     points = _block("reference_points", reference_points, rows=index.size)
     n = points.shape[1]
     if index.size < n + 1:
@@ -352,7 +385,7 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
     estimate[index] = points
     if targets.size == 0:
         return estimate
-    d = D[np.ix_(targets, index)]  # T x q
+    d = D[targets]  # T x q
     squared = (points**2).sum(axis=1)
     A = 2.0 * (points[1:] - points[0])  # (q-1) x n
     b = (squared[1:] - squared[0])[None, :] - d[:, 1:] ** 2 + d[:, :1] ** 2  # T x (q-1)

@@ -16,6 +16,9 @@ The grid is the scenario's ``[sweep]`` table; every combination is one run:
   (004 §6.2). Refused beside a ``<party>.<field>`` key (that party no
   longer exists) and when a party reads its own ``data`` file;
 - ``rows``: rows of a ``synthetic:blobs`` source;
+- ``known_extra``, ``known_sample``: what the observer's attacker knows (the
+  scenario's ``[attacks]`` table): j of the n + 1 + j records multilateration
+  knows (000 Figs. 4.12-4.13), the share of records the PCA attack holds;
 - ``<party>.<field>``: one field of one party, e.g. ``"lab.k"``.
 """
 
@@ -51,7 +54,7 @@ from ppcsim.scenario.load import PARTY, ScenarioError, generated, load_scenario
 from ppcsim.scenario.partition import share_k, split_sizes
 from protos.schema import unknown
 
-GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows")
+GLOBAL_KEYS = ("method", "parties", "k", "projection", "normalize", "seed", "rows", "known_extra", "known_sample")
 
 
 @dataclass
@@ -115,6 +118,8 @@ def apply_point(raw: dict, values: dict) -> dict:
             raw["seed"] = value
         elif key == "rows":
             raw.setdefault("data", {})["rows"] = value
+        elif key in ("known_extra", "known_sample"):
+            raw.setdefault("attacks", {})[key] = value
         elif "." in key:
             name, field = key.split(".", 1)
             for p in parties:
@@ -275,6 +280,11 @@ def row(point: Point, report: Report | dict) -> dict:
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
             out[f"{attack}_{key}"] = _mean_of_given([a[key] for a in found])
+        located = [a.object_privacy_mean for a in found if a.object_privacy_mean is not ABSENT]
+        if located:  # 000 eq. 4.21, averaged over the parties it was measured on
+            out[f"{attack}_object_privacy_mean"] = _mean_of_given(located)
+    # 000's object privacy against its distance-based attack, whatever the parties send (000 eq. 4.21)
+    out["object_privacy_mean"] = out.get("multilateration_object_privacy_mean")
     sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]
     for key in single_figures():  # the same of what was sent, where it has the original's shape
         out[f"sent_{key}"] = _mean_of_given([s[key] for s in sent])

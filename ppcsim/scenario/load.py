@@ -21,6 +21,7 @@ from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
 from parties.sources import fields as source_fields
 from parties.sources import known_columns, names_a_file, source_kind, unknown_source
+from ppcsim.evaluate.settings import Knowledge
 from ppcsim.scenario.network import Link
 from protos.schema import Param, check_table, unknown
 
@@ -38,7 +39,7 @@ TOP = {
     "deadline": Param(float, 600, above=0, rule="a positive number of seconds"),
     "description": Param(str, ""),
 }
-TABLES = ("data", "parties", "clustering", "security", "network", "sweep")
+TABLES = ("data", "parties", "clustering", "security", "network", "sweep", "attacks")
 #: A party's own fields; its method's parameters come from the method's table (parties.methods).
 PARTY = {
     "name": Param(str, required=True, pattern=NAME_PATTERN, rule=_NAME_RULE),
@@ -62,6 +63,13 @@ SECURITY = {
     "mutual": Param(bool, False),
     "tokens": Param(bool, True),
     "ids": Param(str, "pseudonymous", choices=("pseudonymous", "plain")),
+}
+#: The ``[attacks]`` table: what the observer's attacker knows (ppcsim.evaluate.settings.Knowledge).
+ATTACK_KNOWLEDGE = {
+    "known_extra": Param(int, 0, minimum=0, rule="a non-negative integer",
+                         doc="j: the distance-based attack knows n + 1 + j records (000 §4.4)"),
+    "known_sample": Param(float, 0.3, above=0, maximum=1, rule="a share of the records in (0, 1]",
+                          doc="the share of records the PCA attack holds as a sample (000 §4.5.4)"),
 }
 LINK = {
     "bandwidth_mbit": Param(float, above=0, rule="a positive number"),
@@ -117,6 +125,7 @@ class Scenario:
     #: Parties whose own table (as a party reads it) names no method: they may take part in a secure-aggregation
     #: session only, and refuse any other before sending data.
     unnamed: tuple[str, ...] = ()
+    attacks: Knowledge = Knowledge()  # [attacks]: what the observer's attacker knows
 
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
@@ -290,6 +299,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
             else:
                 hosts[str(entry.get("name"))] = entry["host"]
     security = _security(raw.get("security", {}), errors)
+    attacks = _attacks(raw.get("attacks", {}), errors)
     links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     if clustering.protocol == MPC:
         errors += mpc_parties(len(parties), clustering.helper)
@@ -311,7 +321,17 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         links=links,
         hosts=hosts,
         unnamed=tuple(unnamed),
+        attacks=attacks,
     )
+
+
+def _attacks(table, errors: list[str]) -> Knowledge:
+    """``[attacks]``: what the observer's attacker knows (each field checked, every error named)."""
+    if not isinstance(table, dict):
+        errors.append("[attacks] must be a table")
+        return Knowledge()
+    errors += check_table(table, ATTACK_KNOWLEDGE, "[attacks]: ")
+    return Knowledge(**{k: v for k, v in table.items() if k in ATTACK_KNOWLEDGE and not ATTACK_KNOWLEDGE[k].check(k, v)})
 
 
 def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list[str]:

@@ -156,12 +156,12 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
 
     run = ppcsim.api.simulate(SCENARIO)
     a, b = (run.report["privacy"][p] for p in ("a", "b"))
-    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "known_io_002"}
+    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "multilateration", "known_io_002"}
     assert set(b["attacks"]) == {"multilateration"}
     ica = run.attacks["a"]["ica"]  # the one ICA estimate, kept beside the truth it was scored against
     assert a["attacks"]["ica"]["rmse"] == rmse(ica["original"], ica["estimate"]) > 0.1
     for found in (a["attacks"]["known_io"], a["attacks"]["known_io_forward"], a["attacks"]["known_io_002"],
-                  b["attacks"]["multilateration"]):
+                  a["attacks"]["multilateration"], b["attacks"]["multilateration"]):
         assert found["rmse"] < 1e-9  # a rotation and exact distances are recovered from n + 1 known records
     assert a["sent_distortion"]["rmse"] == rmse(run.original["a"], run.sent["a"]["data"])
     page = run_page(run.report, {})

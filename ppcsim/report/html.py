@@ -67,6 +67,13 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
     return Raw(f"{value:.4g}", left=False)
 
 
+def _figure(metric: str, value: float | None) -> Raw:
+    """A one-figure privacy metric; its zero is marked only when 0 means "recovered exactly"."""
+    if value is None or PRIVACY_METRICS[metric].recovered == 0:
+        return score(value, zero_means="recovered exactly")
+    return Raw(f"{value:.4g}", left=False)
+
+
 def _over_draws(scored: AttackScore | None) -> Raw:
     """An averaged attack's mean column privacy over its draws: median [interquartile range] and the draws."""
     if scored is None or not scored.get("median") or not scored.get("iqr"):
@@ -336,8 +343,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
                              given(r.knowledge, getattr(r, "skipped", None)),
                              score(scored.min if scored else None), score(scored.mean if scored else None),
                              _over_draws(scored),
-                             *[score(scored.get(name) if scored else None, zero_means="recovered exactly")
-                               for name in extra]])
+                             *[_figure(name, scored.get(name) if scored else None) for name in extra]])
         s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
                         "column privacy, mean", "mean over draws: median [interquartile range], draws",
                         *[PRIVACY_METRICS[name].plain for name in extra]], rows))

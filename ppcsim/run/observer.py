@@ -26,7 +26,7 @@ from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attackers import ATTACKS, Target
 from ppcsim.evaluate.attackers.base import ATTACK_ROWS, dissimilarity_metric, known_draws, sends_rows
 from ppcsim.evaluate.neighbours import profile
-from ppcsim.evaluate.scores import single_scores
+from ppcsim.evaluate.scores import sent_scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
 from ppcsim.report.model import Evaluation, Privacy, Utility, parse
@@ -176,8 +176,9 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
     it (``privacy_002``), and 001's distortion of the estimate (``vd`` over
     all draws; ``rp``, ``rm``, ``cp``, ``ck``, which sort every column, on
     the first draw). ``sent_distortion`` gives the one-figure metrics of what
-    the party sent against its original block when the two have the same
-    shape. A party no attack applies to gets each attack's reason for not
+    the party sent against its original block: all of them when the two have
+    the same shape, else those that compare blocks of different widths (001's
+    CCA and knnM). A party no attack applies to gets each attack's reason for not
     applying, as ``{"skipped": ...}``.
     """
     out = {}
@@ -190,8 +191,8 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
         target = Target(scenario, index, cfg, mine, rows, rng, known_draws(settings, len(rows)), settings, outcome,
                         own, cache, details)
         entry = {}
-        if sends_rows(mine) and target.sent["data"].shape == mine.X.shape:  # the attacker sees what crossed the wire
-            entry["sent_distortion"] = single_scores(target.X, target.sent["data"][rows])
+        if sends_rows(mine):  # the attacker sees what crossed the wire; fewer columns: the measures that allow it
+            entry["sent_distortion"] = sent_scores(target.X, target.sent["data"][rows])
         attacks = {name: attack.record(target) for name, attack in ATTACKS.items() if attack.applies(target)}
         if not attacks:
             attacks = {name: {"skipped": why} for name, attack in ATTACKS.items()

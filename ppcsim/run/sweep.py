@@ -279,15 +279,15 @@ def row(point: Point, report: Report | dict) -> dict:
         for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
-            out[f"{attack}_{key}"] = _mean_of_given([a[key] for a in found])
+            out[f"{attack}_{key}"] = _mean_of_given([a.get(key) for a in found])
         located = [a.object_privacy_mean for a in found if a.object_privacy_mean is not ABSENT]
         if located:  # 000 eq. 4.21, averaged over the parties it was measured on
             out[f"{attack}_object_privacy_mean"] = _mean_of_given(located)
     # 000's object privacy against its distance-based attack, whatever the parties send (000 eq. 4.21)
     out["object_privacy_mean"] = out.get("multilateration_object_privacy_mean")
     sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]
-    for key in single_figures():  # the same of what was sent, where it has the original's shape
-        out[f"sent_{key}"] = _mean_of_given([s[key] for s in sent])
+    for key in single_figures():  # the same of what was sent (CCA and knnM also of fewer columns)
+        out[f"sent_{key}"] = _mean_of_given([s.get(key) for s in sent])
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
     scored = [[a for a in v.attacks.values() if isinstance(a, AttackScore)] for v in entries]
     worst = [min(a.mean for a in found) for found in scored if found]

@@ -176,14 +176,28 @@ class Distortion(Section):
         within 1e-9 of each other (no rank order).
     ck : number or null
         Share of columns keeping that rank; null when CP is.
+    cm : number
+        001's CM (eq. 7.1): mean correlation of each column with its counterpart (1: a shifted copy).
+    cca : number
+        001's CCA (eqs. 7.9-7.10): canonical correlations summed over the original's columns (1: any invertible
+        linear map, a rotation); also of a block with fewer columns.
+    knnm : number
+        001's knnM (eq. 7.12), k = 5: mean change of a neighbour's rank in the kNN join (0: every neighbourhood
+        kept); also of a block with fewer columns.
+    knnm_neighbours : number
+        knnM as 001's Table 7.5 reports it, k = 5: neighbours kept among the 5 nearest (5: all).
     """
 
     OPEN = True
-    vd: float
+    vd: float | Absent = ABSENT
     rp: float | Absent = ABSENT
     rm: float | Absent = ABSENT
     cp: float | None | Absent = ABSENT
     ck: float | None | Absent = ABSENT
+    cm: float | Absent = ABSENT
+    cca: float | Absent = ABSENT
+    knnm: float | Absent = ABSENT
+    knnm_neighbours: float | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -215,6 +229,14 @@ class AttackScore(Section):
         001's CP of the estimate (first draw), on range-normalised columns; null when not meaningful.
     ck : number or null
         001's CK of the estimate (first draw), on range-normalised columns; null when not meaningful.
+    cm : number
+        001's CM of the estimate (eq. 7.1).
+    cca : number
+        001's CCA of the estimate (eqs. 7.9-7.10).
+    knnm : number
+        001's knnM of the estimate (eq. 7.12, k = 5; first draw).
+    knnm_neighbours : number
+        knnM as 001's Table 7.5 reports it (k = 5; first draw).
     draws : int
         Draws of the known records averaged.
     spread : object
@@ -241,6 +263,10 @@ class AttackScore(Section):
     rm: float | Absent = ABSENT
     cp: float | None | Absent = ABSENT
     ck: float | None | Absent = ABSENT
+    cm: float | Absent = ABSENT
+    cca: float | Absent = ABSENT
+    knnm: float | Absent = ABSENT
+    knnm_neighbours: float | Absent = ABSENT
     draws: int | Absent = ABSENT
     spread: dict[str, float] | Absent = ABSENT
     median: dict[str, float] | Absent = ABSENT
@@ -263,7 +289,7 @@ class PartyPrivacy(Section):
     seed : int
         The scenario's seed.
     sent_distortion : Distortion
-        001's distortion of what the party sent, when it has the original's shape.
+        001's distortion of what the party sent: every measure when it has the original's shape, else CCA and knnM.
     attacks : object
         Per attack name, its AttackScore or why it was Skipped.
     """

@@ -25,6 +25,7 @@ from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attackers import ATTACKS, Target
 from ppcsim.evaluate.attackers.base import ATTACK_ROWS, dissimilarity_metric, known_draws, sends_rows
+from ppcsim.evaluate.classification import classification
 from ppcsim.evaluate.neighbours import profile
 from ppcsim.evaluate.scores import sent_scores
 from ppcsim.evaluate.settings import Settings
@@ -127,7 +128,8 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
 
 
 def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], details: dict | None = None) -> dict:
-    """Stress (004 eq. 6) and agreement of the clustering with that of the original joined data."""
+    """Stress (004 eq. 6) and agreement of the clustering with that of the original joined data; with true labels,
+    agreement with them and the classifiers' cross-validated accuracy (``classification``, 000 §5.3)."""
     n = len(outcome.join.ids)
     reference = reference_combined(scenario, outcome, own)
     rng = np.random.default_rng([scenario.seed, 1])
@@ -155,7 +157,19 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
     if truth is not None:
         out["vs_truth"] = agreement(truth, outcome.labels)
         out["original_vs_truth"] = agreement(truth, original)
+        out["classification"] = _classification(scenario, outcome, own, reference, truth)
     return out
+
+
+def _classification(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], reference: Combined,
+                    truth: np.ndarray) -> dict:
+    """Cross-validated accuracy on the coordinator's joined features beside the original's (000 §5.3, 003)."""
+    if outcome.combined.features is None:
+        return {"skipped": "the coordinator joined dissimilarities, not features: there is nothing to classify"}
+    index = outcome.join.index
+    X = (reference.features if reference.features is not None
+         else np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties]))
+    return classification(X, outcome.combined.features, truth, scenario.seed)
 
 
 # -- privacy ---------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import per_column_figures, single_figures
-from ppcsim.report.model import ABSENT, AttackScore, Profile, Report, as_report, given
+from ppcsim.report.model import ABSENT, AttackScore, Classification, Profile, Report, as_report, given
 from ppcsim.report.outputs import build, write_atomic
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.launcher import run_scenario
@@ -269,6 +269,9 @@ def row(point: Point, report: Report | dict) -> dict:
     out["nmds_stress_1"] = (report.clustering.embedding or {}).get("kruskal_stress_1")
     for key, profile in (("np", u and u.np), ("cc", u and u.cc), ("cc_original", u and u.cc_original)):
         out[key] = profile.mean if isinstance(profile, Profile) else None  # 000 eqs. 5.21-5.23, mean over k = 3..10
+    if u and isinstance(u.classification, Classification):  # cross-validated accuracy, disguised and original
+        for name, found in u.classification.classifiers.items():
+            out[f"accuracy_{name}"], out[f"accuracy_{name}_original"] = found.disguised, found.original
     entries = list(report.privacy.values()) if isinstance(report.privacy, dict) else []
     for attack in ATTACKS:
         found = [a for v in entries if isinstance(a := v.attacks.get(attack), AttackScore)]
@@ -280,9 +283,10 @@ def row(point: Point, report: Report | dict) -> dict:
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
             out[f"{attack}_{key}"] = _mean_of_given([a.get(key) for a in found])
-        located = [a.object_privacy_mean for a in found if a.object_privacy_mean is not ABSENT]
-        if located:  # 000 eq. 4.21, averaged over the parties it was measured on
-            out[f"{attack}_object_privacy_mean"] = _mean_of_given(located)
+        for figure in ("object_privacy_mean", "distance_error", "md_eigenvalues", "md_eigenvectors"):
+            measured = [a.get(figure) for a in found if a.get(figure) is not None]
+            if measured:  # an attack's own figures (000 eqs. 4.21, 4.25-4.26), averaged over the parties
+                out[f"{attack}_{figure}"] = _mean_of_given(measured)
     # 000's object privacy against its distance-based attack, whatever the parties send (000 eq. 4.21)
     out["object_privacy_mean"] = out.get("multilateration_object_privacy_mean")
     sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]

@@ -62,6 +62,44 @@ class FixedPoint(Section):
 
 
 @dataclass(kw_only=True)
+class Accuracy(Section):
+    """One classifier's cross-validated accuracy on the disguised and on the original data.
+
+    Attributes
+    ----------
+    disguised : number
+        On the coordinator's joined disguised features.
+    original : number
+        On the original joined (normalised) columns, with the same folds.
+    """
+
+    disguised: float
+    original: float
+
+
+@dataclass(kw_only=True)
+class Classification(Section):
+    """Stratified cross-validated accuracy of classifiers of the true labels (000 §5.3, 003 Table I).
+
+    Attributes
+    ----------
+    folds : int
+        Folds (10, fewer when a class has fewer records).
+    seed : int
+        The folds' shuffle: scikit-learn's ``StratifiedKFold(folds, shuffle=True, random_state=seed)``.
+    records : int
+        Records classified (a seeded sample on large data).
+    classifiers : object
+        Per classifier (``knn4``, ``svm_linear``, ``svm_poly``, ``svm_rbf``, ``svm_sigmoid``, ...), its Accuracy.
+    """
+
+    folds: int
+    seed: int
+    records: int
+    classifiers: dict[str, Accuracy]
+
+
+@dataclass(kw_only=True)
 class Utility(Section):
     """How well the disguised clustering kept the original one, measured by the observer.
 
@@ -96,6 +134,9 @@ class Utility(Section):
         Agreement with the data's true labels, when it has them.
     original_vs_truth : object
         Agreement of the original data's clustering with the true labels.
+    classification : object
+        With true labels: classifiers' cross-validated accuracy on the disguised and the original data
+        (Classification), or why it was Skipped.
     """
 
     OPEN = True
@@ -112,6 +153,7 @@ class Utility(Section):
     reference_original: str | Absent = ABSENT
     vs_truth: dict[str, float] | Absent = ABSENT
     original_vs_truth: dict[str, float] | Absent = ABSENT
+    classification: Classification | Skipped | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -246,7 +288,18 @@ class AttackScore(Section):
     iqr : object
         Interquartile ranges of ``min`` and ``mean`` over those draws.
     object_privacy_mean : number
-        Multilateration: the mean privacy of a record (000 §4.4).
+        Multilateration: the mean privacy of a record (000 eqs. 4.20-4.21).
+    distance_error : number
+        PCA attack: the mean distance between a record and its recovery (000 §4.5.4).
+    md_eigenvalues : number
+        PCA attack: the matching distance of the sample's and the sent block's eigenvalues, as shares of their
+        sum (000 eq. 4.25).
+    md_eigenvectors : number
+        PCA attack: the matching distance of their eigenvectors, in radians (000 eq. 4.26).
+    ks_pvalue : number
+        PCA attack: the smallest two-sample KS p-value of the recovered columns against the sample's.
+    search : str
+        PCA attack: how the eigenvectors' mirror images were picked.
     records : int
         Secure aggregation: the records attacked.
     """
@@ -272,6 +325,11 @@ class AttackScore(Section):
     median: dict[str, float] | Absent = ABSENT
     iqr: dict[str, float] | Absent = ABSENT
     object_privacy_mean: float | Absent = ABSENT
+    distance_error: float | Absent = ABSENT
+    md_eigenvalues: float | Absent = ABSENT
+    md_eigenvectors: float | Absent = ABSENT
+    ks_pvalue: float | Absent = ABSENT
+    search: str | Absent = ABSENT
     records: int | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -156,7 +156,8 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
 
     run = ppcsim.api.simulate(SCENARIO)
     a, b = (run.report["privacy"][p] for p in ("a", "b"))
-    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "multilateration", "known_io_002"}
+    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "multilateration", "known_io_002",
+                                 "pca_known_sample"}
     assert set(b["attacks"]) == {"multilateration"}
     ica = run.attacks["a"]["ica"]  # the one ICA estimate, kept beside the truth it was scored against
     assert a["attacks"]["ica"]["rmse"] == rmse(ica["original"], ica["estimate"]) > 0.1
@@ -180,7 +181,7 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
 def test_the_registries_keep_the_report_s_names_and_order():
     """The order is the report's key order and the order in which a party's attacks draw from its generator."""
     assert list(ATTACKS) == ["known_io", "known_io_forward", "ica", "multilateration", "multilateration_nmds",
-                             "known_io_002"]
+                             "known_io_002", "pca_known_sample"]
     assert list(AGREEMENT) == ["misclassification", "ari", "nmi", "variation_of_information", "f_measure"]
     assert list(PRIVACY_METRICS) == ["column_privacy", "privacy_002", "vd", "rp", "rm", "cp", "ck", "cm", "cca",
                                      "knnm", "knnm_neighbours"]

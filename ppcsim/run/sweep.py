@@ -270,8 +270,8 @@ def row(point: Point, report: Report | dict) -> dict:
     for key, profile in (("np", u and u.np), ("cc", u and u.cc), ("cc_original", u and u.cc_original)):
         out[key] = profile.mean if isinstance(profile, Profile) else None  # 000 eqs. 5.21-5.23, mean over k = 3..10
     if u and isinstance(u.classification, Classification):  # cross-validated accuracy, disguised and original
-        for name, found in u.classification.classifiers.items():
-            out[f"accuracy_{name}"], out[f"accuracy_{name}_original"] = found.disguised, found.original
+        for name, accuracy in u.classification.classifiers.items():
+            out[f"accuracy_{name}"], out[f"accuracy_{name}_original"] = accuracy.disguised, accuracy.original
     entries = list(report.privacy.values()) if isinstance(report.privacy, dict) else []
     for attack in ATTACKS:
         found = [a for v in entries if isinstance(a := v.attacks.get(attack), AttackScore)]

@@ -12,7 +12,7 @@ from ppcsim.evaluate.scores import average, scores
 from ppcsim.evaluate.settings import knowledge
 
 #: Draws of the known sample at most (each runs the whole attack).
-PCA_DRAWS = 5
+PCA_DRAWS = 3
 
 
 def _size(target: Target) -> int:
@@ -28,7 +28,8 @@ def _applies(target: Target) -> bool:
 def _run(target: Target) -> dict:
     X, Y = target.X, np.asarray(target.sent["data"][target.rows], dtype=np.float64)
     n, size = len(target.rows), _size(target)
-    found, extra = [], {"distance_error": [], "md_eigenvalues": [], "md_eigenvectors": [], "ks_pvalue": []}
+    found: list[dict] = []
+    extra: dict[str, list[float]] = {"distance_error": [], "md_eigenvalues": [], "md_eigenvectors": [], "ks_pvalue": []}
     exhaustive = False
     for i in range(max(1, min(target.draws, PCA_DRAWS))):
         known = target.rng.choice(n, size=size, replace=False)

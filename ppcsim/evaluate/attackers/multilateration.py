@@ -28,7 +28,7 @@ def _references(extra: int, n: int, m: int) -> int:
 
 
 def locate(X: np.ndarray, distances, draws: int, rng: np.random.Generator, columns: list[str], *,
-           fit_scale: bool = False, score: slice = slice(None), extra: int = 0) -> dict:
+           fit_scale: bool = False, score: slice = slice(None), extra: int = 0, normal: bool = False) -> dict:
     """Multilateration from n + 1 + j known records (000 §4.4), over ``draws`` draws of them.
 
     ``distances`` is the ``m x m`` matrix the attacker sees, or a function
@@ -37,6 +37,8 @@ def locate(X: np.ndarray, distances, draws: int, rng: np.random.Generator, colum
     ``fit_scale`` first rescales the distances to the references' known
     original distances (least squares), for a block or an embedding whose
     scale is not the original's. ``extra`` is j (000 Figs. 4.12-4.13).
+    ``normal`` solves the Gauss-Newton steps by the normal equations (see
+    ``ppcsim.evaluate.attacks.multilateration_to``).
     ``score`` picks the columns to score (a party's slice of the joined
     data). The record adds ``object_privacy_mean``, the mean of 000's object
     privacy (eq. 4.20, averaged as eq. 4.21) over the draws.
@@ -51,7 +53,7 @@ def locate(X: np.ndarray, distances, draws: int, rng: np.random.Generator, colum
             seen, true = D[refs], squareform(pdist(X[refs]))
             D = D * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
         # inexact (rescaled) distances: Gauss-Newton settles to a few digits, not to 1e-10
-        estimate = (multilateration_to(D, refs, X[refs], max_iter=30, tol=1e-6) if fit_scale
+        estimate = (multilateration_to(D, refs, X[refs], max_iter=30, tol=1e-6, normal=normal) if fit_scale
                     else multilateration_to(D, refs, X[refs]))
         others = np.setdiff1d(np.arange(m), refs)
         rhos.append(float(np.mean(multilateration_privacy(X[:, score], estimate[:, score], refs))))
@@ -75,7 +77,7 @@ def _run(target: Target) -> dict:
     else:
         distances = np.sqrt(squareform(reorder_condensed(target.sent["sqdist"], m, target.rows)))
     found = locate(target.X, distances, max(1, min(target.draws, MULTILATERATION_DRAWS)), target.rng, target.columns,
-                   fit_scale=rows, extra=extra)
+                   fit_scale=rows, extra=extra, normal=rows)
     if target.details is not None:  # one draw for the picture, from its own generator: the figures stay as measured
         n = len(target.rows)
         refs = target.picture_rng().choice(n, size=_references(extra, d, n), replace=False)
@@ -85,7 +87,7 @@ def _run(target: Target) -> dict:
             seen, true = D[refs], squareform(pdist(target.X[refs]))
             D = D * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
         estimate = multilateration_to(D, refs, target.X[refs], max_iter=30 if rows else 100,
-                                      tol=1e-6 if rows else 1e-10)
+                                      tol=1e-6 if rows else 1e-10, normal=rows)
         target.keep("multilateration", target.X[others], estimate[others])
     return found
 

@@ -83,7 +83,7 @@ class Run:
     attacks : dict of str to dict of str to dict
         ``attacks[party][attack]`` for each registered attack
         (``ppcsim.evaluate.attackers.ATTACKS``) that applies and keeps its
-        reconstruction (today ``known_io``, ``ica``, ``multilateration``):
+        reconstruction (today ``known_io``, ``ica``, ``multilateration``, ``pca_known_sample``):
         ``original`` (the true values of the
         records the attacker did not know), ``estimate`` (its reconstruction
         of them, same shape) and ``columns``. One draw of the known records,

@@ -111,12 +111,33 @@ def _square(distances) -> np.ndarray:
     return D
 
 
-def _gauss_newton(x, points, d, *, max_iter, tol):
+def _steps(J: np.ndarray, g: np.ndarray, normal: bool) -> np.ndarray:
+    """Gauss-Newton steps ``-pinv(J) g`` for a stack of Jacobians; ``normal`` solves ``J'J s = -J'g`` instead
+    wherever ``J'J`` is far from singular (the same least-squares step, by an LU instead of an SVD, with the
+    normal equations' rounding), the pseudo-inverse elsewhere."""
+    if not normal:
+        return -np.einsum("tnq,tq->tn", np.linalg.pinv(J), g)
+    JtJ = np.einsum("tqn,tqm->tnm", J, J)
+    rhs = -np.einsum("tqn,tq->tn", J, g)
+    n = JtJ.shape[-1]
+    scale = np.maximum(np.trace(JtJ, axis1=1, axis2=2) / n, 1e-300)
+    good = np.linalg.det(JtJ / scale[:, None, None]) > 1e-10  # far from singular (det of the scaled J'J)
+    step = np.empty_like(rhs)
+    if good.any():
+        step[good] = np.linalg.solve(JtJ[good], rhs[good][:, :, None])[:, :, 0]
+    if (~good).any():
+        step[~good] = -np.einsum("tnq,tq->tn", np.linalg.pinv(J[~good]), g[~good])
+    return step
+
+
+def _gauss_newton(x, points, d, *, max_iter, tol, normal=False):
     """Minimise ``sum_i (||x - r_i|| - d_i)^2`` for every row of x at once (000 eqs 4.13-4.18).
 
     Each Gauss-Newton step solves the linearised least squares (eq. 4.17) by
     the pseudo-inverse of the Jacobian, so a rank-deficient Jacobian does not
-    fail; a step that would raise the objective is halved (up to 30 times).
+    fail (``normal``: by the normal equations where they are well
+    conditioned, see :func:`_steps`); a step that would raise the objective
+    is halved (up to 30 times).
     """
 
     def residual(z, target):
@@ -131,7 +152,7 @@ def _gauss_newton(x, points, d, *, max_iter, tol):
         z, target = x[active], d[active]
         diff, dist, g = residual(z, target)
         J = diff / np.where(dist > 0, dist, 1.0)[:, :, None]  # eq. 4.16: unit vectors from r_i
-        step = -np.einsum("tnq,tq->tn", np.linalg.pinv(J), g)
+        step = _steps(J, g, normal)
         cost = (g**2).sum(axis=1)
         scale = np.ones(z.shape[0])
         for _ in range(30):
@@ -182,8 +203,45 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
         The estimated coordinates; reference rows are ``reference_points``.
     """
     D = _square(distances)
+    index = _indices("references", references, D.shape[0])
+    return multilateration_to(D[:, index], index, reference_points, max_iter=max_iter, tol=tol)
+
+
+def multilateration_to(to_references, references, reference_points, *, max_iter: int = 100,
+                       tol: float = 1e-10, normal: bool = False) -> np.ndarray:
+    """:func:`multilateration` given only every object's distances to the references (000 §4.4.2).
+
+    The same estimate, from an ``(m, q)`` block instead of the ``m x m``
+    matrix: what an attacker needs of a disguised block ``Y`` is
+    ``cdist(Y, Y[references])``, which stays small at many records.
+
+    Parameters
+    ----------
+    to_references : ndarray of shape (m, q)
+        Column j holds every object's distance to reference j.
+    references : array-like of int, or boolean mask of shape (m,)
+        The q known objects, at least n + 1.
+    reference_points : ndarray of shape (q, n)
+        Their coordinates in the original space, in the order of ``references``.
+    max_iter, tol
+        As for :func:`multilateration`.
+    normal : bool, default=False
+        Solve each Gauss-Newton step by the normal equations where they are
+        far from singular (faster; the same least-squares steps, rounded
+        differently).
+
+    Returns
+    -------
+    ndarray of shape (m, n)
+        The estimated coordinates; reference rows are ``reference_points``.
+    """
+    D = _block("to_references", to_references)
+    if (D < 0).any():
+        raise ValueError("distances must be finite and non-negative")
     m = D.shape[0]
     index = _indices("references", references, m)
+    if D.shape[1] != index.size:
+        raise ValueError(f"to_references must have one column per reference ({index.size}), got {D.shape[1]}")
     points = _block("reference_points", reference_points, rows=index.size)
     n = points.shape[1]
     if index.size < n + 1:
@@ -197,7 +255,7 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
     estimate[index] = points
     if targets.size == 0:
         return estimate
-    d = D[np.ix_(targets, index)]  # T x q
+    d = D[targets]  # T x q
     squared = (points**2).sum(axis=1)
     A = 2.0 * (points[1:] - points[0])  # (q-1) x n
     b = (squared[1:] - squared[0])[None, :] - d[:, 1:] ** 2 + d[:, :1] ** 2  # T x (q-1)
@@ -211,7 +269,7 @@ def multilateration(distances, references, reference_points, *, max_iter: int = 
         return ((np.linalg.norm(x[:, None, :] - points[None, :, :], axis=2) - d) ** 2).sum(axis=1)
 
     start = np.where((misfit(centroid) < misfit(start))[:, None], centroid, start)
-    estimate[targets] = _gauss_newton(start.copy(), points, d, max_iter=max_iter, tol=tol)
+    estimate[targets] = _gauss_newton(start.copy(), points, d, max_iter=max_iter, tol=tol, normal=normal)
     return estimate
 
 

@@ -30,6 +30,7 @@ from ppcsim.evaluate.distortion import (
     shared_ranks,
 )
 from ppcsim.evaluate.privacy import column_privacy, column_privacy_002, summary, vd
+from ppcsim.evaluate.structure import cca, correlation_measure, knnm, knnm_neighbours
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,13 @@ class PrivacyMetric:
         for costly metrics (001's rank metrics sort every column).
     term, meaning : str, default=""
         Its glossary entry on the report page; none when ``term`` is empty.
+    any_width : bool, default=False
+        It compares blocks of different widths too: it also measures what a
+        party sent when that has fewer (or more) columns than the original.
+    recovered : float, default=0.0
+        Its value for an estimate equal to the original (1 for 001's CM and
+        CCA, 5 for knnM as Table 7.5 reads it): pages mark only a metric
+        whose 0 means "recovered exactly".
     """
 
     function: Callable[[np.ndarray, np.ndarray], float | np.ndarray | None]
@@ -67,6 +75,8 @@ class PrivacyMetric:
     first_draw_only: bool = False
     term: str = ""
     meaning: str = ""
+    any_width: bool = False
+    recovered: float = 0.0
 
 
 #: The privacy metrics by the name the report gives them, in the report's order (the headline first).
@@ -87,6 +97,23 @@ PRIVACY_METRICS: dict[str, PrivacyMetric] = {
     "cp": PrivacyMetric(attribute_rank_change, "CP (attribute rank change)", "001 eq. 2.10", first_draw_only=True),
     "ck": PrivacyMetric(attribute_rank_maintenance, "CK (attribute rank maintenance)", "001 eq. 2.11",
                         first_draw_only=True),
+    "cm": PrivacyMetric(
+        correlation_measure, "CM", "001 eq. 7.1", recovered=1.0, term="CM (correlation measure)",
+        meaning="The mean correlation of each original column with its counterpart: 1 a shifted copy, towards 0 "
+        "as noise is added."),
+    "cca": PrivacyMetric(
+        cca, "CCA", "001 eqs. 7.9-7.10", any_width=True, recovered=1.0, term="CCA (canonical correlation)",
+        meaning="The canonical correlations of the two blocks summed over the original's columns: 1 when one is "
+        "any invertible linear map of the other (a rotation), lower as columns are lost or noise added."),
+    "knnm": PrivacyMetric(
+        knnm, "knnM(5)", "001 eq. 7.12", first_draw_only=True, any_width=True, term="knnM",
+        meaning="How far a record's 5 nearest neighbours move in rank from it (001's kNN join, eq. 7.12): 0 "
+        "when every neighbourhood keeps its order, as under a rotation."),
+    "knnm_neighbours": PrivacyMetric(
+        knnm_neighbours, "knnM(5) as 001 Table 7.5", "001 Table 7.5", first_draw_only=True, any_width=True,
+        recovered=5.0, term="knnM as Table 7.5",
+        meaning="How many of a record's 5 nearest neighbours stay among its 5 nearest (the figure 001's Table "
+        "7.5 prints under the name knnM): 5 when every neighbourhood is kept."),
 }
 
 
@@ -134,6 +161,19 @@ def single_scores(original: np.ndarray, estimate: np.ndarray) -> dict[str, float
     """
     with shared_ranks():
         values = {name: PRIVACY_METRICS[name].function(original, estimate) for name in single_figures()}
+    return {name: None if value is None else float(value) for name, value in values.items()}  # type: ignore[arg-type]
+
+
+def sent_scores(original: np.ndarray, sent: np.ndarray) -> dict[str, float | None]:
+    """The one-figure metrics of what a party sent against its original block.
+
+    All of them when the two have the same shape; otherwise those that
+    compare blocks of different widths (``any_width``: 001's CCA and knnM).
+    """
+    if sent.shape == original.shape:
+        return single_scores(original, sent)
+    values = {name: PRIVACY_METRICS[name].function(original, sent) for name in single_figures()
+              if PRIVACY_METRICS[name].any_width}
     return {name: None if value is None else float(value) for name, value in values.items()}  # type: ignore[arg-type]
 
 

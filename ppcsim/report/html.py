@@ -11,6 +11,7 @@ from coordinator.clustering import SECURE
 from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
+from ppcsim.evaluate.classification import CLASSIFIERS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
 from ppcsim.report.model import ABSENT, AttackScore, MpcPrivacy, OwnCheck, Party, Report, SecurePrivacy, Skipped, as_report, given
 from ppcsim.report.outputs import own_check_words, uniformity
@@ -64,6 +65,13 @@ def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
     if abs(value) < ROUNDING:
         shown = "0" if value == 0 else f"0 <span class='note'>({value:.3g}, floating-point rounding)</span>"
         return Raw(f"<span class='zero' title='{html.escape(zero_means)}'>{shown}</span>", left=False)
+    return Raw(f"{value:.4g}", left=False)
+
+
+def _figure(metric: str, value: float | None) -> Raw:
+    """A one-figure privacy metric; its zero is marked only when 0 means "recovered exactly"."""
+    if value is None or PRIVACY_METRICS[metric].recovered == 0:
+        return score(value, zero_means="recovered exactly")
     return Raw(f"{value:.4g}", left=False)
 
 
@@ -151,6 +159,24 @@ def agreement_directions() -> str:
     return "; ".join(f"{listed(names)}: {value:g} is identical" for value, names in groups.items())
 
 
+def classification_section(found, notes) -> str:
+    """The classifiers' cross-validated accuracy on the disguised and the original data, or why it is not there."""
+    if found is ABSENT:
+        return ""
+    if isinstance(found, Skipped):
+        return f"<p>Classification accuracy: not measured ({html.escape(found.skipped)}).</p>"
+    rows = [[Raw(html.escape(CLASSIFIERS[name].plain if name in CLASSIFIERS else name)
+                 + (notes(CLASSIFIERS[name].source) if name in CLASSIFIERS else "")),
+             *[Raw(f"{v:{form}}", left=False) for v, form in ((a.disguised, ".4f"), (a.original, ".4f"),
+                                                               (a.disguised - a.original, "+.4f"))]]
+            for name, a in found.classifiers.items()]
+    return (f"<p>Classification of the true labels{notes('000 §5.3; 003 Table I')}: mean accuracy over "
+            f"{found.folds} stratified folds (scikit-learn's StratifiedKFold, shuffled with seed {found.seed}) on "
+            f"{found.records:,} records, the same folds for the disguised features the coordinator joined and for "
+            "the original joined columns.</p>"
+            + table(["classifier", "accuracy, disguised", "accuracy, original", "difference"], rows))
+
+
 def attack_words(name: str) -> tuple[str, str]:
     """An attack's name in plain words and its source, as registered (the bare name if it is not)."""
     return (ATTACKS[name].plain, ATTACKS[name].source) if name in ATTACKS else (name, "")
@@ -171,7 +197,8 @@ def glossary_entries() -> list[tuple[str, str, str]]:
     """``GLOSSARY`` with, after stress, the registered agreement measures, privacy metrics and attacks."""
     registered = [*[(m.term, m.meaning, m.source) for m in AGREEMENT.values()],
                   *[(m.term, m.meaning, m.source) for m in PRIVACY_METRICS.values() if m.term],
-                  *[(a.term, a.meaning, a.source) for a in ATTACKS.values() if a.term]]
+                  *[(a.term, a.meaning, a.source) for a in ATTACKS.values() if a.term],
+                  *[(c.term, c.meaning, c.source) for c in CLASSIFIERS.values()]]
     return [GLOSSARY[0], *registered, *GLOSSARY[1:]]
 
 
@@ -321,6 +348,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
         keys = list(against[0][1])
         plain = {k: m.plain for k, m in AGREEMENT.items()}
         s.append(table(["agreement", *[plain.get(k, k) for k in keys]], [[names[n], *[m[k] for k in keys]] for n, m in against]))
+        s.append(classification_section(u.classification, notes))
         s.append(f"<p class='note'>{agreement_directions()} (see the glossary).</p>")
     priv = given(report.privacy)
     if isinstance(priv, dict) and priv:
@@ -341,8 +369,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
                              given(r.knowledge, getattr(r, "skipped", None)),
                              score(scored.min if scored else None), score(scored.mean if scored else None),
                              _over_draws(scored),
-                             *[score(scored.get(name) if scored else None, zero_means="recovered exactly")
-                               for name in extra]])
+                             *[_figure(name, scored.get(name) if scored else None) for name in extra]])
         s.append(table(["party", "attack", "the attacker knows", "column privacy, worst column",
                         "column privacy, mean", "mean over draws: median [interquartile range], draws",
                         *[PRIVACY_METRICS[name].plain for name in extra]], rows))

@@ -25,8 +25,9 @@ from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.attackers import ATTACKS, Target
 from ppcsim.evaluate.attackers.base import ATTACK_ROWS, dissimilarity_metric, known_draws, sends_rows
+from ppcsim.evaluate.classification import classification
 from ppcsim.evaluate.neighbours import profile
-from ppcsim.evaluate.scores import single_scores
+from ppcsim.evaluate.scores import sent_scores
 from ppcsim.evaluate.settings import Settings
 from ppcsim.evaluate.stress import stress
 from ppcsim.report.model import Evaluation, Privacy, Utility, parse
@@ -125,7 +126,8 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
 
 
 def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], details: dict | None = None) -> dict:
-    """Stress (004 eq. 6) and agreement of the clustering with that of the original joined data."""
+    """Stress (004 eq. 6) and agreement of the clustering with that of the original joined data; with true labels,
+    agreement with them and the classifiers' cross-validated accuracy (``classification``, 000 §5.3)."""
     n = len(outcome.join.ids)
     reference = reference_combined(scenario, outcome, own)
     rng = np.random.default_rng([scenario.seed, 1])
@@ -153,7 +155,19 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
     if truth is not None:
         out["vs_truth"] = agreement(truth, outcome.labels)
         out["original_vs_truth"] = agreement(truth, original)
+        out["classification"] = _classification(scenario, outcome, own, reference, truth)
     return out
+
+
+def _classification(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], reference: Combined,
+                    truth: np.ndarray) -> dict:
+    """Cross-validated accuracy on the coordinator's joined features beside the original's (000 §5.3, 003)."""
+    if outcome.combined.features is None:
+        return {"skipped": "the coordinator joined dissimilarities, not features: there is nothing to classify"}
+    index = outcome.join.index
+    X = (reference.features if reference.features is not None
+         else np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties]))
+    return classification(X, outcome.combined.features, truth, scenario.seed)
 
 
 # -- privacy ---------------------------------------------------------------------------------
@@ -174,8 +188,9 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
     it (``privacy_002``), and 001's distortion of the estimate (``vd`` over
     all draws; ``rp``, ``rm``, ``cp``, ``ck``, which sort every column, on
     the first draw). ``sent_distortion`` gives the one-figure metrics of what
-    the party sent against its original block when the two have the same
-    shape. A party no attack applies to gets each attack's reason for not
+    the party sent against its original block: all of them when the two have
+    the same shape, else those that compare blocks of different widths (001's
+    CCA and knnM). A party no attack applies to gets each attack's reason for not
     applying, as ``{"skipped": ...}``.
     """
     out = {}
@@ -188,8 +203,8 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
         target = Target(scenario, index, cfg, mine, rows, rng, known_draws(settings, len(rows)), settings, outcome,
                         own, cache, details)
         entry = {}
-        if sends_rows(mine) and target.sent["data"].shape == mine.X.shape:  # the attacker sees what crossed the wire
-            entry["sent_distortion"] = single_scores(target.X, target.sent["data"][rows])
+        if sends_rows(mine):  # the attacker sees what crossed the wire; fewer columns: the measures that allow it
+            entry["sent_distortion"] = sent_scores(target.X, target.sent["data"][rows])
         attacks = {name: attack.record(target) for name, attack in ATTACKS.items() if attack.applies(target)}
         if not attacks:
             attacks = {name: {"skipped": why} for name, attack in ATTACKS.items()

@@ -17,6 +17,9 @@ The grid is the scenario's ``[sweep]`` table; every combination is one run:
   (004 §6.2). Refused beside a ``<party>.<field>`` key (that party no
   longer exists) and when a party reads its own ``data`` file;
 - ``rows``: rows of a ``synthetic:blobs`` source;
+- ``known_extra``, ``known_sample``: what the observer's attacker knows (the
+  scenario's ``[attacks]`` table): j of the n + 1 + j records multilateration
+  knows (000 Figs. 4.12-4.13), the share of records the PCA attack holds;
 - ``<party>.<field>``: one field of one party, e.g. ``"lab.k"``.
 """
 
@@ -43,7 +46,7 @@ from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import per_column_figures, single_figures
-from ppcsim.report.model import ABSENT, AttackScore, Profile, Report, as_report, given
+from ppcsim.report.model import ABSENT, AttackScore, Classification, Profile, Report, as_report, given
 from ppcsim.report.outputs import build, own_checks, write_atomic
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.launcher import run_scenario
@@ -52,7 +55,8 @@ from ppcsim.scenario.load import PARTY, ScenarioError, generated, load_scenario
 from ppcsim.scenario.partition import share_k, split_sizes
 from protos.schema import unknown
 
-GLOBAL_KEYS = ("method", "parties", "k", "projection", "tries", "normalize", "seed", "rows")
+GLOBAL_KEYS = ("method", "parties", "k", "projection", "tries", "normalize", "seed", "rows", "known_extra",
+               "known_sample")
 
 
 @dataclass
@@ -120,6 +124,8 @@ def apply_point(raw: dict, values: dict) -> dict:
             raw["seed"] = value
         elif key == "rows":
             raw.setdefault("data", {})["rows"] = value
+        elif key in ("known_extra", "known_sample"):
+            raw.setdefault("attacks", {})[key] = value
         elif "." in key:
             name, field = key.split(".", 1)
             for p in parties:
@@ -274,6 +280,9 @@ def row(point: Point, report: Report | dict) -> dict:
             out[f"own_{key}"] = _mean_of_given([c.get(key) for c in checks])
     for key, profile in (("np", u and u.np), ("cc", u and u.cc), ("cc_original", u and u.cc_original)):
         out[key] = profile.mean if isinstance(profile, Profile) else None  # 000 eqs. 5.21-5.23, mean over k = 3..10
+    if u and isinstance(u.classification, Classification):  # cross-validated accuracy, disguised and original
+        for name, accuracy in u.classification.classifiers.items():
+            out[f"accuracy_{name}"], out[f"accuracy_{name}_original"] = accuracy.disguised, accuracy.original
     entries = list(report.privacy.values()) if isinstance(report.privacy, dict) else []
     for attack in ATTACKS:
         found = [a for v in entries if isinstance(a := v.attacks.get(attack), AttackScore)]
@@ -284,10 +293,16 @@ def row(point: Point, report: Report | dict) -> dict:
         for key in per_column_figures():  # e.g. privacy_002_<attack>_mean
             out[f"{key}_{attack}_mean"] = sum(a[key]["mean"] for a in found) / len(found) if found else None
         for key in single_figures():  # e.g. 001 eqs. 2.7-2.11 of the attacker's estimate
-            out[f"{attack}_{key}"] = _mean_of_given([a[key] for a in found])
+            out[f"{attack}_{key}"] = _mean_of_given([a.get(key) for a in found])
+        for figure in ("object_privacy_mean", "distance_error", "md_eigenvalues", "md_eigenvectors"):
+            measured = [a.get(figure) for a in found if a.get(figure) is not None]
+            if measured:  # an attack's own figures (000 eqs. 4.21, 4.25-4.26), averaged over the parties
+                out[f"{attack}_{figure}"] = _mean_of_given(measured)
+    # 000's object privacy against its distance-based attack, whatever the parties send (000 eq. 4.21)
+    out["object_privacy_mean"] = out.get("multilateration_object_privacy_mean")
     sent = [v.sent_distortion for v in entries if v.sent_distortion is not ABSENT]
-    for key in single_figures():  # the same of what was sent, where it has the original's shape
-        out[f"sent_{key}"] = _mean_of_given([s[key] for s in sent])
+    for key in single_figures():  # the same of what was sent (CCA and knnM also of fewer columns)
+        out[f"sent_{key}"] = _mean_of_given([s.get(key) for s in sent])
     # the strongest attack that applies to each party, averaged over parties: one figure for any method
     scored = [[a for a in v.attacks.values() if isinstance(a, AttackScore)] for v in entries]
     worst = [min(a.mean for a in found) for found in scored if found]

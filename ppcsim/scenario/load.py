@@ -21,7 +21,9 @@ from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
 from parties.sources import fields as source_fields
 from parties.sources import known_columns, names_a_file, source_kind, unknown_source
+from ppcsim.evaluate.settings import Knowledge
 from ppcsim.scenario.network import Link
+from ppcsim.scenario.network import links as network_links
 from protos.extras import missing
 from protos.schema import Param, check_table, unknown
 
@@ -39,7 +41,7 @@ TOP = {
     "deadline": Param(float, 600, above=0, rule="a positive number of seconds"),
     "description": Param(str, ""),
 }
-TABLES = ("data", "parties", "clustering", "security", "network", "sweep")
+TABLES = ("data", "parties", "clustering", "security", "network", "sweep", "attacks")
 #: A party's own fields; its method's parameters come from the method's table (parties.methods).
 PARTY = {
     "name": Param(str, required=True, pattern=NAME_PATTERN, rule=_NAME_RULE),
@@ -64,9 +66,12 @@ SECURITY = {
     "tokens": Param(bool, True),
     "ids": Param(str, "pseudonymous", choices=("pseudonymous", "plain")),
 }
-LINK = {
-    "bandwidth_mbit": Param(float, above=0, rule="a positive number"),
-    "latency_ms": Param(float, 0, minimum=0, rule="a positive number"),
+#: The ``[attacks]`` table: what the observer's attacker knows (ppcsim.evaluate.settings.Knowledge).
+ATTACK_KNOWLEDGE = {
+    "known_extra": Param(int, 0, minimum=0, rule="a non-negative integer",
+                         doc="j: the distance-based attack knows n + 1 + j records (000 §4.4)"),
+    "known_sample": Param(float, 0.3, above=0, maximum=1, rule="a share of the records in (0, 1]",
+                          doc="the share of records the PCA attack holds as a sample (000 §4.5.4)"),
 }
 #: What a party of a secure-aggregation session runs before its rounds: normalisation only.
 SECURE_METHOD = "none"
@@ -120,6 +125,7 @@ class Scenario:
     unnamed: tuple[str, ...] = ()
     #: The names of every ``[[parties]]`` table in the file, in order (a party's consortium: parties.terms).
     consortium: tuple[str, ...] = ()
+    attacks: Knowledge = Knowledge()  # [attacks]: what the observer's attacker knows
 
     def link(self, party: str) -> Link:
         return self.links.get(party, Link())
@@ -297,7 +303,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
             else:
                 hosts[str(entry.get("name"))] = entry["host"]
     security = _security(raw.get("security", {}), errors)
-    links = _links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
+    attacks = _attacks(raw.get("attacks", {}), errors)
+    links = network_links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
     if clustering.relayed:  # an MPC, or secure aggregation opening the labels only (an MPC argmin)
         errors += mpc_parties(len(consortium), clustering.helper, clustering.protocol, clustering.engine)
         why = None if clustering.protocol == MPC else 'secure aggregation opening the labels only (reveal = "labels")'
@@ -322,7 +329,17 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         hosts=hosts,
         unnamed=tuple(unnamed),
         consortium=consortium,
+        attacks=attacks,
     )
+
+
+def _attacks(table, errors: list[str]) -> Knowledge:
+    """``[attacks]``: what the observer's attacker knows (each field checked, every error named)."""
+    if not isinstance(table, dict):
+        errors.append("[attacks] must be a table")
+        return Knowledge()
+    errors += check_table(table, ATTACK_KNOWLEDGE, "[attacks]: ")
+    return Knowledge(**{k: v for k, v in table.items() if k in ATTACK_KNOWLEDGE and not ATTACK_KNOWLEDGE[k].check(k, v)})
 
 
 def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list[str]:
@@ -571,29 +588,3 @@ def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:
     clustering = ClusteringSpec.of({k: v for k, v in table.items() if k in known}, seed=clustering_seed(seed))
     errors += [f"[clustering]: {e}" for e in clustering.check()]
     return clustering
-
-
-def _link(table: dict, where: str, base: Link, errors: list[str]) -> Link:
-    values: dict[str, float] = {}
-    for key, param in LINK.items():
-        if key in table:
-            problem = param.check(key, table[key])
-            if problem:
-                errors.append(f"{where}: {problem}")
-            else:
-                values[key] = float(table[key])
-    return Link(bandwidth_mbit=values.get("bandwidth_mbit", base.bandwidth_mbit),
-                latency_ms=values.get("latency_ms", base.latency_ms))
-
-
-def _links(table, parties: list[str], errors: list[str]) -> dict[str, Link]:
-    """``[network]`` (every party's link) and ``[network.<party>]`` (one party's), by party."""
-    if not isinstance(table, dict):
-        errors.append("[network] must be a table")
-        return {}
-    for key, value in table.items():
-        if key not in LINK and not (isinstance(value, dict) and key in parties):
-            errors.append(f"[network]: {unknown(key, (*LINK, 'or a party' + chr(39) + 's table'))}")
-    shared = _link(table, "[network]", Link(), errors)
-    return {p: _link(table.get(p, {}), f"[network.{p}]", shared, errors) if isinstance(table.get(p), dict) else shared
-            for p in parties}

@@ -16,6 +16,7 @@ from ppcsim.evaluate.attackers.ica import ICA
 from ppcsim.evaluate.attackers.known_io import KNOWN_IO, KNOWN_IO_002, KNOWN_IO_FORWARD
 from ppcsim.evaluate.attackers.multilateration import MULTILATERATION, MULTILATERATION_NMDS
 from ppcsim.evaluate.attackers.naive import NAIVE
+from ppcsim.evaluate.attackers.pca_known_sample import PCA_KNOWN_SAMPLE
 
 #: The attacks by the name the report gives them, in the order they run (and draw from the party's generator).
 ATTACKS: dict[str, Attack] = {
@@ -26,6 +27,7 @@ ATTACKS: dict[str, Attack] = {
     "multilateration_nmds": MULTILATERATION_NMDS,
     "known_io_002": KNOWN_IO_002,
     "naive": NAIVE,
+    "pca_known_sample": PCA_KNOWN_SAMPLE,
 }
 
 __all__ = ["ATTACKS", "Attack", "Target"]

@@ -1,9 +1,10 @@
-"""Multilateration from n + 1 known records (000 §4.4; 004 Lemma 2): on a party's distances or on an embedding."""
+"""Multilateration from n + 1 + j known records (000 §4.4; 004 Lemma 2): on a party's distances, on the distances
+between the rows it sent (any feature disguise), or on the coordinator's embedding."""
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.distance import pdist, squareform
+from scipy.spatial.distance import cdist, pdist, squareform
 
 from coordinator.condensed import reorder_condensed
 from ppcsim.evaluate.attackers.base import (
@@ -16,30 +17,44 @@ from ppcsim.evaluate.attackers.base import (
     sends_euclidean_distances,
     sends_rows,
 )
-from ppcsim.evaluate.attacks import multilateration, multilateration_privacy
+from ppcsim.evaluate.attacks import multilateration_privacy, multilateration_to
 from ppcsim.evaluate.scores import average, scores
+from ppcsim.evaluate.settings import knowledge
 
 
-def locate(X: np.ndarray, distances: np.ndarray, draws: int, rng: np.random.Generator, columns: list[str], *,
-           fit_scale: bool = False, score: slice = slice(None)) -> dict:
-    """Multilateration from n + 1 known records (000 §4.4), over ``draws`` draws of them.
+def _references(extra: int, n: int, m: int) -> int:
+    """How many records the attacker knows: n + 1 + j (000 §4.4, j the scenario's ``[attacks] known_extra``)."""
+    return min(n + 1 + extra, m)
 
-    ``fit_scale`` first rescales ``distances`` to the references' known
-    original distances (least squares), for an embedding whose scale is
-    arbitrary. ``score`` picks the columns to score (a party's slice of the
-    joined data). The record adds ``object_privacy_mean``, the mean of 000's
-    object privacy (eq. 4.3) over the draws.
+
+def locate(X: np.ndarray, distances, draws: int, rng: np.random.Generator, columns: list[str], *,
+           fit_scale: bool = False, score: slice = slice(None), extra: int = 0, normal: bool = False) -> dict:
+    """Multilateration from n + 1 + j known records (000 §4.4), over ``draws`` draws of them.
+
+    ``distances`` is the ``m x m`` matrix the attacker sees, or a function
+    ``distances(refs) -> (m, q)`` giving every record's distance to the
+    references (for a sent feature block, ``cdist(Y, Y[refs])``).
+    ``fit_scale`` first rescales the distances to the references' known
+    original distances (least squares), for a block or an embedding whose
+    scale is not the original's. ``extra`` is j (000 Figs. 4.12-4.13).
+    ``normal`` solves the Gauss-Newton steps by the normal equations (see
+    ``ppcsim.evaluate.attacks.multilateration_to``).
+    ``score`` picks the columns to score (a party's slice of the joined
+    data). The record adds ``object_privacy_mean``, the mean of 000's object
+    privacy (eq. 4.20, averaged as eq. 4.21) over the draws.
     """
     m, n = X.shape
+    to_references = distances if callable(distances) else (lambda refs: distances[:, refs])
     results, rhos = [], []
     for i in range(draws):
-        refs = rng.choice(m, size=min(n + 1, m), replace=False)
-        D = distances
+        refs = rng.choice(m, size=_references(extra, n, m), replace=False)
+        D = to_references(refs)
         if fit_scale:
-            seen, true = distances[np.ix_(refs, refs)], squareform(pdist(X[refs]))
-            D = distances * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
-        # inexact (embedded) distances: Gauss-Newton settles to a few digits, not to 1e-10
-        estimate = multilateration(D, refs, X[refs], max_iter=30, tol=1e-6) if fit_scale else multilateration(D, refs, X[refs])
+            seen, true = D[refs], squareform(pdist(X[refs]))
+            D = D * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
+        # inexact (rescaled) distances: Gauss-Newton settles to a few digits, not to 1e-10
+        estimate = (multilateration_to(D, refs, X[refs], max_iter=30, tol=1e-6, normal=normal) if fit_scale
+                    else multilateration_to(D, refs, X[refs]))
         others = np.setdiff1d(np.arange(m), refs)
         rhos.append(float(np.mean(multilateration_privacy(X[:, score], estimate[:, score], refs))))
         results.append(scores(X[others][:, score], estimate[others][:, score], columns, first_draw=i == 0))
@@ -48,33 +63,62 @@ def locate(X: np.ndarray, distances: np.ndarray, draws: int, rng: np.random.Gene
     return out
 
 
+def _row_distances(Y: np.ndarray):
+    """Every record's Euclidean distance to the references, computed from the sent rows ``Y``."""
+    return lambda refs: cdist(Y, Y[refs])
+
+
 def _run(target: Target) -> dict:
     m, d = target.own.X.shape
-    distances = np.sqrt(squareform(reorder_condensed(target.sent["sqdist"], m, target.rows)))
-    found = locate(target.X, distances, max(1, min(target.draws, MULTILATERATION_DRAWS)), target.rng, target.columns)
+    extra = knowledge(target.scenario).known_extra
+    rows = sends_rows(target.own)
+    if rows:  # a feature block: its distances, on a scale fitted to the known records' (as on an embedding)
+        distances = _row_distances(np.asarray(target.sent["data"][target.rows], dtype=np.float64))
+    else:
+        distances = np.sqrt(squareform(reorder_condensed(target.sent["sqdist"], m, target.rows)))
+    found = locate(target.X, distances, max(1, min(target.draws, MULTILATERATION_DRAWS)), target.rng, target.columns,
+                   fit_scale=rows, extra=extra, normal=rows)
     if target.details is not None:  # one draw for the picture, from its own generator: the figures stay as measured
         n = len(target.rows)
-        refs = target.picture_rng().choice(n, size=min(d + 1, n), replace=False)
+        refs = target.picture_rng().choice(n, size=_references(extra, d, n), replace=False)
         others = np.setdiff1d(np.arange(n), refs)
-        estimate = multilateration(distances, refs, target.X[refs])
+        D = distances(refs) if callable(distances) else distances[:, refs]
+        if rows:
+            seen, true = D[refs], squareform(pdist(target.X[refs]))
+            D = D * (np.sum(seen * true) / max(np.sum(seen * seen), 1e-300))
+        estimate = multilateration_to(D, refs, target.X[refs], max_iter=30 if rows else 100,
+                                      tol=1e-6 if rows else 1e-10, normal=rows)
         target.keep("multilateration", target.X[others], estimate[others])
     return found
 
 
+def _applies(target: Target) -> bool:
+    return sends_euclidean_distances(target.own) or sends_rows(target.own)
+
+
 def _skipped(target: Target) -> str | None:
-    if sends_rows(target.own):
+    if _applies(target):
         return None
     return f"needs Euclidean distances, not metric '{dissimilarity_metric(target.method)}'"
 
 
+def _knowledge(target: Target) -> str:
+    n, j = target.own.X.shape[1], knowledge(target.scenario).known_extra
+    q = _references(j, n, len(target.rows))
+    how = (f"{q} records' original values (n + 1{f' + {j}' if j else ''})")
+    if sends_rows(target.own):
+        return how + " and the distances between the rows the party sent, their scale fitted to those records"
+    return how + " and the party's dissimilarities"
+
+
 MULTILATERATION = Attack(
-    applies=lambda target: sends_euclidean_distances(target.own), run=_run,
-    knowledge=lambda target: (f"{min(target.own.X.shape[1] + 1, len(target.rows))} records' original values "
-                              "(n + 1) and the party's dissimilarities"),
-    estimator="each other record's position solved from its distances to the known records (Gauss-Newton)",
+    applies=_applies, run=_run, knowledge=_knowledge,
+    estimator="each other record's position solved from its distances to the known records (Gauss-Newton); on "
+    "a sent block, the distances between its rows, rescaled by least squares to the known records' original ones",
     source="000 §4.4; 004 Lemma 2", plain="multilateration from known records", short="multilateration",
-    term="multilateration", meaning="From n + 1 records whose values the attacker knows, and the distances a party "
-    "sent, every other record's position is solved for, as a GPS receiver does.",
+    term="multilateration", meaning="From n + 1 (or more) records whose values the attacker knows, and the "
+    "distances a party sent or the distances between the rows it sent, every other record's position is solved "
+    "for, as a GPS receiver does.",
     missing="multilateration does not apply to what they send", skipped=_skipped)
 
 
@@ -109,13 +153,14 @@ def _run_on_embedding(target: Target) -> dict:
     a, b = starts[target.name]
     draws = max(1, min(target.settings.known_draws, MULTILATERATION_DRAWS))
     return locate(X, distances, draws, np.random.default_rng([target.scenario.seed, 3, a]), target.columns,
-                  fit_scale=True, score=slice(a, b))
+                  fit_scale=True, score=slice(a, b), extra=knowledge(target.scenario).known_extra)
 
 
 MULTILATERATION_NMDS = Attack(
     applies=_applies_to_embedding, run=_run_on_embedding,
-    knowledge=lambda target: (f"{_embedding(target)[0].shape[1] + 1} records' original values (n + 1, all joined "
-                              "columns) and the coordinator's nmds embedding, its scale fitted to them"),
+    knowledge=lambda target: (f"{_embedding(target)[0].shape[1] + 1 + knowledge(target.scenario).known_extra} "
+                              "records' original values (n + 1 + j, all joined columns) and the coordinator's nmds "
+                              "embedding, its scale fitted to them"),
     estimator="multilateration on the coordinator's embedding, its scale fitted to the known records' original "
     "distances by least squares", source="000 §4.4 on the embedding of 000 ch. 3",
     plain="multilateration on the coordinator's nmds embedding", short="multilateration (nmds embedding)")

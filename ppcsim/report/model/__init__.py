@@ -26,8 +26,10 @@ from __future__ import annotations
 from ppcsim.report.model.base import ABSENT, FORMAT, SCHEMA_ID, Absent, ReportError, Section, given, parse
 from ppcsim.report.model.document import Cluster, Report, as_report, load, schema, schema_text
 from ppcsim.report.model.evaluation import (
+    Accuracy,
     Arbiter,
     AttackScore,
+    Classification,
     Distortion,
     Evaluation,
     FixedPoint,

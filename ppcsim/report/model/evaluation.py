@@ -62,6 +62,44 @@ class FixedPoint(Section):
 
 
 @dataclass(kw_only=True)
+class Accuracy(Section):
+    """One classifier's cross-validated accuracy on the disguised and on the original data.
+
+    Attributes
+    ----------
+    disguised : number
+        On the coordinator's joined disguised features.
+    original : number
+        On the original joined (normalised) columns, with the same folds.
+    """
+
+    disguised: float
+    original: float
+
+
+@dataclass(kw_only=True)
+class Classification(Section):
+    """Stratified cross-validated accuracy of classifiers of the true labels (000 §5.3, 003 Table I).
+
+    Attributes
+    ----------
+    folds : int
+        Folds (10, fewer when a class has fewer records).
+    seed : int
+        The folds' shuffle: scikit-learn's ``StratifiedKFold(folds, shuffle=True, random_state=seed)``.
+    records : int
+        Records classified (a seeded sample on large data).
+    classifiers : object
+        Per classifier (``knn4``, ``svm_linear``, ``svm_poly``, ``svm_rbf``, ``svm_sigmoid``, ...), its Accuracy.
+    """
+
+    folds: int
+    seed: int
+    records: int
+    classifiers: dict[str, Accuracy]
+
+
+@dataclass(kw_only=True)
 class Utility(Section):
     """How well the disguised clustering kept the original one, measured by the observer.
 
@@ -96,6 +134,9 @@ class Utility(Section):
         Agreement with the data's true labels, when it has them.
     original_vs_truth : object
         Agreement of the original data's clustering with the true labels.
+    classification : object
+        With true labels: classifiers' cross-validated accuracy on the disguised and the original data
+        (Classification), or why it was Skipped.
     """
 
     OPEN = True
@@ -112,6 +153,7 @@ class Utility(Section):
     reference_original: str | Absent = ABSENT
     vs_truth: dict[str, float] | Absent = ABSENT
     original_vs_truth: dict[str, float] | Absent = ABSENT
+    classification: Classification | Skipped | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -176,14 +218,28 @@ class Distortion(Section):
         within 1e-9 of each other (no rank order).
     ck : number or null
         Share of columns keeping that rank; null when CP is.
+    cm : number
+        001's CM (eq. 7.1): mean correlation of each column with its counterpart (1: a shifted copy).
+    cca : number
+        001's CCA (eqs. 7.9-7.10): canonical correlations summed over the original's columns (1: any invertible
+        linear map, a rotation); also of a block with fewer columns.
+    knnm : number
+        001's knnM (eq. 7.12), k = 5: mean change of a neighbour's rank in the kNN join (0: every neighbourhood
+        kept); also of a block with fewer columns.
+    knnm_neighbours : number
+        knnM as 001's Table 7.5 reports it, k = 5: neighbours kept among the 5 nearest (5: all).
     """
 
     OPEN = True
-    vd: float
+    vd: float | Absent = ABSENT
     rp: float | Absent = ABSENT
     rm: float | Absent = ABSENT
     cp: float | None | Absent = ABSENT
     ck: float | None | Absent = ABSENT
+    cm: float | Absent = ABSENT
+    cca: float | Absent = ABSENT
+    knnm: float | Absent = ABSENT
+    knnm_neighbours: float | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -215,6 +271,14 @@ class AttackScore(Section):
         001's CP of the estimate (first draw), on range-normalised columns; null when not meaningful.
     ck : number or null
         001's CK of the estimate (first draw), on range-normalised columns; null when not meaningful.
+    cm : number
+        001's CM of the estimate (eq. 7.1).
+    cca : number
+        001's CCA of the estimate (eqs. 7.9-7.10).
+    knnm : number
+        001's knnM of the estimate (eq. 7.12, k = 5; first draw).
+    knnm_neighbours : number
+        knnM as 001's Table 7.5 reports it (k = 5; first draw).
     draws : int
         Draws of the known records averaged.
     spread : object
@@ -224,7 +288,18 @@ class AttackScore(Section):
     iqr : object
         Interquartile ranges of ``min`` and ``mean`` over those draws.
     object_privacy_mean : number
-        Multilateration: the mean privacy of a record (000 §4.4).
+        Multilateration: the mean privacy of a record (000 eqs. 4.20-4.21).
+    distance_error : number
+        PCA attack: the mean distance between a record and its recovery (000 §4.5.4).
+    md_eigenvalues : number
+        PCA attack: the matching distance of the sample's and the sent block's eigenvalues, as shares of their
+        sum (000 eq. 4.25).
+    md_eigenvectors : number
+        PCA attack: the matching distance of their eigenvectors, in radians (000 eq. 4.26).
+    ks_pvalue : number
+        PCA attack: the smallest two-sample KS p-value of the recovered columns against the sample's.
+    search : str
+        PCA attack: how the eigenvectors' mirror images were picked.
     records : int
         Secure aggregation: the records attacked.
     weighted : object
@@ -244,11 +319,20 @@ class AttackScore(Section):
     rm: float | Absent = ABSENT
     cp: float | None | Absent = ABSENT
     ck: float | None | Absent = ABSENT
+    cm: float | Absent = ABSENT
+    cca: float | Absent = ABSENT
+    knnm: float | Absent = ABSENT
+    knnm_neighbours: float | Absent = ABSENT
     draws: int | Absent = ABSENT
     spread: dict[str, float] | Absent = ABSENT
     median: dict[str, float] | Absent = ABSENT
     iqr: dict[str, float] | Absent = ABSENT
     object_privacy_mean: float | Absent = ABSENT
+    distance_error: float | Absent = ABSENT
+    md_eigenvalues: float | Absent = ABSENT
+    md_eigenvectors: float | Absent = ABSENT
+    ks_pvalue: float | Absent = ABSENT
+    search: str | Absent = ABSENT
     records: int | Absent = ABSENT
     weighted: dict[str, float] | Absent = ABSENT
     extra: dict[str, Any] = field(default_factory=dict)
@@ -267,7 +351,7 @@ class PartyPrivacy(Section):
     seed : int
         The scenario's seed.
     sent_distortion : Distortion
-        001's distortion of what the party sent, when it has the original's shape.
+        001's distortion of what the party sent: every measure when it has the original's shape, else CCA and knnM.
     attacks : object
         Per attack name, its AttackScore or why it was Skipped.
     """

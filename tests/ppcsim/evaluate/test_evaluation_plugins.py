@@ -84,7 +84,7 @@ def test_a_new_attack_is_one_registry_line(tmp_path, monkeypatch):
     for party in ("a", "b"):
         found = privacy[party]["attacks"]["mean_imputation"]
         assert list(found) == ["knowledge", "columns", "min", "mean", "privacy_002", "vd", "rp", "rm", "cp", "ck",
-                               "draws", "spread", "median", "iqr"]
+                               "cm", "cca", "knnm", "knnm_neighbours", "draws", "spread", "median", "iqr"]
         assert found["draws"] == 100 and found["knowledge"] == "9 records' original values"  # 5% of 178, rounded up
         expected = next(e for seed, name, e in seen if name == party)
         assert found["mean"] == pytest.approx(expected, rel=1e-12)
@@ -156,17 +156,18 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
 
     run = ppcsim.api.simulate(SCENARIO)
     a, b = (run.report["privacy"][p] for p in ("a", "b"))
-    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "known_io_002", "naive"}
+    assert set(a["attacks"]) == {"known_io", "known_io_forward", "ica", "multilateration", "known_io_002", "naive",
+                                 "pca_known_sample"}
     assert set(b["attacks"]) == {"multilateration"}
     ica = run.attacks["a"]["ica"]  # the one ICA estimate, kept beside the truth it was scored against
     assert a["attacks"]["ica"]["rmse"] == rmse(ica["original"], ica["estimate"]) > 0.1
     for found in (a["attacks"]["known_io"], a["attacks"]["known_io_forward"], a["attacks"]["known_io_002"],
-                  b["attacks"]["multilateration"]):
+                  a["attacks"]["multilateration"], b["attacks"]["multilateration"]):
         assert found["rmse"] < 1e-9  # a rotation and exact distances are recovered from n + 1 known records
     assert a["sent_distortion"]["rmse"] == rmse(run.original["a"], run.sent["a"]["data"])
     assert a["attacks"]["naive"]["rmse"] == a["sent_distortion"]["rmse"]  # the naive estimate is what was sent
     page = run_page(run.report, {})
-    assert ">RMSE<" in page and "<th>VD</th><th>RMSE</th>" in page  # a column of the privacy table, after VD
+    assert ">RMSE<" in page and "<th>VD</th><th>CM</th><th>CCA</th><th>RMSE</th>" in page  # a column, last
     known = a["attacks"]["known_io"]  # an averaged attack: median and interquartile range beside the mean
     assert f"{known['median']['mean']:.4g} [{known['iqr']['mean']:.4g}], {known['draws']}" in page
 
@@ -181,8 +182,10 @@ def test_a_new_privacy_metric_is_one_registry_line(tmp_path, monkeypatch):
 def test_the_registries_keep_the_report_s_names_and_order():
     """The order is the report's key order and the order in which a party's attacks draw from its generator."""
     assert list(ATTACKS) == ["known_io", "known_io_forward", "ica", "multilateration", "multilateration_nmds",
-                             "known_io_002", "naive"]
+                             "known_io_002", "naive", "pca_known_sample"]
     assert list(AGREEMENT) == ["misclassification", "ari", "nmi", "variation_of_information", "f_measure"]
-    assert list(PRIVACY_METRICS) == ["column_privacy", "privacy_002", "vd", "rp", "rm", "cp", "ck"]
-    assert [n for n, m in PRIVACY_METRICS.items() if m.first_draw_only] == ["rp", "rm", "cp", "ck"]
+    assert list(PRIVACY_METRICS) == ["column_privacy", "privacy_002", "vd", "rp", "rm", "cp", "ck", "cm", "cca",
+                                     "knnm", "knnm_neighbours"]
+    assert [n for n, m in PRIVACY_METRICS.items() if m.first_draw_only] == ["rp", "rm", "cp", "ck", "knnm",
+                                                                             "knnm_neighbours"]
     assert {m.direction for m in AGREEMENT.values()} == {"1 is identical", "0 is identical"}

@@ -143,7 +143,8 @@ def test_paper_metrics_are_reported(tmp_path):
         assert 0 < u[key]["mean"] <= 1 and list(u[key]["by_k"]) == [str(k) for k in range(3, 11)]
     a, b = report["privacy"]["a"], report["privacy"]["b"]
     # a rotation keeps every distance and the shape: 001's distortion of what was sent is measured
-    assert set(a["sent_distortion"]) == {"vd", "rp", "rm", "cp", "ck"} and a["sent_distortion"]["vd"] > 0.1
+    assert set(a["sent_distortion"]) == {"vd", "rp", "rm", "cp", "ck", "cm", "cca", "knnm", "knnm_neighbours"}
+    assert a["sent_distortion"]["vd"] > 0.1
     for attack in ("known_io", "known_io_forward"):
         found = a["attacks"][attack]
         assert found["draws"] == 4 and found["spread"]["mean"] >= 0

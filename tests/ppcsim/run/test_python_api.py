@@ -78,7 +78,7 @@ def test_feature_run_gives_what_was_clustered_and_the_attacks(table1):
     assert known["estimate"].shape == known["original"].shape == (2, 2)
     assert np.allclose(known["estimate"], known["original"], atol=1e-8)
     assert run.report["privacy"]["lab"]["attacks"]["known_io"]["min"] == pytest.approx(0.0, abs=1e-8)
-    assert set(run.attacks["lab"]) == {"known_io", "ica", "naive"}
+    assert set(run.attacks["lab"]) == {"known_io", "ica", "multilateration", "pca_known_sample", "naive"}
     assert np.array_equal(run.attacks["lab"]["naive"]["estimate"], run.attacks["lab"]["naive"]["original"])
     assert run.payload_bytes == 3 * 5 * 2 * 8  # m * d_j * 8 bytes a party
     assert "5 records" in repr(run)

@@ -47,6 +47,7 @@ PROCESS_FILES = frozenset({
 })
 #: Single tests that do, in files that are otherwise unit tests (file::function, every parametrisation).
 PROCESS_TESTS = frozenset({
+    "tests/ppcsim/scenario/test_bundled_scenarios.py::test_the_readmes_demo_output_is_what_the_demo_prints",
     "tests/ppcsim/run/test_spu_runs.py::test_an_interpreter_without_spu_is_refused_naming_it",
     "tests/ppcsim/run/test_spu_runs.py::test_ppc_run_refuses_before_anything_starts_when_spu_is_not_set_up",
     "tests/coordinator/test_coordinator_refusals.py::test_a_post_after_the_id_upload_but_before_every_confirm_is_refused_at_once_not_taken_as_round_0",

@@ -1,5 +1,6 @@
 """The scenarios shipped in scenarios/ are valid, and the demo runs with no files."""
 
+import re
 
 import pytest
 
@@ -64,3 +65,28 @@ def test_clinic_insurer_reports_dropped_rows(tmp_path):
     assert clinic["bytes"]["payload"] == 2 * 230 * 229 // 2 * 8
     assert list(insurer["arrays"]) == ["numerator"]
     assert insurer["bytes"]["payload"] == 225 * 224 // 2 * 8
+
+
+def test_the_readmes_demo_output_is_what_the_demo_prints(demo_run):
+    """Every line of the README's two sample blocks of ``ppc demo`` output is a line the demo prints now, but for
+    the wire bytes (TLS and HTTP/2 framing vary from run to run: within 3% here), the seconds a step took, and the
+    elision."""
+    out, proc = demo_run
+    timed = re.compile(r"; [\d.]+ s$")
+    printed = [timed.sub("", p) for p in (proc.stdout + proc.stderr).splitlines()]
+    readme = (ROOT / "README.md").read_text().split("The demo prints what happens", 1)[1].split("## Running", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in readme.split("```\n")[1::2]]
+    assert len(blocks) == 2
+    for line in (line for block in blocks for line in block.splitlines() if line and line != "..."):
+        if line.startswith("wire (TLS"):
+            given = [int(n.replace(",", "")) for n in re.findall(r"[\d,]+(?= B)", line)]
+            found = next(p for p in printed if p.startswith("wire (TLS"))
+            now = [int(n.replace(",", "")) for n in re.findall(r"[\d,]+(?= B)", found)]
+            assert all(abs(a - b) <= 0.03 * b for a, b in zip(given, now)), (line, found)
+        elif re.match(r"^(lab|winery|shop) +178 ", line):
+            row = next(p for p in printed if p.split()[:1] == line.split()[:1] and "dims" in p)
+            assert row.split()[:-1] == line.split()[:-1], (line, row)
+            assert abs(int(row.split()[-1].replace(",", "")) - int(line.split()[-1].replace(",", ""))) <= 0.03 * int(
+                row.split()[-1].replace(",", ""))
+        else:
+            assert timed.sub("", line) in printed, line

@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import tomli_w
 
+from parties.spu_env import problem as spu_problem
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from comparison_learns import LEARNS  # noqa: E402
 from harness import Figures  # noqa: E402
@@ -51,8 +53,7 @@ ATTACK_MAX_ROWS = 1_000
 
 VARIANTS = {
     "none": {"method": "none"}, "drbt k=1": {"method": "drbt", "k": 1}, "drbt k=3": {"method": "drbt", "k": 3},
-    "osbr": {"method": "osbr"},
-    "secure aggregation": None,
+    "osbr": {"method": "osbr"}, "secure aggregation": None,
     "labels only": {"protocol": "secure_aggregation", "reveal": "labels"},
     "mpc": {"protocol": "mpc"},
     "mpc spu": {"protocol": "mpc", "engine": "spu"},
@@ -242,6 +243,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ppc-compare-") as tmp:
         tmp = Path(tmp)
         chosen = [n for n in VARIANTS if n in args.variants or n == "none"]
+        if "mpc spu" in chosen and "--variants" not in sys.argv and (why := spu_problem()):
+            chosen.remove("mpc spu")  # asked for by default only: name it in --variants to be told it cannot run
+            print(f"mpc spu: not run ({why})", file=sys.stderr)
         plan = [("comparison", base, m, name, link) for m in args.rows for link in args.links for name in chosen
                 if not (name == "osbr" and m > OSBR_MAX_ROWS) and not (name in RELAYED and m > MPC_MAX_ROWS)
                 and not (name == "mpc spu" and m > MPC_SPU_MAX_ROWS)]

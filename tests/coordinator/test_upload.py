@@ -75,7 +75,9 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined(tmp
 
 
 class Written:
-    """What write_outputs reads of a report: its JSON (the test reads sent/ only)."""
+    """What write_outputs reads of a report: its JSON and whether it holds the seeds (the test reads sent/ only)."""
+
+    observer = None  # no seeds: the file is written with the usual mode
 
     def dumps(self) -> str:
         return "{}"

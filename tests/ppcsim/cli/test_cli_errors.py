@@ -189,7 +189,7 @@ def test_every_scenario_error_is_reported(tmp_path):
     prefix = f"ppc run: error: {(tmp_path / 's.toml').resolve()}: "
     assert len(lines) == 3, lines
     assert all(line.startswith(prefix) for line in lines)
-    assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering, security, network, sweep)"
+    assert lines[0] == prefix + "unknown top-level field 'colour' (known: name, seed, deadline, description, data, parties, clustering, security, network, sweep, attacks)"
     assert lines[1] == prefix + "[[parties]] 'b': unknown method 'rotate' (known: drbt, osbr, none, nmds, rotation, geometric, noise, pca, svd, dct, cnmf, scnmf, comnmf, osbr-nmds; did you mean 'rotation'?)"
     assert lines[2].startswith(prefix + "[clustering]: 'algorithm' must be one of") and "'spectral'" in lines[2]
 

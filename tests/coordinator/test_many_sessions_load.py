@@ -269,9 +269,9 @@ def test_sessions_of_one_coordinator_need_different_names(tmp_path):
 def test_credentials_once_per_scenario_or_once_for_all(tmp_path):
     a, b = small_scenario(tmp_path, "a"), small_scenario(tmp_path, "b")
     proc = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", a, "--scenario", b,
-                   *["--credentials", tmp_path] * 3, timeout=60, cwd=tmp_path)
+                   *["--credentials", tmp_path] * 3, timeout=180, cwd=tmp_path)
     assert "--credentials given 3 times for 2 scenarios" in coordinator_error(proc)
-    proc = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", a, "--scenario", b, timeout=60, cwd=tmp_path)
+    proc = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", a, "--scenario", b, timeout=180, cwd=tmp_path)
     assert "session 'a': the scenario's [security] asks for TLS" in coordinator_error(proc)
 
 
@@ -279,7 +279,7 @@ def test_sessions_must_agree_on_the_transport(tmp_path):
     a = small_scenario(tmp_path, "a")
     b = small_scenario(tmp_path, "b", security="\n[security]\ntls = false\ntokens = false\n")
     proc = run_ppc("coordinator", "--listen", "127.0.0.1:0", "--scenario", a, "--scenario", b,
-                   "--credentials", tmp_path / "ca", "--credentials", tmp_path / "cb", timeout=60, cwd=tmp_path)
+                   "--credentials", tmp_path / "ca", "--credentials", tmp_path / "cb", timeout=180, cwd=tmp_path)
     assert "session 'b' asks for plaintext but session 'a' for TLS" in coordinator_error(proc)
 
 

@@ -121,12 +121,11 @@ def embed(X: np.ndarray, dims: int, cache: Path | None = None, key: str = "") ->
     start = time.perf_counter()
     method = NMDS(dims=dims, init="classical", random_state=0)
     Y = method.disguise(X, [f"c{j}" for j in range(X.shape[1])])[0].array
-    out = {"Y": Y, "stress_1": float(method.stress_1_), "start": method.start_,
-           "seconds": round(time.perf_counter() - start, 1)}
+    stress_1, seconds = float(method.stress_1_), round(time.perf_counter() - start, 1)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, Y=Y, stress_1=out["stress_1"], start=out["start"], seconds=out["seconds"])
-    return out
+        np.savez(path, Y=Y, stress_1=stress_1, start=method.start_, seconds=seconds)
+    return {"Y": Y, "stress_1": stress_1, "start": method.start_, "seconds": seconds}
 
 
 def accuracy(block: np.ndarray, labels: np.ndarray, seeds: int) -> dict:

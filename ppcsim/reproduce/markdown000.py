@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ppcsim.reproduce.figures000 import markdown
 from ppcsim.reproduce.thesis000_utility import (
     CLUSTERINGS,
     FIG_5_1_BELOW,
@@ -118,6 +119,9 @@ def _figures(figs: dict) -> str:
            "the sorted 4-NN distances (§5.2.3.1); VI (eq. 5.5) in bits. The figures print no numbers, so we "
            "check what the text says of them.\n\n"
            + _table(["figure", "the thesis", "ours", "holds"], rows))
+    out += "\n\n" + markdown(figs) + "\n\n(`ppc reproduce` draws these from the numbers above, PNG and SVG, into " \
+        "`figures/` beside this page; `python -m ppcsim.reproduce.figures000 reproduction.json --out figures` redraws " \
+        "them from a stored run. RP's band is its mean ± one standard deviation over seeds.)"
     if wine:
         curve = [[METHODS[m]] + [f"{c['mean']:.2f}" for c in wine["vi"]["kmeans"][m]] for m in METHODS]
         out += ("\n\nWine, k-means (Fig. 5.1's panel), mean VI by p:\n\n"

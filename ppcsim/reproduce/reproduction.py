@@ -33,6 +33,7 @@ from threadpoolctl import threadpool_limits
 
 from parties.methods.osbr import OSBR
 from parties.normalize import normalize
+from ppcsim.reproduce.figures000 import vi_figures
 from ppcsim.reproduce.markdown import render_markdown
 from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
     EQ11,
@@ -508,6 +509,8 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
         progress(f"thesis tables 5.8 and 5.13: NP and 4-NN accuracy on wine and iris, {min(seeds, THESIS_SEEDS)} seeds")
         results["thesis000"] = thesis_tables(min(seeds, THESIS_SEEDS), progress)
         results["thesis000_utility"] = thesis_utility(min(seeds, THESIS_SEEDS), progress=progress)
+        for path in vi_figures(results["thesis000_utility"]["figures_5_1_5_3"], Path(out) / "figures").values():
+            progress(f"  figs 5.1-5.3 drawn: {path} and {path.with_suffix('.svg')}")
         times["thesis tables 5.6-5.9, 5.13, figs 5.1-5.3"] = time.perf_counter() - t
 
     data = {name: encode_categorical(p, header=HEADER[name]) for name, p in paths.items()}

@@ -372,10 +372,9 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
         "plain_id_bytes": packed_size(data.ids),
         "timing": {**done.timing, **timing},
         "peak_rss": peak_rss(),
-        **({"fit": fit} if (fit := done.method.fitted()) else {}),  # what the method measured of itself
     }
-    if done.method.facts():  # what the party measured of its own disguise (drbt's local stress, 004 §5.2 step 3)
-        summary["own_check"] = done.method.facts()
+    if check := done.method.own_check():  # what the party measured of its own disguise (004 §5.2 step 3, 002 Alg. 6.1)
+        summary["own_check"] = check
     if secure is not None:
         summary.update(method=secure.protocol if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
                        rounds=secure.rounds)

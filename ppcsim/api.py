@@ -306,9 +306,6 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         memory = peak_rss()
         evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
     summaries = own_checks(own)
-    for name, done in own.items():
-        if fit := done.method.fitted():
-            summaries.setdefault(name, {})["fit"] = fit
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
                    observer=True, coordinator_peak_rss=memory, summaries=summaries)
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}

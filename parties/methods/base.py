@@ -142,8 +142,15 @@ class Disguise(ABC):
 
     def fitted(self) -> dict[str, Any]:
         """What the party measured of its own disguise while fitting it (e.g. an optimisation's trace), for the
-        report's ``parties[].fit``; never sent. By default nothing."""
+        ``trace`` of the report's ``parties[].own_check``; never sent. By default nothing."""
         return {}
+
+    def own_check(self) -> dict[str, Any]:
+        """The party's check of its own disguise, the report's ``parties[].own_check`` (never sent): what it
+        measured once fitted (:meth:`facts`) and, when the fit kept one, its trace (:meth:`fitted`) under
+        ``trace``. Empty when the method measures nothing."""
+        facts, trace = self.facts(), self.fitted()
+        return {**facts, **({"trace": trace} if trace else {})}
 
     @abstractmethod
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:

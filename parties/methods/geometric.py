@@ -130,7 +130,7 @@ class Geometric(Disguise):
     The privacy guarantee is ``min(p, p2)``; below ``release`` the party
     refuses to send (002 §6.2.6: "the data owner can choose not to release
     the data"). What it measured is in :meth:`fitted` (the report's
-    ``parties[].fit``).
+    ``parties[].own_check.trace``).
 
     Parameters
     ----------

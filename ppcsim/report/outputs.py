@@ -101,7 +101,7 @@ def write_atomic(path: Path, data: bytes | Callable[[BinaryIO], None], private: 
 def own_checks(own: Mapping[str, Any]) -> dict[str, dict]:
     """In-process runs, which have no party summaries: each party's ``own_check`` (what its disguise measured of
     itself, ``Disguise.facts``), as its summary would carry it, from its ``Disguised``."""
-    return {name: {"own_check": done.method.facts()} for name, done in own.items() if done.method.facts()}
+    return {name: {"own_check": check} for name, done in own.items() if (check := done.method.own_check())}
 
 
 def output_dims(shapes: dict[str, list[int]]) -> int:
@@ -192,7 +192,6 @@ def build(
             refused=RefusedCounts(**b["refused"]),
             timing=summary.get("timing", {}),
             peak_rss=summary.get("peak_rss"),
-            fit=summary.get("fit") or ABSENT,
         )
         if summary.get("own_check"):
             party.own_check = OwnCheck.from_json(summary["own_check"], f"parties.{cfg.name}.own_check")
@@ -449,6 +448,14 @@ def own_check_words(c: OwnCheck) -> str:
     if c.stress_1 is not ABSENT:
         parts.append(f"stress-1 {c.stress_1:.4f} (000 eq. 3.12) from the {given(c.start, '?')} start"
                      + (f", {c.n_iter} iterations" if c.n_iter is not ABSENT else ""))
+    trace = c.trace if isinstance(c.trace, dict) else {}
+    if {"privacy", "rotation_privacy", "sigma", "distance_privacy"} <= trace.keys():  # 002 Algorithm 6.1
+        parts.append(f"privacy guarantee {trace['privacy']:.3f} (002 Alg. 6.1: rotation {trace['rotation_privacy']:.3f}"
+                     f" after {len(trace.get('iterations') or [])} iterations, noise sigma {trace['sigma']:.3g} "
+                     f"leaving {trace['distance_privacy']:.3f})")
+    if {"objective_start", "objective", "updates"} <= trace.keys():  # 001's NMF methods
+        parts.append(f"objective {trace['objective_start']:.4g} to {trace['objective']:.4g} in {trace['updates']} "
+                     "updates" + (f", side effect {trace['side_effect']}" if "side_effect" in trace else ""))
     if c.seconds is not ABSENT:
         parts.append(f"{c.seconds:.3f} s")
     return "; ".join(parts)

@@ -293,7 +293,7 @@ def test_mixed_feature_consortium_runs_through_the_cli(tmp_path):
     assert {n: p["method"] for n, p in parties.items()} == {"lab": "rotation", "winery": "geometric", "shop": "pca"}
     assert parties["winery"]["params"] == {"sigma": 0, "optimize": 0, "weights": None, "phi": 0.2, "sample": 1000,
                                            "release": 0.0}  # its defaults filled in: one draw, as 002 eq. 1
-    assert parties["shop"]["params"] == {"k": 2} and "fit" not in parties["winery"]
+    assert parties["shop"]["params"] == {"k": 2} and "own_check" not in parties["winery"]
     dims = {"lab": 5, "winery": 4, "shop": 2}
     assert {n: p["output_dims"] for n, p in parties.items()} == dims
     for name, p in parties.items():

@@ -186,11 +186,17 @@ def test_the_report_holds_the_trace_and_the_naive_attack(tmp_path):
     run = simulate(text)
     check_report(run.report, tmp_path / "report.json")
     lab, shop = run.report["parties"]
-    assert "fit" not in shop
-    fit = lab["fit"]
+    assert "own_check" not in shop
+    fit = lab["own_check"]["trace"]
     assert len(fit["iterations"]) == len(fit["best_privacy"]) == 4
     assert fit["target"] == 0.2 and fit["sigma"] >= 0.1 and fit["privacy"] == min(fit["rotation_privacy"],
                                                                                    fit["distance_privacy"])
+    from ppcsim.report.model import OwnCheck
+    from ppcsim.report.outputs import own_check_words
+
+    words = own_check_words(OwnCheck.from_json(lab["own_check"], "parties.lab.own_check"))
+    assert f"privacy guarantee {fit['privacy']:.3f} (002 Alg. 6.1: rotation {fit['rotation_privacy']:.3f} after 4 " \
+           "iterations" in words
     naive = run.report["privacy"]["lab"]["attacks"]["naive"]
     assert naive["knowledge"] == "nothing but the disguised block"
     p = np.array([naive["columns"][c] for c in WINE[:4]])

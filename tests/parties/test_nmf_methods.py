@@ -46,6 +46,7 @@ def test_cnmf_keeps_the_clusters_it_is_constrained_to():
     again = KMeans(n_clusters=3, n_init=10, random_state=0).fit_predict(H)
     assert adjusted_rand_score(cnmf.labels_, again) > 0.95
     assert cnmf.fitted()["side_effect"] == 0 and cnmf.fitted()["updates"] == 500
+    assert cnmf.own_check() == {"trace": cnmf.fitted()}  # the report's parties[].own_check
 
 
 def test_cluster_hiding_on_iris():

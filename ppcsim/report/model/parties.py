@@ -103,6 +103,15 @@ class OwnCheck(Section):
         ``nmds``: SMACOF iterations of the kept start.
     seconds : number
         Seconds the check (and, for ``nmds``, the embedding) took, within the party's ``disguise`` phase.
+    trace : object
+        What the party measured while fitting its disguise: ``geometric`` with ``optimize`` gives 002 Algorithm
+        6.1's trace (``iterations``: per iteration ``naive_drawn``, the drawn rotation's minimum naive-inference
+        privacy, ``naive``, after its rows were swapped (eq. 10), ``ica``, the ICA attack's minimum privacy or
+        null when not tested, ``best``, the best so far; ``best_privacy``, ``rotation_privacy``, ``sigma``,
+        ``distance_privacy``, ``target`` (phi), ``privacy`` (the guarantee, the least of the two), ``release``,
+        ``sample``); ``cnmf``, ``scnmf`` and ``comnmf`` give ``objective_start`` and ``objective`` (001 eq. 3.26
+        or 4.1), the ``updates`` made, and ``cnmf`` and ``scnmf`` also ``rounds`` (Algorithm 2's outer loop),
+        ``alpha``, ``beta``, ``side_effect`` and ``hidden``; ``scnmf`` the entries ``zeroed``.
     """
 
     local_stress: float | Absent = ABSENT
@@ -113,6 +122,7 @@ class OwnCheck(Section):
     start: str | Absent = ABSENT
     n_iter: int | Absent = ABSENT
     seconds: float | Absent = ABSENT
+    trace: dict[str, Any] | Absent = ABSENT
 
 
 @dataclass(kw_only=True)
@@ -154,13 +164,9 @@ class Party(Section):
         Secure aggregation: the rounds the party took part in.
     network : Network
         Its connection, counted by its relay (``ppc run`` only).
-    fit : object
-        What the party measured of its own disguise while fitting it, when its method measures anything
-        (``geometric`` with ``optimize``: 002 Algorithm 6.1's trace; ``cnmf``, ``scnmf``, ``comnmf``: the
-        objective, the updates and the side effect); never sent.
     own_check : OwnCheck
-        What it measured of its own disguise before sending (``drbt``'s local stress, ``nmds``' stress-1); only
-        for methods that measure one.
+        What it measured of its own disguise before sending (``drbt``'s local stress, ``nmds``' stress-1, the
+        ``trace`` of ``geometric``'s optimisation and of the NMF methods' fit); only for methods that measure one.
     """
 
     name: str
@@ -179,5 +185,4 @@ class Party(Section):
     peak_rss: int | None
     rounds: int | None | Absent = ABSENT
     network: Network | Absent = ABSENT
-    fit: dict[str, Any] | Absent = ABSENT
     own_check: OwnCheck | Absent = ABSENT

@@ -92,3 +92,21 @@ def test_tables_5_11_on_iris_average_the_methods_accuracy_over_p(tmp_path):
     assert row["cells"]["svd"]["rank"] == row["cells"]["pca"]["rank"]  # our SVD of centred data is PCA: a tie
     text = classify000.section(found, "python -m ppcsim.reproduce.classify000 --seeds 1")
     assert "| Iris, p = 1..3 | 89.33 (4) / " in text and "Table 5.12" not in text
+
+
+def test_the_documented_data_table_loads_what_the_reproduction_reads(tmp_path):
+    """docs/data.md's [data] table for UCI's hepatitis.data (column_names, missing = "mean") gives a party the
+    matrix ``table_i003.hepatitis`` reproduces Table I from."""
+    from conftest import party_table, write_scenario
+    from parties.sources import load_party_data
+    from ppcsim.scenario.load import load_scenario
+
+    write_hepatitis(tmp_path / "hepatitis.data")
+    features = list(table_i003.HEPATITIS_COLUMNS[1:])
+    path = write_scenario(tmp_path, name="hepatitis", parties=[party_table("clinic", features, "nmds", dims=18)],
+                          data={"source": "hepatitis.data", "column_names": list(table_i003.HEPATITIS_COLUMNS),
+                                "label_column": "class", "missing": "mean"})
+    cfg = next(iter(load_scenario(path).parties))
+    block = load_party_data(cfg)
+    data, _ = table_i003.hepatitis(tmp_path / "hepatitis.data")
+    assert block.columns == features and np.array_equal(block.X, data) and block.ids.tolist() == list(range(40))

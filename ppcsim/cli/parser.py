@@ -222,13 +222,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("reproduce", help="recompute the papers' tables and figures next to the printed values",
                          description="Recompute 004's Table 1 / eq. 11, Tables 2-3 and Figs 1-2 over many seeds "
-                         "(with both readings of its eq. 6) and the thesis' Tables 5.8 and 5.13 on wine and iris, and "
-                         "write reproduction.md and reproduction.json (the UCI files are not bundled; without them "
-                         "Figs 1-2 are left out).")
+                         "(with both readings of its eq. 6) and the thesis' Tables 5.6-5.9 and 5.13 and Figs 5.1-5.3 on wine "
+                         "and iris, and write reproduction.md, reproduction.json and figures/ (the UCI files are not "
+                         "bundled; without them Figs 1-2 are left out).")
     rep.add_argument("--mushroom", type=Path, metavar="CSV", help="UCI mushroom file (23 columns, header row)")
     rep.add_argument("--chess", type=Path, metavar="CSV", help="UCI chess kr-vs-kp file (37 columns, no header)")
     rep.add_argument("--out", type=Path, required=True, metavar="DIR",
-                     help="where to write reproduction.md and reproduction.json")
+                     help="where to write reproduction.md, reproduction.json and figures/")
     rep.add_argument("--seeds", type=int, default=50, metavar="N", help="use seeds 0..N-1 (default: 50)")
     rep.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: the CPU count, at most 4)")
     rep.add_argument("--scheduler", metavar="ADDRESS",

@@ -27,6 +27,7 @@ data), so it is not used for BCW's row. Run as::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -152,7 +153,7 @@ def section(result: dict, command: str) -> str:
            f"`{command}`: stratified 10-fold cross-validation reshuffled {result['seeds']} times (RP redrawn "
            "each time: the least-stress of 20 orthonormal draws, `drbt` with `tries = 20`, 000 §5.3.4.1), "
            "z-scored columns, accuracy in % averaged over p = n - 6 .. n - 1 (the thesis does not list its p). "
-           "NMDS is the data owner's `nmds` (classical start), the configurations of 003 Table I below. Each "
+           "NMDS is the data owner's `nmds` (classical start), the configurations of 003 Table I above. Each "
            "cell reads *thesis (rank) / ours ± standard error (rank)*, the standard error that of one 10-fold "
            "estimate, averaged over p and shuffles; **bold** where the two differ by more than two of them. "
            "The rank is §5.3.4.1's Friedman rank within the row (1 = most accurate, ties averaged)."]
@@ -190,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="a folder keeping the NMDS configurations (shared with table_i003)")
     parser.add_argument("--hepatitis", type=Path, help="UCI's hepatitis.data (no header, '?' for missing)")
     parser.add_argument("--only", nargs="*", default=list(NAMES), choices=list(NAMES), help="data sets to run")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
     from parties.errors import PartyError
 
@@ -201,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = f"python -m ppcsim.reproduce.classify000 --seeds {args.seeds}" + (
         f" --hepatitis {args.hepatitis.name}" if args.hepatitis else "")
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(section(result, command))
     return 0
 

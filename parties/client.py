@@ -24,6 +24,7 @@ from parties.secagg import Link
 
 # IDS_PER_CHUNK and upload_messages belong to parties.serde; code that sends uploads imports them from here too
 from parties.serde import IDS_PER_CHUNK, Joined, Peer, SealedKey, upload_messages  # noqa: F401
+from parties.text import escaped
 from protos.identity import COORDINATOR_NAME
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.serde import ArrayAssembler, labels_spec
@@ -286,3 +287,15 @@ def agree_pseudonym_key(
         return key
     envelope = client.sealed_key(timeout)
     return unseal(pair, by_name[leader].public_key, envelope.nonce, envelope.ciphertext, session, leader, me)
+
+
+def rpc_message(exc: grpc.RpcError) -> str:
+    """The coordinator's explanation of a failed call, in one line, escaped (parties.text: it is the
+    coordinator's text)."""
+    code = exc.code() if hasattr(exc, "code") else None
+    detail = escaped(exc.details() if hasattr(exc, "details") else str(exc))
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return f"coordinator unreachable or its certificate not trusted ({detail})"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"a call to the coordinator ran out of time ({detail})"
+    return detail or str(code)

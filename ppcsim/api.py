@@ -283,7 +283,7 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from coordinator.clustering import SECURE
-    from parties.run import peak_rss
+    from parties.metrics import peak_rss
     from ppcsim.report.outputs import build, own_checks
     from ppcsim.run.inprocess import simulate as direct
     from ppcsim.run.inprocess import simulate_secure
@@ -329,7 +329,7 @@ def _processes(scenario: Scenario, settings: Settings, out, log) -> Run:
         report = run_scenario(scenario, folder, log=log or io.StringIO(), settings=settings, details=details)
         sent = _read_sent(folder)
     if "own" not in details:  # secure aggregation: the observer replays the parties' data for the arrays
-        from parties.run import disguise
+        from parties.disguise import disguise
 
         details["own"] = {cfg.name: disguise(cfg) for cfg in scenario.parties}
     return _run(scenario, report, sent, details["outcome"], details, folder)

@@ -214,8 +214,8 @@ def secure_reveal(path: Path) -> str | None:
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
-    from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity
-    from parties.run import rpc_message, run_party
+    from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity, rpc_message
+    from parties.run import run_party
     from parties.text import escaped
     from ppcsim.scenario.terms import party_terms
 

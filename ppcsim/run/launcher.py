@@ -16,7 +16,7 @@ from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
-from parties.run import peak_rss
+from parties.metrics import peak_rss
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report

@@ -19,7 +19,7 @@ from coordinator.forms import FORMS
 from coordinator.join import join_ids
 from coordinator.session import Outcome
 from parties.config import PartyConfig
-from parties.run import Disguised, disguise
+from parties.disguise import Disguised, disguise
 from parties.sources import source_kind
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement

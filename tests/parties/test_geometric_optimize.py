@@ -22,11 +22,11 @@ from conftest import (
 )
 from parties.attacks import column_privacy, weighted_privacy
 from parties.config import PartyConfig
+from parties.disguise import disguise
 from parties.errors import PartyError
 from parties.methods.geometric import Geometric, bottleneck_assignment, naive_privacy
 from parties.methods.rotation import haar_orthogonal
 from parties.normalize import normalize
-from parties.run import disguise
 from ppcsim.evaluate.attacks import ica_attack
 
 

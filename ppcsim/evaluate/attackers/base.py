@@ -26,8 +26,8 @@ import numpy as np
 
 from coordinator.types import Outcome
 from parties.config import PartyConfig
+from parties.disguise import Disguised
 from parties.methods.base import Disguise
-from parties.run import Disguised
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
 from protos.serde import Layout

@@ -33,7 +33,7 @@ from ppcsim.report.model import ABSENT, Evaluation, Report
 from ppcsim.scenario.load import Scenario, ScenarioError, generated, load_scenario
 from protos.ids import for_file
 
-__all__ = ["Run", "simulate", "load"]
+__all__ = ["Run", "simulate", "load", "from_file", "from_toml", "from_dict"]
 
 
 @dataclass
@@ -121,20 +121,80 @@ class Run:
         return sum(p.bytes.payload or 0 for p in self.typed.parties)
 
 
+def from_file(path: str | Path) -> Scenario:
+    """The scenario in the TOML file ``path``, checked as ``ppc run`` checks it.
+
+    Relative data paths (``[data] source``, ``[[parties]] data``) resolve
+    against the file's folder.
+
+    Raises
+    ------
+    ppcsim.scenario.load.ScenarioError
+        Listing every problem, naming the file, table and field.
+    """
+    return load_scenario(path)
+
+
+def from_toml(text: str, base: str | Path | None = None) -> Scenario:
+    """The scenario in TOML ``text`` (a scenario file's content), checked as ``ppc run`` checks it.
+
+    Parameters
+    ----------
+    text : str
+        The scenario file's text.
+    base : str or Path, optional
+        The folder that relative data paths (``[data] source``,
+        ``[[parties]] data``) resolve against; the current directory by
+        default. The text is written to a temporary file (party processes
+        read a file), removed when Python exits.
+
+    Raises
+    ------
+    ppcsim.scenario.load.ScenarioError
+        Listing every problem, naming ``<TOML text>``, the table and the field.
+
+    Examples
+    --------
+    >>> s = from_toml('name = "tiny"\\n[data]\\nsource = "sklearn:iris"\\n'
+    ...               '[[parties]]\\nname = "a"\\ncolumns = ["sepal length (cm)"]\\nmethod = "none"\\n')
+    >>> s.name, [p.name for p in s.parties]
+    ('tiny', ['a'])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"from_toml takes a scenario file's text (str), not {type(text).__name__}")
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(Path("<TOML text>"), [f"not valid TOML: {exc}"]) from None
+    return _load_written(text, base, _scratch())
+
+
+def from_dict(tables: dict, base: str | Path | None = None) -> Scenario:
+    """The scenario whose file would hold ``tables`` (``{"name": ..., "data": {...}, "parties": [...],
+    "clustering": {...}}``), checked as ``ppc run`` checks it; ``base`` as for :func:`from_toml`.
+
+    Raises
+    ------
+    ppcsim.scenario.load.ScenarioError
+        Listing every problem, naming ``<scenario dict>``, the table and the field.
+    """
+    if not isinstance(tables, dict):
+        raise TypeError(f"from_dict takes a dict of the scenario file's tables, not {type(tables).__name__}")
+    return _load_written(tables, base, _scratch())
+
+
 def load(scenario, base: str | Path | None = None) -> Scenario:
-    """A scenario from a :class:`Scenario`, a file path, TOML text or a dict, checked as ``ppc run`` checks it.
+    """A scenario from a :class:`Scenario`, a file's path or a dict of its tables, checked as ``ppc run``
+    checks it: :func:`from_file` for a path (str or Path), :func:`from_dict` for a dict. TOML text goes to
+    :func:`from_toml`: a string is always a path here, never guessed to be text.
 
     Parameters
     ----------
     scenario : Scenario, str, Path or dict
-        A string holding a newline or ``=`` is TOML text; any other string,
-        or a Path, is a scenario file. A dict has the file's tables as keys.
+        What to load, by its type.
     base : str or Path, optional
-        The folder that relative data paths (``[data] source``,
-        ``[[parties]] data``) of TOML text or a dict resolve against; the
-        current directory by default. A file's resolve against its folder.
-        TOML text and dicts are written to a temporary file (party processes
-        read a file), removed when Python exits.
+        For a dict, the folder that relative data paths resolve against
+        (see :func:`from_toml`); a file's resolve against its own folder.
 
     Returns
     -------
@@ -143,20 +203,23 @@ def load(scenario, base: str | Path | None = None) -> Scenario:
     Raises
     ------
     ppcsim.scenario.load.ScenarioError
-        Listing every problem, naming table and field.
-
-    Examples
-    --------
-    >>> s = load('name = "tiny"\\n[data]\\nsource = "sklearn:iris"\\n'
-    ...          '[[parties]]\\nname = "a"\\ncolumns = ["sepal length (cm)"]\\nmethod = "none"\\n')
-    >>> s.name, [p.name for p in s.parties]
-    ('tiny', ['a'])
+        Listing every problem, naming file, table and field; or saying that a
+        string that holds a newline is TOML text, for :func:`from_toml`.
+    TypeError
+        For anything else.
     """
     if isinstance(scenario, Scenario):
         return scenario
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
-        return load_scenario(scenario)
-    return _load_written(scenario, base, _scratch())
+    if isinstance(scenario, dict):
+        return from_dict(scenario, base)
+    if isinstance(scenario, str) and "\n" in scenario:
+        raise ScenarioError(Path("<TOML text>"), ["a scenario given as a string is a file's path; this one holds "
+                                                  "a newline, so it is a file's text: load it with "
+                                                  "ppcsim.api.from_toml(text) and pass the Scenario"])
+    if isinstance(scenario, (str, Path)):
+        return from_file(scenario)
+    raise TypeError(f"a scenario is a Scenario, a file's path (str or Path) or a dict of its tables "
+                    f"(ppcsim.api.from_toml for TOML text), not {type(scenario).__name__}")
 
 
 _SCRATCH: list[Path] = []
@@ -211,7 +274,8 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
     Parameters
     ----------
     scenario : Scenario, str, Path or dict
-        A scenario file, TOML text or a dict of its tables (see :func:`load`).
+        A scenario file's path, a dict of its tables or a :class:`Scenario`
+        (see :func:`load`; TOML text through :func:`from_toml`).
     processes : bool, default False
         False runs every party and the coordinator in this process, through
         the same code as a real run (``ppcsim.run.inprocess.simulate``); every

@@ -97,8 +97,8 @@ def processes_run(path: Path, masked: bool) -> tuple[float, object, dict]:
     import multiprocessing
     from dataclasses import replace
 
+    from coordinator.registry import Registry
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
 
     scenario = load_scenario(path)
     registry = Registry()

@@ -96,9 +96,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from coordinator.registry import Registry
     from coordinator.security import load_token_digests
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
     from ppcsim.report.outputs import build, summary_table, write_atomic, write_outputs
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from coordinator.clustering import SECURE
 from coordinator.limits import Limits
+from coordinator.registry import Registry
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
 from parties.metrics import peak_rss
 from ppcsim.errors import RunError

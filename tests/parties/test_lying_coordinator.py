@@ -18,8 +18,8 @@ from conftest import NO_TLS, blobs, kmeans, lying_alignment, party_processes, sc
 from coordinator import handlers
 from coordinator.errors import FailedPrecondition, InvalidArgument
 from coordinator.protocols import secagg
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.wire.serde import int32_chunks
 from parties.errors import PartyError
 from parties.keys import KeyPair

@@ -23,8 +23,8 @@ from test_lying_coordinator import SCENARIO as SECURE
 from conftest import blobs, kmeans, lying_alignment, party_processes, scenario_toml, split_x, write_scenario
 from coordinator import handlers
 from coordinator.protocols import secagg
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from parties.errors import PartyError
 from parties.serde import Alignment
 from parties.terms import DEFAULT_MIN_CLUSTER_SIZE, Terms

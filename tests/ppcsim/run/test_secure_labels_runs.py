@@ -26,8 +26,8 @@ from conftest import (
 )
 from coordinator.errors import FailedPrecondition
 from coordinator.protocols import secagg
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import DONE
 from parties.disguise import disguise
 from ppcsim.evaluate.arbiter import place_from_labels, placement_error

@@ -125,7 +125,7 @@ def run_party(
         raise
     finally:
         steps.close()
-    check_result(result.labels, len(done.data.ids), secure, result.header.n_clusters)
+    check_result(result.labels, len(done.data.ids), secure, result.header.clusters_found)
     return summarise(cfg, done, result, secure, steps.timing, labels_out, summary_out, log)
 
 
@@ -304,7 +304,7 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
     """Say what came back, write the labels (``labels_out``) and the party's summary (``summary_out``, 0600: it
     holds the party's master seed); return the summary."""
     header, data = result.header, done.data
-    say(cfg.name, f"{header.n_joined} of {len(data.ids)} records clustered into {header.n_clusters} clusters, "
+    say(cfg.name, f"{header.n_joined} of {len(data.ids)} records clustered into {header.clusters_found} clusters, "
                   f"sizes {list(header.sizes)}", log)
     if labels_out:
         write_labels(labels_out, data.ids, result.labels)

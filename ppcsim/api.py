@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import ABSENT, Evaluation, Report
 from ppcsim.scenario.load import Scenario, ScenarioError, generated, load_scenario
@@ -354,7 +355,7 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from ppcsim.run.observer import evaluate
 
     t0 = time.perf_counter()
-    details: dict = {}
+    artifacts = RunArtifacts()
     evaluation: Evaluation
     if scenario.clustering.protocol == SECURE:
         from ppcsim.run.observer_secure import evaluate_secure
@@ -363,12 +364,12 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         outcome = session.wait(0)
         memory = peak_rss()
         evaluation = evaluate_secure(scenario, session, settings, own=own)
-        details["own"] = own
+        artifacts.own = own
     else:
         session, own = direct(scenario)
         outcome = session.wait(0)
         memory = peak_rss()
-        evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
+        evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, artifacts=artifacts)
     summaries = own_checks(own)
     for name, done in own.items():
         if fit := done.method.fitted():
@@ -376,27 +377,28 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
                    observer=True, coordinator_peak_rss=memory, summaries=summaries)
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
-    return _run(scenario, report, sent, outcome, details, None)
+    return _run(scenario, report, sent, outcome, artifacts, None)
 
 
 def _processes(scenario: Scenario, settings: Settings, out, log) -> Run:
     from ppcsim.run.launcher import run_scenario
 
-    details: dict = {}
+    artifacts = RunArtifacts()
     if out is None:
         with tempfile.TemporaryDirectory(prefix="ppc-run-") as tmp:
-            report = run_scenario(scenario, Path(tmp), log=log or io.StringIO(), settings=settings, details=details)
+            report = run_scenario(scenario, Path(tmp), log=log or io.StringIO(), settings=settings,
+                                  artifacts=artifacts)
             sent = _read_sent(Path(tmp))
         folder = None
     else:
         folder = Path(out)
-        report = run_scenario(scenario, folder, log=log or io.StringIO(), settings=settings, details=details)
+        report = run_scenario(scenario, folder, log=log or io.StringIO(), settings=settings, artifacts=artifacts)
         sent = _read_sent(folder)
-    if "own" not in details:  # secure aggregation: the observer replays the parties' data for the arrays
+    if artifacts.own is None:  # secure aggregation: the observer replays the parties' data for the arrays
         from parties.disguise import disguise
 
-        details["own"] = {cfg.name: disguise(cfg) for cfg in scenario.parties}
-    return _run(scenario, report, sent, details["outcome"], details, folder)
+        artifacts.own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
+    return _run(scenario, report, sent, artifacts.outcome, artifacts, folder)
 
 
 def _read_sent(folder: Path) -> dict[str, dict[str, np.ndarray]]:
@@ -407,8 +409,9 @@ def _read_sent(folder: Path) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def _run(scenario: Scenario, report: Report, sent: dict, outcome, details: dict, out: Path | None) -> Run:
-    own = details["own"]
+def _run(scenario: Scenario, report: Report, sent: dict, outcome, artifacts: RunArtifacts, out: Path | None) -> Run:
+    own = artifacts.own
+    assert own is not None  # filled by the run, or replayed
     first = scenario.parties[0].name
     features = outcome.combined.features
     return Run(
@@ -421,8 +424,8 @@ def _run(scenario: Scenario, report: Report, sent: dict, outcome, details: dict,
         coordinator_ids=for_file(outcome.join.ids),
         original={p.name: own[p.name].X for p in scenario.parties},
         columns={p.name: list(own[p.name].data.columns) for p in scenario.parties},
-        joined=details.get("joined"),
-        plain_labels=details.get("original_labels"),
-        attacks=details.get("attacks", {}),
+        joined=artifacts.joined,
+        plain_labels=artifacts.original_labels,
+        attacks=artifacts.attacks,
         out=out,
     )

@@ -273,11 +273,11 @@ def run_figures(report: Report | dict, out: Path, artifacts: RunArtifacts | None
         figures["privacy"] = _save_outside(fig, out, "privacy")
     artifacts = artifacts or RunArtifacts()
     outcome = artifacts.outcome
-    if outcome is not None and artifacts.joined is not None:
+    if outcome is not None and artifacts.joined is not None and artifacts.original_labels is not None:
         figures["clusters"] = clusters_figure(artifacts.joined, outcome.labels, artifacts.original_labels, out,
                                               seed=report.seed)
-    for party, attacks in artifacts.attacks.items():
-        figures[f"attacks_{party}"] = attack_figure(party, attacks, out)
+    for party, reconstructions in artifacts.attacks.items():
+        figures[f"attacks_{party}"] = attack_figure(party, reconstructions, out)
     return figures
 
 

@@ -35,8 +35,8 @@ import numpy as np  # noqa: E402
 
 from bench.harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 from coordinator.limits import Limits  # noqa: E402
+from coordinator.registry import Registry  # noqa: E402
 from coordinator.server import start_server  # noqa: E402
-from coordinator.servicer import Registry  # noqa: E402
 from coordinator.session import DONE, SessionSpec  # noqa: E402
 from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc  # noqa: E402
 from protos.serde import Layout  # noqa: E402

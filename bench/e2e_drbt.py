@@ -44,13 +44,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.cluster import KMeans
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.data import load_blobs
-from parties.run import disguise
+from parties.disguise import disguise
+from ppcsim.cli.entry import process_settings
 from ppcsim.scenario.load import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario  # noqa: E402
+
+process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit
 
 MIB = 1 << 20
 

@@ -36,18 +36,20 @@ from pathlib import Path
 
 import numpy as np
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
+from ppcsim.cli.entry import process_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 from mpc_relay import direct as mpyc_direct  # noqa: E402
 
+from parties.disguise import disguise  # noqa: E402
 from parties.mpc import free_port  # noqa: E402
-from parties.run import disguise  # noqa: E402
 from parties.spu_env import problem as spu_problem  # noqa: E402
 from parties.spu_run import program_command, program_env  # noqa: E402
 from ppcsim.run.observer_mpc import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
+
+process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit
 
 
 def children_cpu() -> float:

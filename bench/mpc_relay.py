@@ -31,15 +31,17 @@ from pathlib import Path
 
 import numpy as np
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
+from ppcsim.cli.entry import process_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
+from parties.disguise import disguise  # noqa: E402
 from parties.mpc import free_port  # noqa: E402
-from parties.run import disguise  # noqa: E402
 from ppcsim.run.observer_mpc import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
+
+process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit
 
 SENT = re.compile(r"bytes sent: (\d+)")
 

@@ -23,11 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.pseudonyms import pseudonyms
+from ppcsim.cli.entry import process_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures  # noqa: E402
+
+process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit
 
 
 def hmac_pseudonyms(key: bytes, ids: np.ndarray) -> bytes:

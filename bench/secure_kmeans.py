@@ -48,7 +48,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
+from ppcsim.cli.entry import process_settings
 from ppcsim.run.inprocess import simulate_secure
 from ppcsim.scenario.load import load_scenario
 
@@ -56,6 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 from ppcsim.run.launcher import PARTY_ENV  # noqa: E402
+
+process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit
 
 CLUSTERS = 8
 SECURE = f'algorithm = "kmeans"\nprotocol = "secure_aggregation"\nreveal = "distances"\nn_clusters = {CLUSTERS}\n'
@@ -71,8 +73,8 @@ def timed(fn):
 def party_process(path: str, name: str, address: str, masked: bool, out) -> None:
     """One party of the control or the masked run: its own process, real gRPC (plaintext loopback)."""
     from parties.client import CoordinatorClient, GrpcLink
+    from parties.disguise import disguise
     from parties.keys import KeyPair
-    from parties.run import disguise
     from parties.secagg import secure_party
 
     scenario = load_scenario(path)
@@ -95,8 +97,8 @@ def processes_run(path: Path, masked: bool) -> tuple[float, object, dict]:
     import multiprocessing
     from dataclasses import replace
 
+    from coordinator.registry import Registry
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
 
     scenario = load_scenario(path)
     registry = Registry()

@@ -43,20 +43,22 @@ import grpc
 import numpy as np
 import psutil
 
-import ppcsim  # noqa: F401  (before numpy: the settings ppc's own processes run with)
 from parties.client import ClientSecurity, CoordinatorClient, agree_pseudonym_key, upload_messages
 from parties.keys import KeyPair
 from parties.methods import Sent
 from parties.pseudonyms import pseudonyms
+from ppcsim.cli.entry import process_settings
 from protos.serde import CHUNK_BYTES, Layout
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import Figures  # noqa: E402
 
+process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit
+
 ASYNC_SINK = """
 import asyncio, mmap, sys
 import grpc
-import ppcsim  # the numpy settings of ppc's processes
+from ppcsim.cli.entry import process_settings; process_settings()  # ppc's process settings, before numpy
 import numpy as np
 async def up(messages, context):
     keep = np.frombuffer(mmap.mmap(-1, int(sys.argv[1])), dtype=np.uint8)
@@ -86,7 +88,7 @@ GRPC_SINK = """
 import mmap, sys
 from concurrent import futures
 import grpc
-import ppcsim  # the numpy settings of ppc's processes
+from ppcsim.cli.entry import process_settings; process_settings()  # ppc's process settings, before numpy
 import numpy as np
 def up(messages, context):
     keep = np.frombuffer(mmap.mmap(-1, int(sys.argv[1])), dtype=np.uint8) if int(sys.argv[1]) else None

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from coordinator.errors import SessionError
+from coordinator.join import check_clusters_fit
 from coordinator.linkage import UPDATES, merges_in_place
 from coordinator.malloc import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, malloc_trim, mallopt
 from coordinator.types import Combined
@@ -485,8 +486,8 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
     else:  # scipy cannot tell how many records an empty triangle has: one
         dissimilarity = combined.require_dissimilarity()
         n = num_obs_y(dissimilarity) if len(dissimilarity) else 1
-    if algorithm.n_clusters and spec.n_clusters > n:
-        raise SessionError(f"n_clusters = {spec.n_clusters} is more than the {n} joined records")
+    if algorithm.n_clusters:
+        check_clusters_fit(spec.n_clusters, n)
     if n < algorithm.least:
         raise SessionError(f"{algorithm.name} clustering needs at least {algorithm.least} joined records")
     if features is not None and algorithm.features is not None:

@@ -156,7 +156,7 @@ def result(session: Session, request) -> Iterator:
     party = serde.ask_from_proto(request).party
     outcome, labels = _asked(session, party, "GetResult", request,
                              lambda: session.result_for(party, timeout=session.seconds_left() + 1.0))
-    header = ResultHeader(algorithm=session.spec.clustering.algorithm, n_clusters=len(outcome.sizes),
+    header = ResultHeader(algorithm=session.spec.clustering.algorithm, clusters_found=len(outcome.sizes),
                           sizes=tuple(outcome.sizes), noise=outcome.noise, n_joined=len(outcome.join.ids),
                           n_labels=len(labels))
     return _sent(session, party, "GetResult", serde.result_to_proto(header, labels, session.spec.chunk_bytes))

@@ -107,3 +107,11 @@ def join_ids(ids_by_party: dict[str, np.ndarray]) -> Join:
         index[party] = positions(ids_by_party[party], joined)  # every joined id is there
     dropped = {party: len(ids_by_party[party]) - len(joined) for party in parties}
     return Join(ids=joined, index=index, dropped=dropped)
+
+
+def check_clusters_fit(n_clusters: int, records: int) -> None:
+    """SessionError unless ``n_clusters`` clusters can be made of the ``records`` joined records (each cluster
+    needs at least one): the one check the clustering (coordinator.clustering) and the rounds of secure
+    aggregation and MPC (coordinator.protocols.secagg) both make before they start."""
+    if n_clusters > records:
+        raise SessionError(f"n_clusters = {n_clusters} is more than the {records} joined records")

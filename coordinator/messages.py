@@ -11,6 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# the messages both sides decode alike: one set of types (protos.messages), read here by the coordinator's names
+from protos.messages import (  # noqa: F401
+    AlignmentHeader,
+    ConfirmTag,
+    Frame,
+    LabelsHeader,
+    Mark,
+    PartyStatus,
+    RelayResult,
+    ResultHeader,
+    SealedKey,
+)
+
 # -- keys ------------------------------------------------------------------------------------------
 
 
@@ -49,16 +62,6 @@ class PeerKey:
     public_key: bytes
     signature: bytes = b""
     certificate: bytes = b""
-
-
-@dataclass(frozen=True)
-class SealedKey:
-    """The pseudonym key sealed by ``sender`` (the key leader) to party ``to``."""
-
-    to: str
-    nonce: bytes
-    ciphertext: bytes
-    sender: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,25 +138,6 @@ UploadPart = IdPart | Chunk | UploadHeader | None
 
 
 @dataclass(frozen=True)
-class ResultHeader:
-    algorithm: str
-    n_clusters: int
-    sizes: tuple[int, ...]
-    noise: int
-    n_joined: int
-    n_labels: int
-
-
-@dataclass(frozen=True)
-class PartyStatus:
-    party: str
-    joined: bool
-    uploaded: bool
-    payload_bytes: int
-    payload_expected: int
-
-
-@dataclass(frozen=True)
 class Status:
     """GetStatus's answer: the state, the error, each party's progress and the ledger entries sent (the last
     ``coordinator.ledger.STATUS_ENTRIES``, see Ledger.recent)."""
@@ -165,28 +149,6 @@ class Status:
 
 
 # -- secure aggregation and MPC --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AlignmentHeader:
-    n_joined: int
-    n_rows: int
-    n_clusters: int
-    init: tuple[int, ...]
-    scale_bits: int
-    max_iter: int
-    parties: tuple[str, ...]
-    seeding_steps: int
-    revision: int
-    mpc_parties: tuple[str, ...] = ()
-    mpc_columns: tuple[int, ...] = ()
-    mpc_bits: int = 0
-    mpc_frac: int = 0
-    reveal_centres: bool = False
-    mpc_helper: str = ""
-    mpc_helper_key: bytes = b""
-    reveal: str = ""
-    mpc_engine: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,25 +169,6 @@ class LabelsAsk:
 
 
 @dataclass(frozen=True)
-class LabelsHeader:
-    round: int
-    done: bool = False
-    changed: int = 0
-    sizes: tuple[int, ...] = ()
-    n_labels: int = 0
-    seeding: bool = False
-    centre: int = 0
-
-
-@dataclass(frozen=True)
-class ConfirmTag:
-    to: str
-    sender: str
-    field: str
-    mac: bytes
-
-
-@dataclass(frozen=True)
 class ConfirmPost:
     """A party's Confirm: its tags to the others, or its refusal of what the coordinator told it."""
 
@@ -237,28 +180,6 @@ class ConfirmPost:
 @dataclass(frozen=True)
 class RelayOpen:
     party: str
-
-
-@dataclass(frozen=True)
-class Frame:
-    """An MPC frame: to ``peer`` as sent, from ``peer`` as delivered; ``data`` is AES-GCM ciphertext and tag."""
-
-    peer: str
-    seq: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A party starts its Lloyd round ``round``."""
-
-    round: int
-
-
-@dataclass(frozen=True)
-class RelayResult:
-    labels: bytes
-    centres: bytes
 
 
 @dataclass(frozen=True, slots=True)

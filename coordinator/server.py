@@ -13,8 +13,9 @@ from coordinator.errors import SessionError
 from coordinator.gate import Gate
 from coordinator.limits import Limits
 from coordinator.malloc import M_ARENA_MAX, mallopt
+from coordinator.registry import Registry
 from coordinator.security import ServerSecurity, is_loopback
-from coordinator.servicer import CoordinatorServicer, Registry
+from coordinator.servicer import CoordinatorServicer
 from coordinator.wire.table import register
 from protos.serde import CHUNK_BYTES
 

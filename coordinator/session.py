@@ -208,6 +208,17 @@ class Session:
             self.timing.setdefault("first_join", self._elapsed())
             self._wake()
 
+    def protect(self, party: str, encrypted: bool) -> None:
+        """Record, for the report's ``security``, how ``party``'s connection was secured (``encrypted``: over TLS,
+        else plaintext on the loopback) and how its calls were identified (token, certificate, or its name alone)."""
+        spec = self.spec
+        identity = " and ".join(w for w, on in (("token", spec.tokens is not None), ("certificate", spec.mutual)) if on)
+        with self._cond:
+            self.protection[party] = {
+                "transport": ("mutual TLS" if spec.mutual else "TLS") if encrypted else "plaintext (loopback)",
+                "identity": identity or "none (claimed name only)",
+            }
+
     def terms(self) -> Terms:
         """What Join answers: the session's chunk size, time left, id mode, parties and protocol."""
         protocol, spec = self.spec.clustering.protocol, self.spec.clustering

@@ -24,6 +24,7 @@ from parties.secagg import Link
 
 # IDS_PER_CHUNK and upload_messages belong to parties.serde; code that sends uploads imports them from here too
 from parties.serde import IDS_PER_CHUNK, Joined, Peer, SealedKey, upload_messages  # noqa: F401
+from parties.text import escaped
 from protos.identity import COORDINATOR_NAME
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 from protos.serde import ArrayAssembler, labels_spec
@@ -68,7 +69,7 @@ class ClientSecurity:
 class Result:
     """What the coordinator returned to this party."""
 
-    header: serde.Outcome
+    header: serde.ResultHeader
     labels: np.ndarray  # int32, aligned with the party's ids; -1 noise, -2 not joined
 
 
@@ -128,7 +129,7 @@ class CoordinatorClient:
     def result(self, timeout: float) -> Result:
         """Wait for the clustering and return this party's labels."""
         request = session_pb2.ResultRequest(session=self.session, party=self.party)
-        header: serde.Outcome | None = None
+        header: serde.ResultHeader | None = None
         labels: ArrayAssembler | None = None
         for message in self.stub.GetResult(request, timeout=timeout, metadata=self.metadata):
             if message.HasField("header"):
@@ -148,7 +149,7 @@ class CoordinatorClient:
                                     metadata=self.metadata)
         return serde.status_from_proto(reply)
 
-    def relay(self, items: Iterable[serde.Frame | serde.Mark | serde.Opened], timeout: float) -> Iterator[serde.Frame]:
+    def relay(self, items: Iterable[serde.Frame | serde.Mark | serde.RelayResult], timeout: float) -> Iterator[serde.Frame]:
         """The party's MPC Relay stream: ``items`` go up (after the opening), the relayed frames come back."""
         responses = self.stub.Relay(serde.relay_requests(self.session, self.party, items), timeout=timeout,
                                     metadata=self.metadata)
@@ -168,7 +169,7 @@ class GrpcLink(Link):
     def _request(self, cls, **fields):
         return cls(session=self.client.session, party=self.client.party, **fields)
 
-    def alignment(self) -> tuple[serde.Alignment, np.ndarray]:
+    def alignment(self) -> tuple[serde.AlignmentHeader, np.ndarray]:
         return self.retry("GetAlignment", lambda: serde.read_int32(self.client.stub.GetAlignment(
             self._request(session_pb2.AlignmentRequest), timeout=self.timeout(), metadata=self.client.metadata),
             "positions"))
@@ -176,12 +177,12 @@ class GrpcLink(Link):
     def post(self, messages: Iterator[session_pb2.DistanceMessage]) -> None:
         self.client.stub.PostDistances(messages, timeout=self.timeout(), metadata=self.client.metadata)
 
-    def labels(self, round_: int, seeding: bool = False) -> tuple[serde.LabelsAnswer, np.ndarray]:
+    def labels(self, round_: int, seeding: bool = False) -> tuple[serde.LabelsHeader, np.ndarray]:
         request = self._request(session_pb2.LabelsRequest, round=round_, seeding=seeding)
         return self.retry("GetLabels", lambda: serde.read_int32(self.client.stub.GetLabels(
             request, timeout=self.timeout(), metadata=self.client.metadata), "labels"))
 
-    def confirm(self, tags: list[serde.Tag]) -> list[serde.Tag]:
+    def confirm(self, tags: list[serde.ConfirmTag]) -> list[serde.ConfirmTag]:
         request = self._request(session_pb2.ConfirmRequest, tags=[serde.tag_to_proto(t) for t in tags])
         try:
             reply = self.retry("Confirm", lambda: self.client.stub.Confirm(request, timeout=self.timeout(),
@@ -286,3 +287,15 @@ def agree_pseudonym_key(
         return key
     envelope = client.sealed_key(timeout)
     return unseal(pair, by_name[leader].public_key, envelope.nonce, envelope.ciphertext, session, leader, me)
+
+
+def rpc_message(exc: grpc.RpcError) -> str:
+    """The coordinator's explanation of a failed call, in one line, escaped (parties.text: it is the
+    coordinator's text)."""
+    code = exc.code() if hasattr(exc, "code") else None
+    detail = escaped(exc.details() if hasattr(exc, "details") else str(exc))
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return f"coordinator unreachable or its certificate not trusted ({detail})"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"a call to the coordinator ran out of time ({detail})"
+    return detail or str(code)

@@ -23,7 +23,7 @@ the computation. The associated data binds the frame to the session and its
 sender and receiver. A frame with an empty plaintext (its ciphertext is the
 16-byte tag alone) says the sender's program closed the link. The wire format
 is in docs/protocol.md. The tunnel works on the plain values of
-``parties.serde`` (``Frame``, ``Mark``, ``Opened``); the Relay call given to
+``parties.serde`` (``Frame``, ``Mark``, ``RelayResult``); the Relay call given to
 ``run_mpc`` turns them into messages and back.
 """
 
@@ -51,7 +51,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc_kmeans import STOPPED
 from parties.secagg import check_alignment, confirm_alignment, confirmed_fields
-from parties.serde import Alignment, Frame, Mark, Opened
+from parties.serde import AlignmentHeader, Frame, Mark, RelayResult
 from parties.terms import Terms
 
 #: HKDF label of a pair's tunnel key.
@@ -327,7 +327,7 @@ class MpcResult:
 MPC_FIELDS = ("mpc_parties", "mpc_columns", "mpc_bits", "mpc_frac", "reveal_centres", "mpc_helper", "mpc_helper_key")
 
 
-def mpc_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+def mpc_fields(header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
     """The bytes of every field an MPC party confirms: secure aggregation's (``confirmed_fields``: the parties,
     joined count, k, initial centres, seeding steps, scale, rounds, the joined records' id sequence), then
     ``MPC_FIELDS``: names as UTF-8 joined by 0x00, numbers 4 bytes big-endian, the flag one byte, the helper's
@@ -347,7 +347,7 @@ def mpc_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dic
     return fields
 
 
-def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray, n_rows: int,
+def confirm_mpc(link, header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray, n_rows: int,
                 pair: KeyPair, peers: dict[str, bytes], session: str, me: str, terms: Terms | None = None) -> None:
     """Before any share: check the alignment alone (parties.secagg.check_alignment; a refusal is told to the
     coordinator, which fails the session), then confirm to every other data party, through the coordinator's
@@ -367,7 +367,7 @@ def confirm_mpc(link, header: Alignment, positions: np.ndarray, ids: np.ndarray,
     confirm_alignment(link, pair, peers, list(header.parties), session, me, mpc_fields(header, positions, ids))
 
 
-def program_input(path: Path, X: np.ndarray, header: Alignment, inbox: int = 0) -> None:
+def program_input(path: Path, X: np.ndarray, header: AlignmentHeader, inbox: int = 0) -> None:
     """The MPyC program's input file (see parties.mpc_kmeans); ``inbox``: the most bytes of its peers' messages
     the program may hold before asking for them (0: no bound; parties.mpc_kmeans.guard_inbox)."""
     np.savez(path, X=X, columns=np.asarray(header.mpc_columns, dtype=np.int64), init=np.asarray(header.init),
@@ -376,11 +376,11 @@ def program_input(path: Path, X: np.ndarray, header: Alignment, inbox: int = 0) 
              names=np.asarray(list(header.mpc_parties), dtype=str))
 
 
-def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
+def run_mpc(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
             session: str, me: str, deadline: float, log=sys.stderr, program: str = PROGRAM, *, inbox: int = 0,
             written: Callable[[str], None] | None = None) -> MpcResult:
     """Run this party's MPyC program on ``X`` (its joined rows, in the join's order; no columns for the helper)
-    with its links tunnelled over ``relay`` (a function taking what goes up, ``Frame``, ``Mark`` and ``Opened``
+    with its links tunnelled over ``relay`` (a function taking what goes up, ``Frame``, ``Mark`` and ``RelayResult``
     values after the stream's opening, and returning the relayed ``Frame`` values: the Relay call). ``program``: the
     MPyC program's module (the full k-means, or secure aggregation's argmin, parties.secagg_argmin).
 
@@ -444,7 +444,7 @@ def run_mpc(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
                              f"{problems or 'no message'}")
         opened = np.load(result)
         labels, centres = opened["labels"].astype(np.int32), opened["centres"]
-        tunnel.outgoing.put(Opened(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
+        tunnel.outgoing.put(RelayResult(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
         tunnel.outgoing.put(None)
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
     if len(labels) != header.n_joined:

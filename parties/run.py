@@ -13,7 +13,7 @@ import json
 import secrets
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import chain
 from pathlib import Path
 
@@ -30,74 +30,25 @@ from parties.client import (
     key_signature,
 )
 from parties.config import PartyConfig
-from parties.data import PartyData
+from parties.disguise import Disguised, disguise
 from parties.errors import PartyError
 from parties.files import write_private
 from parties.keys import KeyPair
-from parties.methods import Disguise, Sent, method_class
+from parties.metrics import peak_rss
 from parties.mpc import METHOD as MPC_METHOD
 from parties.mpc import MpcResult, confirm_mpc, run_mpc
-from parties.normalize import normalize
 from parties.progress import Progress
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result
 from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
-from parties.sources import load_party_data
 from parties.spu_run import refuse_unless_ready, run_spu
 from parties.terms import Terms
 from parties.text import escaped
 from protos.extras import missing
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
-
-
-@dataclass
-class Disguised:
-    """A party's records before and after its disguise."""
-
-    data: PartyData  # as loaded, but X normalised in place where the method normalises (nothing reads it raw)
-    X: np.ndarray  # the method's input: normalised where the method normalises
-    method: Disguise  # fitted: holds the party's private state
-    arrays: list[Sent]  # what goes over the wire, as computed
-    timing: dict[str, float]
-    dtype: str = "float64"  # what the arrays travel as
-
-    def wire_arrays(self) -> dict[str, np.ndarray]:
-        """The arrays exactly as the coordinator receives them (converted to ``dtype``)."""
-        return {s.name: s.array.astype(self.dtype, copy=False) if s.array.dtype.kind == "f" else s.array
-                for s in self.arrays}
-
-    def upload(self, session: str, party: str, chunk_bytes: int, ids: np.ndarray | None = None,
-               serialised: bool = False):
-        """The Upload stream that carries these arrays (see parties.client.upload_messages), with ``ids`` (the
-        party's pseudonyms, in its row order) in place of its own ids when given; with ``serialised``, each
-        message's bytes, as sent."""
-        return upload_messages(
-            session, party, self.method.name, self.method.public_params(),
-            self.data.ids if ids is None else ids, self.arrays, len(self.data.columns),
-            min(chunk_bytes or CHUNK_BYTES, CHUNK_BYTES), self.dtype, serialised,
-        )
-
-
-def disguise(cfg: PartyConfig) -> Disguised:
-    """Load, normalise and disguise the party's columns."""
-    timing = {}
-    t = time.perf_counter()
-    data = load_party_data(cfg)
-    timing["load"] = time.perf_counter() - t
-
-    method = method_class(cfg.method)(random_state=cfg.seed, **cfg.params)
-    t = time.perf_counter()
-    # in place: a party holds its columns once, not raw and normalised (200 MB each at 1M x 25)
-    X = normalize(data.X, cfg.normalize, out=data.X) if method.normalizes else data.X
-    try:
-        arrays = method.disguise(X, data.columns)
-    except ValueError as exc:
-        raise PartyError(f"method '{cfg.method}': {exc}") from None
-    timing["disguise"] = time.perf_counter() - t
-    return Disguised(data, X, method, arrays, timing, cfg.dtype)
 
 
 def run_party(
@@ -174,7 +125,7 @@ def run_party(
         raise
     finally:
         steps.close()
-    check_result(result.labels, len(done.data.ids), secure, result.header.n_clusters)
+    check_result(result.labels, len(done.data.ids), secure, result.header.clusters_found)
     return summarise(cfg, done, result, secure, steps.timing, labels_out, summary_out, log)
 
 
@@ -353,7 +304,7 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
     """Say what came back, write the labels (``labels_out``) and the party's summary (``summary_out``, 0600: it
     holds the party's master seed); return the summary."""
     header, data = result.header, done.data
-    say(cfg.name, f"{header.n_joined} of {len(data.ids)} records clustered into {header.n_clusters} clusters, "
+    say(cfg.name, f"{header.n_joined} of {len(data.ids)} records clustered into {header.clusters_found} clusters, "
                   f"sizes {list(header.sizes)}", log)
     if labels_out:
         write_labels(labels_out, data.ids, result.labels)
@@ -385,27 +336,6 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
     return summary
 
 
-def peak_rss() -> int | None:
-    """This process's peak resident memory so far, in bytes; None where it cannot be read (Windows).
-
-    VmHWM, which starts afresh at exec: getrusage's ru_maxrss would instead
-    carry over the launcher's peak from before the fork.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        import resource  # Unix only: imported here so that a party also starts where it is missing
-    except ImportError:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
-
-
 def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray, block: int = 1 << 16) -> None:
     """``id,cluster`` for the party's joined ids (noise as -1), in its own row order.
 
@@ -422,15 +352,3 @@ def write_labels(path: Path, ids: np.ndarray, labels: np.ndarray, block: int = 1
             pairs = zip(ids[start : start + block].tolist(), labels[start : start + block].tolist())
             values = tuple(chain.from_iterable(pairs))
             fh.write(line * (len(values) // 2) % values)
-
-
-def rpc_message(exc: grpc.RpcError) -> str:
-    """The coordinator's explanation of a failed call, in one line, escaped (parties.text: it is the
-    coordinator's text)."""
-    code = exc.code() if hasattr(exc, "code") else None
-    detail = escaped(exc.details() if hasattr(exc, "details") else str(exc))
-    if code == grpc.StatusCode.UNAVAILABLE:
-        return f"coordinator unreachable or its certificate not trusted ({detail})"
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return f"a call to the coordinator ran out of time ({detail})"
-    return detail or str(code)

@@ -27,8 +27,8 @@ give the arbiter noise, and checks every answer after that (``check_labels``,
 The rounds are written against a small link (``Link``): over gRPC
 (``parties.client.GrpcLink``) in a party process, or straight into the
 coordinator's handler functions in one process (ppcsim.run.inprocess.simulate_secure).
-They read the plain values ``parties.serde`` decodes (``Alignment``,
-``LabelsAnswer``, ``Tag``), and hand the link the DistanceMessage stream
+They read the plain values ``parties.serde`` decodes (``AlignmentHeader``,
+``LabelsHeader``, ``ConfirmTag``), and hand the link the DistanceMessage stream
 ``parties.serde.distance_messages`` builds.
 """
 
@@ -48,9 +48,9 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.serde import (
-    Alignment,
-    LabelsAnswer,
-    Tag,
+    AlignmentHeader,
+    ConfirmTag,
+    LabelsHeader,
     distance_messages,
     read_int32,  # noqa: F401 - the in-process link (ppcsim.run.inprocess) imports it from here
     upload_messages,
@@ -213,7 +213,7 @@ def _refuse(what: str) -> PartyError:
                       "that sends this is broken or lying)")
 
 
-def check_alignment(header: Alignment, positions: np.ndarray, n_rows: int, me: str,
+def check_alignment(header: AlignmentHeader, positions: np.ndarray, n_rows: int, me: str,
                     parties: list[str] | None = None) -> None:
     """PartyError unless the alignment is one this party can take part in honestly.
 
@@ -267,7 +267,7 @@ def check_alignment(header: Alignment, positions: np.ndarray, n_rows: int, me: s
 FIELDS = ("parties", "n_joined", "n_clusters", "init", "seeding_steps", "scale_bits", "max_iter", "records")
 
 
-def confirmed_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+def confirmed_fields(header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
     """The bytes of every field of ``FIELDS`` as this party was told it.
 
     ``records`` is the joined records as this party holds them, in the
@@ -315,7 +315,7 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
     was told names the party and the fields that differ.
     """
     keys = _confirm_keys(pair, peers, order, session, me)
-    tags = [Tag(to=name, field=f, mac=_tag(key, me, name, f, fields[f]))
+    tags = [ConfirmTag(to=name, field=f, mac=_tag(key, me, name, f, fields[f]))
             for name, key in keys.items() for f in fields]
     received = {(t.sender, t.field): t.mac for t in link.confirm(tags)}
     differ = {}
@@ -344,24 +344,24 @@ def confirm_alignment(link: Link, pair: KeyPair, peers: dict[str, bytes], order:
 class Link:
     """What the rounds need from the coordinator; see parties.client.GrpcLink and ppcsim.run.inprocess."""
 
-    def alignment(self) -> tuple[Alignment, np.ndarray]:
+    def alignment(self) -> tuple[AlignmentHeader, np.ndarray]:
         raise NotImplementedError
 
     def post(self, messages: Iterator) -> None:
         """Send one DistanceMessage stream (``parties.serde.distance_messages``)."""
         raise NotImplementedError
 
-    def labels(self, round_: int, seeding: bool = False) -> tuple[LabelsAnswer, np.ndarray]:
+    def labels(self, round_: int, seeding: bool = False) -> tuple[LabelsHeader, np.ndarray]:
         """Round ``round_``'s labels; with ``seeding``, seeding step ``round_``'s header (its chosen centre)."""
         raise NotImplementedError
 
-    def confirm(self, tags: list[Tag]) -> list[Tag]:
+    def confirm(self, tags: list[ConfirmTag]) -> list[ConfirmTag]:
         """Post this party's confirmation tags; every other party's tags addressed to it, once all posted."""
         raise NotImplementedError
 
     def relay(self, items: Iterator) -> Iterator:
         """The party's Relay stream (a session that opens the labels only, parties.secagg_labels): ``items`` (Frame,
-        Mark, Opened) go up, the relayed frames come back."""
+        Mark, RelayResult) go up, the relayed frames come back."""
         raise NotImplementedError
 
     def refuse(self, why: str) -> None:
@@ -384,7 +384,7 @@ class RoundsResult:
 def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes], session: str, me: str,
                chunk_bytes: int, *, ids: np.ndarray, parties: list[str] | None = None, masked: bool = True,
                terms: Terms | None = None, log=sys.stderr,
-               given: tuple[Alignment, np.ndarray] | None = None) -> RoundsResult:
+               given: tuple[AlignmentHeader, np.ndarray] | None = None) -> RoundsResult:
     """This party's Lloyd's rounds on its normalised columns ``X`` (its rows, in its upload's order).
 
     ``peers``: every party's X25519 public key, as the coordinator relayed
@@ -474,7 +474,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     return RoundsResult(round_ + 1, labels, centres, timing, positions)
 
 
-def check_labels(answer: LabelsAnswer, labels: np.ndarray, round_: int, m: int, k: int,
+def check_labels(answer: LabelsHeader, labels: np.ndarray, round_: int, m: int, k: int,
                  max_iter: int) -> None:
     """PartyError unless round ``round_``'s answer is that round's, with a label 0..k-1 for each of the m joined
     records, and ends the rounds by round ``max_iter`` at the latest."""
@@ -496,7 +496,7 @@ def _told(link: Link, check, *args) -> None:
     except PartyError as exc:
         link.refuse(str(exc))
         raise
-def check_summary(answer: LabelsAnswer, labels: np.ndarray, previous: np.ndarray | None, k: int) -> None:
+def check_summary(answer: LabelsHeader, labels: np.ndarray, previous: np.ndarray | None, k: int) -> None:
     """PartyError unless the answer's ``sizes`` are the clusters' sizes in ``labels`` and ``changed`` the labels
     that differ from the round before (all m in round 0). They are not in the transcript because they follow
     from the labels, which are; checked here, they cannot differ between parties told the same labels."""

@@ -39,7 +39,7 @@ from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import MpcResult, mpc_fields, run_mpc
 from parties.secagg import METHOD, RoundsResult, check_alignment, confirm_alignment, run_rounds
-from parties.serde import Alignment, upload_messages
+from parties.serde import AlignmentHeader, upload_messages
 from parties.terms import Terms
 from protos.extras import missing
 
@@ -49,13 +49,13 @@ LABELS, DISTANCES = "labels", "distances"
 PROGRAM = "parties.secagg_argmin"
 
 
-def labels_fields(header: Alignment, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
+def labels_fields(header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray) -> dict[str, bytes]:
     """The fields the parties confirm to each other: the MPC's (parties.mpc.mpc_fields: secure aggregation's and
     the share-holders', their columns, the fixed-point type, the helper) and ``reveal`` (UTF-8)."""
     return {**mpc_fields(header, positions, ids), "reveal": header.reveal.encode()}
 
 
-def labels_rounds(link, header: Alignment, positions: np.ndarray, X: np.ndarray, ids: np.ndarray, pair: KeyPair,
+def labels_rounds(link, header: AlignmentHeader, positions: np.ndarray, X: np.ndarray, ids: np.ndarray, pair: KeyPair,
                   peers: dict[str, bytes], session: str, me: str, deadline: float, *,
                   parties: list[str] | None = None, terms: Terms | None = None, log=sys.stderr) -> MpcResult:
     """This party's rounds when only the labels are opened: check and confirm the alignment (against this party's

@@ -25,6 +25,17 @@ from parties.errors import PartyError
 from parties.methods import Sent
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
+from protos.messages import (  # noqa: F401 - the shared types, read here by the party's code
+    AlignmentHeader,
+    ConfirmTag,
+    Frame,
+    LabelsHeader,
+    Mark,
+    PartyStatus,
+    RelayResult,
+    ResultHeader,
+    SealedKey,
+)
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_pieces, array_slices, array_spec
 
@@ -77,130 +88,23 @@ class Peer:
 
 
 @dataclass(frozen=True)
-class SealedKey:
-    """The pseudonym key sealed by the key leader (``sender``) to party ``to``."""
-
-    to: str
-    nonce: bytes
-    ciphertext: bytes
-    sender: str = ""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The header of GetResult: the clustering's algorithm, clusters and their sizes, noise, joined records and
-    labels that follow."""
-
-    algorithm: str
-    n_clusters: int
-    sizes: list[int]
-    noise: int
-    n_joined: int
-    n_labels: int
-
-
-@dataclass(frozen=True)
-class Alignment:
-    """The header of GetAlignment (secure aggregation and MPC): the join as the arbiter fixed it, the rounds'
-    parameters, and for an MPC its share-holders (docs/secure-aggregation.md, docs/protocol.md)."""
-
-    n_joined: int = 0
-    n_rows: int = 0
-    n_clusters: int = 0
-    init: list[int] = field(default_factory=list)
-    scale_bits: int = 0
-    max_iter: int = 0
-    parties: list[str] = field(default_factory=list)
-    seeding_steps: int = 0
-    mpc_parties: list[str] = field(default_factory=list)
-    mpc_columns: list[int] = field(default_factory=list)
-    mpc_bits: int = 0
-    mpc_frac: int = 0
-    reveal_centres: bool = False
-    mpc_helper: str = ""
-    mpc_helper_key: bytes = b""
-    revision: int = 0
-    reveal: str = ""
-    #: The MPC's engine: "" for MPyC, "spu" for SPU (ABY3).
-    mpc_engine: str = ""
-
-
-@dataclass(frozen=True)
-class LabelsAnswer:
-    """The header of GetLabels: round ``round``'s answer (with ``seeding``, a seeding step's chosen centre)."""
-
-    round: int = 0
-    done: bool = False
-    changed: int = 0
-    sizes: list[int] = field(default_factory=list)
-    n_labels: int = 0
-    seeding: bool = False
-    centre: int = 0
-
-
-@dataclass(frozen=True)
-class Tag:
-    """A confirmation MAC from ``sender`` to ``to`` over one confirmed field (docs/secure-aggregation.md)."""
-
-    to: str
-    field: str
-    mac: bytes
-    sender: str = ""
-
-
-@dataclass
-class Frame:
-    """One sealed frame of an MPC link, to (or, relayed, from) ``peer``; ``seq`` counts the directed link."""
-
-    peer: str
-    seq: int
-    data: bytes
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A note on the Relay stream that the party's MPC program began round ``round``."""
-
-    round: int
-
-
-@dataclass(frozen=True)
-class Opened:
-    """What the party's MPC opened, told to the coordinator at the end of its Relay stream."""
-
-    labels: bytes
-    centres: bytes
-
-
-@dataclass(frozen=True)
-class PartyState:
-    """One party's line of GetStatus."""
-
-    party: str
-    joined: bool
-    uploaded: bool
-    payload_bytes: int = 0
-    payload_expected: int = 0
-
-
-@dataclass(frozen=True)
 class Status:
     """GetStatus: the session's state ("waiting", "clustering", "done", "failed") and every party's line."""
 
     state: str
     error: str
-    parties: list[PartyState]
+    parties: list[PartyStatus]
 
 
 T = TypeVar("T")
 
 
 def _from(cls: type[T], message: Any) -> T:
-    """``cls`` from the fields of ``message`` of the same names (repeated fields as lists)."""
+    """``cls`` from the fields of ``message`` of the same names (repeated fields as tuples)."""
     values = {}
     for f in fields(cls):  # type: ignore[arg-type]
         value = getattr(message, f.name)
-        values[f.name] = value if isinstance(value, (str, bytes, bool, int, float)) else list(value)
+        values[f.name] = value if isinstance(value, (str, bytes, bool, int, float)) else tuple(value)
     return cls(**values)
 
 
@@ -241,46 +145,49 @@ def sealed_to_proto(value: SealedKey) -> session_pb2.SealedKey:
     return _to(session_pb2.SealedKey, value)
 
 
-def outcome_from_proto(message: session_pb2.ResultHeader) -> Outcome:
-    return _from(Outcome, message)
+def outcome_from_proto(message: session_pb2.ResultHeader) -> ResultHeader:
+    """The header of GetResult; its ``n_clusters`` is the count found (``ResultHeader.clusters_found``)."""
+    return ResultHeader(algorithm=message.algorithm, clusters_found=message.n_clusters, sizes=tuple(message.sizes),
+                        noise=message.noise, n_joined=message.n_joined, n_labels=message.n_labels)
 
 
-def outcome_to_proto(value: Outcome) -> session_pb2.ResultHeader:
-    return _to(session_pb2.ResultHeader, value)
+def outcome_to_proto(value: ResultHeader) -> session_pb2.ResultHeader:
+    return session_pb2.ResultHeader(algorithm=value.algorithm, n_clusters=value.clusters_found, sizes=value.sizes,
+                                    noise=value.noise, n_joined=value.n_joined, n_labels=value.n_labels)
 
 
-def alignment_from_proto(message: session_pb2.AlignmentHeader) -> Alignment:
-    return _from(Alignment, message)
+def alignment_from_proto(message: session_pb2.AlignmentHeader) -> AlignmentHeader:
+    return _from(AlignmentHeader, message)
 
 
-def alignment_to_proto(value: Alignment) -> session_pb2.AlignmentHeader:
+def alignment_to_proto(value: AlignmentHeader) -> session_pb2.AlignmentHeader:
     return _to(session_pb2.AlignmentHeader, value)
 
 
-def labels_from_proto(message: session_pb2.LabelsHeader) -> LabelsAnswer:
-    return _from(LabelsAnswer, message)
+def labels_from_proto(message: session_pb2.LabelsHeader) -> LabelsHeader:
+    return _from(LabelsHeader, message)
 
 
-def labels_to_proto(value: LabelsAnswer) -> session_pb2.LabelsHeader:
+def labels_to_proto(value: LabelsHeader) -> session_pb2.LabelsHeader:
     return _to(session_pb2.LabelsHeader, value)
 
 
-def tag_from_proto(message: session_pb2.ConfirmTag) -> Tag:
-    return _from(Tag, message)
+def tag_from_proto(message: session_pb2.ConfirmTag) -> ConfirmTag:
+    return _from(ConfirmTag, message)
 
 
-def tag_to_proto(value: Tag) -> session_pb2.ConfirmTag:
+def tag_to_proto(value: ConfirmTag) -> session_pb2.ConfirmTag:
     return _to(session_pb2.ConfirmTag, value)
 
 
 def status_from_proto(message: session_pb2.StatusReply) -> Status:
     return Status(state=STATES.get(message.state, "unspecified"), error=message.error,
-                  parties=[_from(PartyState, p) for p in message.parties])
+                  parties=[_from(PartyStatus, p) for p in message.parties])
 
 
 def read_int32(messages: Iterable, part: str) -> tuple[Any, np.ndarray]:
-    """(header, int32 array) from a GetAlignment (``part`` "positions": an Alignment) or GetLabels (``part``
-    "labels": a LabelsAnswer) stream of a header then chunks."""
+    """(header, int32 array) from a GetAlignment (``part`` "positions": an AlignmentHeader) or GetLabels (``part``
+    "labels": a LabelsHeader) stream of a header then chunks."""
     decode = alignment_from_proto if part == "positions" else labels_from_proto
     header, pieces = None, []
     for message in messages:
@@ -379,7 +286,7 @@ def distance_messages(session: str, party: str, round_: int, values: np.ndarray,
         yield message
 
 
-def relay_requests(session: str, party: str, items: Iterable[Frame | Mark | Opened]) -> Iterator[session_pb2.RelayMessage]:
+def relay_requests(session: str, party: str, items: Iterable[Frame | Mark | RelayResult]) -> Iterator[session_pb2.RelayMessage]:
     """A Relay stream's requests: its opening for ``party`` of ``session``, then each frame, mark or result."""
     yield session_pb2.RelayMessage(open=session_pb2.RelayOpen(session=session, party=party))
     for item in items:

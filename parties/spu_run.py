@@ -40,7 +40,7 @@ import numpy as np
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input
-from parties.serde import Alignment, Mark, Opened
+from parties.serde import AlignmentHeader, Mark, RelayResult
 from parties.spu_env import interpreter
 from parties.spu_env import problem as spu_problem
 
@@ -207,7 +207,7 @@ class SpuTunnel:
             yield message
 
 
-def refuse_unless_ready(link, header: Alignment) -> None:
+def refuse_unless_ready(link, header: AlignmentHeader) -> None:
     """For an SPU session: tell the coordinator (``link.refuse``, which fails the session naming this party) and
     raise PartyError if SPU cannot run here, before any share exists; nothing for an MPyC session."""
     if header.mpc_engine != "spu":
@@ -232,7 +232,7 @@ def program_env() -> dict[str, str]:
     return {**env, "PYTHONUNBUFFERED": "1", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
-def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
+def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
             session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
     """Run this share-holder's SPU program on ``X`` (its joined rows in the join's order; no columns for the
     helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``)."""
@@ -296,7 +296,7 @@ def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
                              f"{problems or 'no message'}")
         opened = np.load(result)
         labels, centres = opened["labels"].astype(np.int32), opened["centres"]
-        tunnel.outgoing.put(Opened(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
+        tunnel.outgoing.put(RelayResult(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
         tunnel.outgoing.put(None)
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))
     if len(labels) != header.n_joined:

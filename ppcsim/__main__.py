@@ -1,3 +1,3 @@
-from ppcsim.cli.parser import main
+from ppcsim.cli.entry import main
 
 raise SystemExit(main())

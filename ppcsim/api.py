@@ -28,12 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import ABSENT, Evaluation, Report
 from ppcsim.scenario.load import Scenario, ScenarioError, generated, load_scenario
 from protos.ids import for_file
 
-__all__ = ["Run", "simulate", "load"]
+__all__ = ["Run", "simulate", "load", "from_file", "from_toml", "from_dict"]
 
 
 @dataclass
@@ -121,20 +122,80 @@ class Run:
         return sum(p.bytes.payload or 0 for p in self.typed.parties)
 
 
+def from_file(path: str | Path) -> Scenario:
+    """The scenario in the TOML file ``path``, checked as ``ppc run`` checks it.
+
+    Relative data paths (``[data] source``, ``[[parties]] data``) resolve
+    against the file's folder.
+
+    Raises
+    ------
+    ppcsim.scenario.load.ScenarioError
+        Listing every problem, naming the file, table and field.
+    """
+    return load_scenario(path)
+
+
+def from_toml(text: str, base: str | Path | None = None) -> Scenario:
+    """The scenario in TOML ``text`` (a scenario file's content), checked as ``ppc run`` checks it.
+
+    Parameters
+    ----------
+    text : str
+        The scenario file's text.
+    base : str or Path, optional
+        The folder that relative data paths (``[data] source``,
+        ``[[parties]] data``) resolve against; the current directory by
+        default. The text is written to a temporary file (party processes
+        read a file), removed when Python exits.
+
+    Raises
+    ------
+    ppcsim.scenario.load.ScenarioError
+        Listing every problem, naming ``<TOML text>``, the table and the field.
+
+    Examples
+    --------
+    >>> s = from_toml('name = "tiny"\\n[data]\\nsource = "sklearn:iris"\\n'
+    ...               '[[parties]]\\nname = "a"\\ncolumns = ["sepal length (cm)"]\\nmethod = "none"\\n')
+    >>> s.name, [p.name for p in s.parties]
+    ('tiny', ['a'])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"from_toml takes a scenario file's text (str), not {type(text).__name__}")
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(Path("<TOML text>"), [f"not valid TOML: {exc}"]) from None
+    return _load_written(text, base, _scratch())
+
+
+def from_dict(tables: dict, base: str | Path | None = None) -> Scenario:
+    """The scenario whose file would hold ``tables`` (``{"name": ..., "data": {...}, "parties": [...],
+    "clustering": {...}}``), checked as ``ppc run`` checks it; ``base`` as for :func:`from_toml`.
+
+    Raises
+    ------
+    ppcsim.scenario.load.ScenarioError
+        Listing every problem, naming ``<scenario dict>``, the table and the field.
+    """
+    if not isinstance(tables, dict):
+        raise TypeError(f"from_dict takes a dict of the scenario file's tables, not {type(tables).__name__}")
+    return _load_written(tables, base, _scratch())
+
+
 def load(scenario, base: str | Path | None = None) -> Scenario:
-    """A scenario from a :class:`Scenario`, a file path, TOML text or a dict, checked as ``ppc run`` checks it.
+    """A scenario from a :class:`Scenario`, a file's path or a dict of its tables, checked as ``ppc run``
+    checks it: :func:`from_file` for a path (str or Path), :func:`from_dict` for a dict. TOML text goes to
+    :func:`from_toml`: a string is always a path here, never guessed to be text.
 
     Parameters
     ----------
     scenario : Scenario, str, Path or dict
-        A string holding a newline or ``=`` is TOML text; any other string,
-        or a Path, is a scenario file. A dict has the file's tables as keys.
+        What to load, by its type.
     base : str or Path, optional
-        The folder that relative data paths (``[data] source``,
-        ``[[parties]] data``) of TOML text or a dict resolve against; the
-        current directory by default. A file's resolve against its folder.
-        TOML text and dicts are written to a temporary file (party processes
-        read a file), removed when Python exits.
+        For a dict, the folder that relative data paths resolve against
+        (see :func:`from_toml`); a file's resolve against its own folder.
 
     Returns
     -------
@@ -143,20 +204,23 @@ def load(scenario, base: str | Path | None = None) -> Scenario:
     Raises
     ------
     ppcsim.scenario.load.ScenarioError
-        Listing every problem, naming table and field.
-
-    Examples
-    --------
-    >>> s = load('name = "tiny"\\n[data]\\nsource = "sklearn:iris"\\n'
-    ...          '[[parties]]\\nname = "a"\\ncolumns = ["sepal length (cm)"]\\nmethod = "none"\\n')
-    >>> s.name, [p.name for p in s.parties]
-    ('tiny', ['a'])
+        Listing every problem, naming file, table and field; or saying that a
+        string that holds a newline is TOML text, for :func:`from_toml`.
+    TypeError
+        For anything else.
     """
     if isinstance(scenario, Scenario):
         return scenario
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and "\n" not in scenario and "=" not in scenario):
-        return load_scenario(scenario)
-    return _load_written(scenario, base, _scratch())
+    if isinstance(scenario, dict):
+        return from_dict(scenario, base)
+    if isinstance(scenario, str) and "\n" in scenario:
+        raise ScenarioError(Path("<TOML text>"), ["a scenario given as a string is a file's path; this one holds "
+                                                  "a newline, so it is a file's text: load it with "
+                                                  "ppcsim.api.from_toml(text) and pass the Scenario"])
+    if isinstance(scenario, (str, Path)):
+        return from_file(scenario)
+    raise TypeError(f"a scenario is a Scenario, a file's path (str or Path) or a dict of its tables "
+                    f"(ppcsim.api.from_toml for TOML text), not {type(scenario).__name__}")
 
 
 _SCRATCH: list[Path] = []
@@ -211,7 +275,8 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
     Parameters
     ----------
     scenario : Scenario, str, Path or dict
-        A scenario file, TOML text or a dict of its tables (see :func:`load`).
+        A scenario file's path, a dict of its tables or a :class:`Scenario`
+        (see :func:`load`; TOML text through :func:`from_toml`).
     processes : bool, default False
         False runs every party and the coordinator in this process, through
         the same code as a real run (``ppcsim.run.inprocess.simulate``); every
@@ -283,14 +348,14 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
 
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
     from coordinator.clustering import SECURE
-    from parties.run import peak_rss
+    from parties.metrics import peak_rss
     from ppcsim.report.outputs import build, own_checks
     from ppcsim.run.inprocess import simulate as direct
     from ppcsim.run.inprocess import simulate_secure
     from ppcsim.run.observer import evaluate
 
     t0 = time.perf_counter()
-    details: dict = {}
+    artifacts = RunArtifacts()
     evaluation: Evaluation
     if scenario.clustering.protocol == SECURE:
         from ppcsim.run.observer_secure import evaluate_secure
@@ -299,37 +364,38 @@ def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
         outcome = session.wait(0)
         memory = peak_rss()
         evaluation = evaluate_secure(scenario, session, settings, own=own)
-        details["own"] = own
+        artifacts.own = own
     else:
         session, own = direct(scenario)
         outcome = session.wait(0)
         memory = peak_rss()
-        evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, details=details)
+        evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, artifacts=artifacts)
     summaries = own_checks(own)
     report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
                    observer=True, coordinator_peak_rss=memory, summaries=summaries)
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
-    return _run(scenario, report, sent, outcome, details, None)
+    return _run(scenario, report, sent, outcome, artifacts, None)
 
 
 def _processes(scenario: Scenario, settings: Settings, out, log) -> Run:
     from ppcsim.run.launcher import run_scenario
 
-    details: dict = {}
+    artifacts = RunArtifacts()
     if out is None:
         with tempfile.TemporaryDirectory(prefix="ppc-run-") as tmp:
-            report = run_scenario(scenario, Path(tmp), log=log or io.StringIO(), settings=settings, details=details)
+            report = run_scenario(scenario, Path(tmp), log=log or io.StringIO(), settings=settings,
+                                  artifacts=artifacts)
             sent = _read_sent(Path(tmp))
         folder = None
     else:
         folder = Path(out)
-        report = run_scenario(scenario, folder, log=log or io.StringIO(), settings=settings, details=details)
+        report = run_scenario(scenario, folder, log=log or io.StringIO(), settings=settings, artifacts=artifacts)
         sent = _read_sent(folder)
-    if "own" not in details:  # secure aggregation: the observer replays the parties' data for the arrays
-        from parties.run import disguise
+    if artifacts.own is None:  # secure aggregation: the observer replays the parties' data for the arrays
+        from parties.disguise import disguise
 
-        details["own"] = {cfg.name: disguise(cfg) for cfg in scenario.parties}
-    return _run(scenario, report, sent, details["outcome"], details, folder)
+        artifacts.own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
+    return _run(scenario, report, sent, artifacts.outcome, artifacts, folder)
 
 
 def _read_sent(folder: Path) -> dict[str, dict[str, np.ndarray]]:
@@ -340,8 +406,9 @@ def _read_sent(folder: Path) -> dict[str, dict[str, np.ndarray]]:
     return out
 
 
-def _run(scenario: Scenario, report: Report, sent: dict, outcome, details: dict, out: Path | None) -> Run:
-    own = details["own"]
+def _run(scenario: Scenario, report: Report, sent: dict, outcome, artifacts: RunArtifacts, out: Path | None) -> Run:
+    own = artifacts.own
+    assert own is not None  # filled by the run, or replayed
     first = scenario.parties[0].name
     features = outcome.combined.features
     return Run(
@@ -354,8 +421,8 @@ def _run(scenario: Scenario, report: Report, sent: dict, outcome, details: dict,
         coordinator_ids=for_file(outcome.join.ids),
         original={p.name: own[p.name].X for p in scenario.parties},
         columns={p.name: list(own[p.name].data.columns) for p in scenario.parties},
-        joined=details.get("joined"),
-        plain_labels=details.get("original_labels"),
-        attacks=details.get("attacks", {}),
+        joined=artifacts.joined,
+        plain_labels=artifacts.original_labels,
+        attacks=artifacts.attacks,
         out=out,
     )

@@ -285,3 +285,31 @@ def test_no_folder_holds_more_than_a_quarter_of_the_code():
 
 def test_a_dotted_path_names_one_thing():
     assert ambiguous_names(ROOT) == []
+
+
+# -- the party's process entry is not a library ---------------------------------------------------
+
+#: Outside ``parties``, the one module that may import the party process's entry (``parties.run``): the command
+#: line's ``ppc party``, which starts that process. What a party computes and sends is ``parties.disguise``, what a
+#: process measures of itself ``parties.metrics``.
+PARTY_ENTRY = "parties.run"
+PARTY_ENTRY_STARTERS = {"ppcsim.cli.roles"}
+
+
+def party_entry_importers(graph: dict[str, set[str]]) -> list[str]:
+    """Every module outside ``parties`` (and other than ``PARTY_ENTRY_STARTERS``) that imports ``parties.run``."""
+    return sorted(a for a, targets in graph.items()
+                  if PARTY_ENTRY in targets and room(a) != "parties" and a not in PARTY_ENTRY_STARTERS)
+
+
+def test_a_library_use_of_the_party_entry_is_found(tmp_path):
+    root = _tree(tmp_path, {"parties/__init__.py": "", "parties/run.py": "", "parties/step.py": "import parties.run\n",
+                            "ppcsim/__init__.py": "", "ppcsim/evaluate/__init__.py": "", "ppcsim/cli/__init__.py": "",
+                            "ppcsim/evaluate/a.py": "def f():\n    from parties.run import disguise\n",
+                            "ppcsim/cli/roles.py": "from parties.run import run_party\n",
+                            "bench/__init__.py": "", "bench/b.py": "from parties import run\n"})
+    assert party_entry_importers(imports(root)) == ["bench.b", "ppcsim.evaluate.a"]
+
+
+def test_only_the_party_command_imports_the_party_entry():
+    assert party_entry_importers(imports(ROOT)) == []

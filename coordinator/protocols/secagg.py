@@ -31,7 +31,7 @@ import numpy as np
 
 from coordinator.clustering import MPYC, ROUNDS, SECURE
 from coordinator.errors import FailedPrecondition, InvalidArgument, PermissionDenied, SessionError
-from coordinator.join import Join, join_ids
+from coordinator.join import Join, check_clusters_fit, join_ids
 from coordinator.ledger import DOWN, UP
 from coordinator.messages import AlignmentHeader, Chunk, DistanceHeader, LabelsHeader
 from coordinator.protocols.upload import MESSAGE_BYTES, MESSAGE_SLACK
@@ -78,8 +78,7 @@ class Arbiter:
         self.session, self.join, self.spec = session, join, spec
         self.lock = threading.Lock()
         self.m, self.k = len(join.ids), spec.n_clusters
-        if self.k > self.m:
-            raise SessionError(f"n_clusters = {self.k} is more than the {self.m} joined records")
+        check_clusters_fit(self.k, self.m)
         # the initial centres: k distinct joined records drawn with the session seed (not a secret); for
         # k-means++ the first only, then one per seeding step (Arthur & Vassilvitskii's D^2 sampling)
         self.rng = np.random.default_rng(spec.seed)

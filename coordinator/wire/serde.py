@@ -202,7 +202,7 @@ def uploaded_to_proto(payload: int) -> session_pb2.UploadReply:
 
 def result_to_proto(header: ResultHeader, labels: np.ndarray, chunk_bytes: int) -> Sequence[tuple[Message, int]]:
     """The header, then ``labels`` in chunks: each message with its payload bytes."""
-    head = session_pb2.ResultHeader(algorithm=header.algorithm, n_clusters=header.n_clusters, sizes=header.sizes,
+    head = session_pb2.ResultHeader(algorithm=header.algorithm, n_clusters=header.clusters_found, sizes=header.sizes,
                                     noise=header.noise, n_joined=header.n_joined, n_labels=header.n_labels)
     return [(session_pb2.ResultMessage(header=head), 0)] + [
         (session_pb2.ResultMessage(labels=chunk), len(chunk.data)) for chunk in array_chunks(0, labels, chunk_bytes)]
@@ -280,7 +280,7 @@ def posted_distances_to_proto(payload: int) -> session_pb2.DistanceReply:
 
 
 def confirm_from_proto(request: session_pb2.ConfirmRequest) -> ConfirmPost:
-    return ConfirmPost(request.party, tuple(ConfirmTag(t.to, t.sender, t.field, t.mac) for t in request.tags),
+    return ConfirmPost(request.party, tuple(ConfirmTag(to=t.to, sender=t.sender, field=t.field, mac=t.mac) for t in request.tags),
                        request.refusal)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ppcsim.errors import RunError, UsageError
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.run.outdir import claim
 from ppcsim.scenario.load import ScenarioError, load_scenario
@@ -58,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     out = Path(args.out) if args.out else default_out(scenario.name)
     log = io.StringIO() if args.quiet else sys.stderr
-    details: dict | None = {} if args.html else None  # the arrays behind the page's pictures
+    artifacts = RunArtifacts() if args.html else None  # the arrays behind the page's pictures
     with claim(out, replace=args.replace):
         if getattr(args, "scheduler", None):  # the parties on the workers of a Dask cluster (ppcsim/run/cluster.py)
             from ppcsim.run.cluster import ClusterParties, connect, parse_local
@@ -66,12 +67,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             with connect(args.scheduler, log=log) as client:
                 parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
                 report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                                      keep_sent=not args.no_sent, parties=parties, details=details,
+                                      keep_sent=not args.no_sent, parties=parties, artifacts=artifacts,
                                       scheduler=args.scheduler)
         else:
             report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                                  keep_sent=not args.no_sent, details=details)
-        _write_run_page(args, out, report, details)
+                                  keep_sent=not args.no_sent, artifacts=artifacts)
+        _write_run_page(args, out, report, artifacts)
     written = "report.json, labels.csv" + (", clustered.npz" if (out / "clustered.npz").exists() else "")
     written += ", sent/<party>.npz" if (out / "sent").is_dir() else ""
     written += ", logs/<party>.log" if (out / "logs").is_dir() else ""
@@ -108,14 +109,14 @@ def default_out(name: str) -> Path:
     return base
 
 
-def _write_run_page(args: argparse.Namespace, out: Path, report: Report, details: dict | None) -> None:
+def _write_run_page(args: argparse.Namespace, out: Path, report: Report, artifacts: RunArtifacts | None) -> None:
     from ppcsim.report.outputs import write_atomic
 
     if args.html:  # matplotlib is imported only for pages
         from ppcsim.report.html import run_page
         from ppcsim.report.plots import run_figures
 
-        page = run_page(report, run_figures(report, out / "figures", details), details)
+        page = run_page(report, run_figures(report, out / "figures", artifacts), artifacts)
         write_atomic(out / "report.html", page.encode())
 
 

@@ -96,9 +96,9 @@ def cmd_coordinator(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from coordinator.registry import Registry
     from coordinator.security import load_token_digests
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
     from ppcsim.report.outputs import build, summary_table, write_atomic, write_outputs
 
@@ -214,8 +214,8 @@ def secure_reveal(path: Path) -> str | None:
 def cmd_party(args: argparse.Namespace) -> int:
     import grpc
 
-    from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity
-    from parties.run import rpc_message, run_party
+    from parties.client import WITHOUT_MUTUAL_TLS, ClientSecurity, rpc_message
+    from parties.run import run_party
     from parties.text import escaped
     from ppcsim.scenario.terms import party_terms
 

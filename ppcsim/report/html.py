@@ -10,6 +10,7 @@ from pathlib import Path
 from coordinator.clustering import SECURE
 from parties.methods import METHODS
 from ppcsim.evaluate.agreement import AGREEMENT
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.classification import CLASSIFIERS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
@@ -240,9 +241,9 @@ def _seconds(value) -> str:
     return "-" if value is None else f"{value:.3f} s"
 
 
-def samples_section(report: Report, details: dict, records: int = 5) -> str:
+def samples_section(report: Report, artifacts: RunArtifacts, records: int = 5) -> str:
     """For the first few joined records: each party's original (normalised) values beside what it sent."""
-    own, outcome = details.get("own"), details.get("outcome")
+    own, outcome = artifacts.own, artifacts.outcome
     if not own or outcome is None:
         return ""
     out = [f"<h2>What each party sent, beside its original</h2><p>The first {records} records of the join, by "
@@ -279,12 +280,11 @@ def samples_section(report: Report, details: dict, records: int = 5) -> str:
     return "".join(out)
 
 
-def run_page(report: Report | dict, figures: dict[str, Path], details: dict | None = None) -> str:
+def run_page(report: Report | dict, figures: dict[str, Path], artifacts: RunArtifacts | None = None) -> str:
     """One run, in plain language: what was sent and what it cost, the clusters, utility, privacy and the
     attacks' reconstructions, security, network and timings, a glossary and the sources."""
     report = as_report(report)
     notes = Notes()
-    details = details or {}
     s = [f"<p class='note'>scenario file {html.escape(report.scenario_file)}, seed {report.seed}, "
          f"state {report.state}{': ' + html.escape(report.error) if report.error else ''}. "
          "Every number below is also in report.json.</p>"]
@@ -312,8 +312,8 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
                      f"{html.escape(name)}: {html.escape(own_check_words(check))}" for name, check in checked) + ".</p>")
     if "bytes" in figures:
         s.append(image(figures["bytes"], "bytes per party"))
-    if details:
-        s.append(samples_section(report, details))
+    if artifacts is not None and artifacts.filled:
+        s.append(samples_section(report, artifacts))
     j, c = report.join, report.clustering
     if j.rows_joined is not None:
         s.append(f"<h2>Join and clustering</h2><p>{j.rows_joined:,} records in common; dropped because not every "

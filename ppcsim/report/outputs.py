@@ -16,7 +16,7 @@ from coordinator.protocols.secagg import accounting
 from coordinator.session import STATE_NAMES, Session
 from coordinator.types import Contribution
 from parties.client import WITHOUT_MUTUAL_TLS
-from parties.run import peak_rss
+from parties.metrics import peak_rss
 from ppcsim.report.model import (
     ABSENT,
     FORMAT,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import matplotlib
 
+from ppcsim.evaluate.artifacts import RunArtifacts
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
@@ -220,9 +222,9 @@ def methods_figure(rows: list[dict], out: Path) -> Path:
     return _save_outside(fig, out, "methods")
 
 
-def run_figures(report: Report | dict, out: Path, details: dict | None = None) -> dict[str, Path]:
+def run_figures(report: Report | dict, out: Path, artifacts: RunArtifacts | None = None) -> dict[str, Path]:
     """A run's figures: bytes per party (its layers next to the prediction), and column privacy; with the
-    observer's ``details`` (ppcsim.run.observer.evaluate) also the clusters and each party's
+    observer's ``artifacts`` (ppcsim.run.observer.evaluate) also the clusters and each party's
     attacks' reconstructions against the truth."""
     report = as_report(report)
     figures = {}
@@ -269,13 +271,13 @@ def run_figures(report: Report | dict, out: Path, details: dict | None = None) -
         ax.set(ylabel="column privacy (higher: safer)", title="Privacy per original column")
         fig.legend(loc="outside right center", fontsize=8, frameon=False)
         figures["privacy"] = _save_outside(fig, out, "privacy")
-    details = details or {}
-    outcome = details.get("outcome")
-    if outcome is not None and details.get("joined") is not None:
-        figures["clusters"] = clusters_figure(details["joined"], outcome.labels, details["original_labels"], out,
+    artifacts = artifacts or RunArtifacts()
+    outcome = artifacts.outcome
+    if outcome is not None and artifacts.joined is not None and artifacts.original_labels is not None:
+        figures["clusters"] = clusters_figure(artifacts.joined, outcome.labels, artifacts.original_labels, out,
                                               seed=report.seed)
-    for party, attacks in details.get("attacks", {}).items():
-        figures[f"attacks_{party}"] = attack_figure(party, attacks, out)
+    for party, reconstructions in artifacts.attacks.items():
+        figures[f"attacks_{party}"] = attack_figure(party, reconstructions, out)
     return figures
 
 

@@ -18,7 +18,7 @@ synthetic party, and checks what every method promises:
 - **payload equals the prediction**: the bytes the coordinator received are
   the paper's cost, m * k_j * l for rows (004 §5.5) and m(m-1)/2 * l per
   condensed array (004 §4.5), with l the element size of ``dtype``;
-- **the observer's replay equals what was sent**: ``parties.run.disguise``
+- **the observer's replay equals what was sent**: ``parties.disguise.disguise``
   with the same configuration reproduces, bit for bit, the arrays the
   coordinator received through the in-process simulation
   (``ppcsim.run.inprocess``: the party's real upload messages, the coordinator's
@@ -142,7 +142,7 @@ def check_method(name: str, params: dict[str, Any] | None = None, *, dtype: str 
     """
     from coordinator.clustering import ClusteringSpec
     from coordinator.ledger import predicted_payload
-    from parties.run import disguise
+    from parties.disguise import disguise
     from ppcsim.run.inprocess import simulate
     from ppcsim.scenario.load import Scenario, Security
 

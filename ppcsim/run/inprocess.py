@@ -18,10 +18,10 @@ from coordinator.errors import SessionError
 from coordinator.session import Session
 from coordinator.wire import serde
 from parties.client import agree_pseudonym_key
+from parties.disguise import Disguised, disguise
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.pseudonyms import pseudonyms
-from parties.run import Disguised, disguise
 from parties.serde import (
     Peer,
     SealedKey,

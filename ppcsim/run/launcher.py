@@ -12,12 +12,13 @@ from pathlib import Path
 
 from coordinator.clustering import SECURE
 from coordinator.limits import Limits
+from coordinator.registry import Registry
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
-from parties.run import peak_rss
+from parties.metrics import peak_rss
 from ppcsim.errors import RunError
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
@@ -159,7 +160,7 @@ def run_scenario(
     settings: Settings | None = Settings(),
     keep_sent: bool = True,
     parties=None,
-    details: dict | None = None,
+    artifacts: RunArtifacts | None = None,
     scheduler: str | None = None,
 ) -> Report:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
@@ -173,9 +174,9 @@ def run_scenario(
     neither ``settings`` nor ``keep_sent``, the coordinator keeps only the sum
     of the dissimilarity uploads, not each party's, and writes no sent/.
 
-    ``details``, when given, receives the arrays behind the report for its
+    ``artifacts``, when given, receives the arrays behind the report for its
     pictures: ``outcome`` (what the coordinator reached) and what
-    ppcsim.run.observer.evaluate puts there.
+    ppcsim.run.observer.evaluate puts there (ppcsim.evaluate.artifacts).
 
     ``scheduler``, with ``ppcsim.run.cluster.ClusterParties``, is the Dask
     scheduler's address, which the report's ``cluster`` section records
@@ -259,11 +260,11 @@ def run_scenario(
 
             evaluation = evaluate_secure(scenario, session, settings)
         else:
-            evaluation = evaluate(scenario, session.wait(0), session.contributions, settings, details=details)
+            evaluation = evaluate(scenario, session.wait(0), session.contributions, settings, artifacts=artifacts)
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
-    if details is not None:
-        details["outcome"] = session.outcome
+    if artifacts is not None:
+        artifacts.outcome = session.outcome
     placed = getattr(parties, "placed", None)
     report = build(scenario, session, summaries=summaries, timing=timing, relays=relays, failure=failure,
                    evaluation=evaluation, observer=True, coordinator_peak_rss=memory,

@@ -19,10 +19,11 @@ from coordinator.forms import FORMS
 from coordinator.join import join_ids
 from coordinator.session import Outcome
 from parties.config import PartyConfig
-from parties.run import Disguised, disguise
+from parties.disguise import Disguised, disguise
 from parties.sources import source_kind
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import agreement
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.attackers import ATTACKS, Target
 from ppcsim.evaluate.attackers.base import ATTACK_ROWS, dissimilarity_metric, known_draws, sends_rows
 from ppcsim.evaluate.classification import classification
@@ -44,27 +45,24 @@ def evaluate(
     sent: dict[str, Contribution],
     settings: Settings,
     own: dict[str, Disguised] | None = None,
-    details: dict | None = None,
+    artifacts: RunArtifacts | None = None,
 ) -> Evaluation:
     """The utility and privacy (a typed ``Evaluation``, the report's two sections) of a run whose
     coordinator reached ``outcome``.
 
     ``own`` is each party's disguise when the caller has it already; otherwise
     it is replayed from the scenario (same data, normalisation and seed).
-    ``details``, when given, is filled with the arrays behind the numbers, for
-    pictures (ppcsim.pictures): ``own`` (each party's disguise), ``joined``
-    (the original joined normalised columns, in the join's order),
-    ``original_labels`` (the same clustering of the original data) and
-    ``attacks[party][attack]`` (``original``, ``estimate``, ``columns``: one
-    draw of the known records, drawn apart from the measured ones).
+    ``artifacts``, when given, is filled with the arrays behind the numbers,
+    for pictures (ppcsim.report.plots): ``own``, ``joined``,
+    ``original_labels`` and ``attacks`` (see RunArtifacts).
     """
     own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
     for cfg in scenario.parties:
         _check_replayed(cfg, own[cfg.name], sent[cfg.name])
-    if details is not None:
-        details["own"] = own
-    measured = utility(scenario, outcome, own, details)
-    found = (privacy(scenario, own, settings, outcome, details) if settings.attacks
+    if artifacts is not None:
+        artifacts.own = own
+    measured = utility(scenario, outcome, own, artifacts)
+    found = (privacy(scenario, own, settings, outcome, artifacts) if settings.attacks
              else {"skipped": "--no-attacks"})
     return Evaluation(utility=Utility.from_json(measured, "utility"), privacy=parse(Privacy, found, "privacy"))
 
@@ -125,7 +123,8 @@ def true_labels(scenario: Scenario, ids: np.ndarray) -> np.ndarray | None:
     return kind.labels(scenario.source, options, ids, scenario.label_column, id_column)
 
 
-def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], details: dict | None = None) -> dict:
+def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised],
+            artifacts: RunArtifacts | None = None) -> dict:
     """Stress (004 eq. 6) and agreement of the clustering with that of the original joined data; with true labels,
     agreement with them and the classifiers' cross-validated accuracy (``classification``, 000 §5.3)."""
     n = len(outcome.join.ids)
@@ -146,11 +145,11 @@ def utility(scenario: Scenario, outcome: Outcome, own: dict[str, Disguised], det
     # 000 eqs. 5.21-5.23 on the same sampled records, averaged over k = 3..10
     out.update(profile(d, dhat, None if truth is None else truth[rows]))
     original = cluster(scenario.clustering, reference)
-    if details is not None:  # the joined columns reference_combined built already, when it kept them as features
+    if artifacts is not None:  # the joined columns reference_combined built already, when it kept them as features
         index = outcome.join.index
-        details["joined"] = (reference.features if reference.features is not None
-                             else np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties]))
-        details["original_labels"] = np.asarray(original)
+        artifacts.joined = (reference.features if reference.features is not None
+                            else np.hstack([own[p.name].X[index[p.name]] for p in scenario.parties]))
+        artifacts.original_labels = np.asarray(original)
     out["vs_original"] = agreement(original, outcome.labels)
     if truth is not None:
         out["vs_truth"] = agreement(truth, outcome.labels)
@@ -173,7 +172,7 @@ def _classification(scenario: Scenario, outcome: Outcome, own: dict[str, Disguis
 # -- privacy ---------------------------------------------------------------------------------
 
 def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, outcome: Outcome | None = None,
-            details: dict | None = None) -> dict:
+            artifacts: RunArtifacts | None = None) -> dict:
     """Per party and per original column: how well each applicable attack reconstructs the party's block.
 
     Every attack of ``ppcsim.evaluate.attackers.ATTACKS`` that applies to
@@ -201,7 +200,7 @@ def privacy(scenario: Scenario, own: dict[str, Disguised], settings: Settings, o
         rng = np.random.default_rng([scenario.seed, 2, index])
         rows = np.sort(rng.choice(m, size=ATTACK_ROWS, replace=False)) if m > ATTACK_ROWS else np.arange(m)
         target = Target(scenario, index, cfg, mine, rows, rng, known_draws(settings, len(rows)), settings, outcome,
-                        own, cache, details)
+                        own, cache, artifacts)
         entry = {}
         if sends_rows(mine):  # the attacker sees what crossed the wire; fewer columns: the measures that allow it
             entry["sent_distortion"] = sent_scores(target.X, target.sent["data"][rows])

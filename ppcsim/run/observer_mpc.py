@@ -20,7 +20,7 @@ import numpy as np
 from coordinator.clustering import cluster
 from coordinator.combine import Combined
 from coordinator.protocols.mpc import HELPER, threshold
-from parties.run import disguise
+from parties.disguise import disguise
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Skipped, Utility

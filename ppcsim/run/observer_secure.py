@@ -23,7 +23,7 @@ import numpy as np
 
 from coordinator.clustering import cluster
 from coordinator.combine import Combined
-from parties.run import disguise
+from parties.disguise import disguise
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.arbiter import place_from_round0, placement_error
 from ppcsim.evaluate.attacks import multilateration, multilateration_privacy

@@ -41,7 +41,7 @@ from coordinator.clustering import SECURE
 from coordinator.errors import SessionError
 from parties.errors import PartyError
 from parties.methods import METHODS, method_class
-from parties.run import peak_rss
+from parties.metrics import peak_rss
 from ppcsim.errors import RunError
 from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS

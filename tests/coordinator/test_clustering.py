@@ -217,7 +217,7 @@ def test_keeping_freed_memory_reuses_a_freed_block_inside_and_maps_afresh_after(
     from coordinator.clustering import keeping_freed_memory
     from coordinator.malloc import M_MMAP_THRESHOLD, mallopt
 
-    assert mallopt(M_MMAP_THRESHOLD, 128 << 10)  # as ppc's processes run (ppcsim/__init__.py)
+    assert mallopt(M_MMAP_THRESHOLD, 128 << 10)  # as ppc's processes run (ppcsim.cli.entry)
     before = _faults_of_touching_twice()  # mapped afresh, faulted in again (a fault a page, or a few pages)
     with keeping_freed_memory():
         with keeping_freed_memory():  # nested: the outer one restores

@@ -89,8 +89,8 @@ def test_a_post_after_the_id_upload_but_before_every_confirm_is_refused_at_once_
 
     import grpc
 
+    from coordinator.registry import Registry
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
     from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
 
     registry = Registry()

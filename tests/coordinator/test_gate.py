@@ -19,8 +19,8 @@ import grpc
 import pytest
 
 from coordinator.limits import Calls, Limits
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from parties.retry import BUSY
 from protos.ppcsim.v1 import session_pb2_grpc

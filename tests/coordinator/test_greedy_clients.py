@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from coordinator.limits import Limits
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import DONE, SessionSpec
 from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
 from protos.serde import Layout

@@ -18,8 +18,8 @@ from coordinator.logs import Quota
 from coordinator.messages import ConfirmPost, RelayResult
 from coordinator.protocols.confirm import confirm
 from coordinator.protocols.mpc import Hub
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import FAILED, Session, SessionSpec
 from protos.ppcsim.v1 import session_pb2, session_pb2_grpc
 

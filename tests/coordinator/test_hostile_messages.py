@@ -40,7 +40,7 @@ from test_hostile_uploads import (
     valid,
 )
 
-from coordinator.servicer import Registry
+from coordinator.registry import Registry
 from coordinator.session import SessionSpec
 from parties.client import upload_messages
 from parties.methods import Sent

@@ -21,8 +21,9 @@ import pytest
 
 from coordinator.clock import ManualClock
 from coordinator.clustering import ClusteringSpec
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import CoordinatorServicer, Registry
+from coordinator.servicer import CoordinatorServicer
 from coordinator.session import STOP_GRACE, SessionSpec
 from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc
 from protos.serde import Layout

@@ -103,3 +103,11 @@ def test_integer_ids_join_text_ids_by_their_decimal_text():
     np.testing.assert_array_equal(join.index["b"], [3, 1, 0])
     same = join_ids({"a": ints, "b": ints.copy()})
     assert same.ids.dtype == np.int64 and same.dropped == {"a": 0, "b": 0}
+
+
+def test_as_many_clusters_as_joined_records_fit_and_one_more_does_not():
+    from coordinator.join import check_clusters_fit
+
+    check_clusters_fit(4, 4)
+    with pytest.raises(SessionError, match=r"^n_clusters = 5 is more than the 4 joined records$"):
+        check_clusters_fit(5, 4)

@@ -16,8 +16,8 @@ from coordinator import handlers
 from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.errors import InvalidArgument, ResourceExhausted, SessionError
 from coordinator.limits import Budget
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import DONE, FAILED, WAITING, Session, SessionSpec
 from coordinator.wire.serde import header_from_proto, upload_stream
 from parties.client import upload_messages

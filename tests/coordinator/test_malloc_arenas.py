@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gl
 PROGRAM = textwrap.dedent("""
     import ctypes, os, sys, tempfile, threading
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
+    from coordinator.registry import Registry
 
     if sys.argv[1] == "server":
         server, port = start_server("127.0.0.1:0", Registry())

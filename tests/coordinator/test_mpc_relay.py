@@ -17,8 +17,8 @@ def _relay_coordinator(parties=("a", "b", "c"), **limits):
     from coordinator.clustering import ClusteringSpec
     from coordinator.limits import Limits
     from coordinator.protocols.mpc import Hub
+    from coordinator.registry import Registry
     from coordinator.server import start_server
-    from coordinator.servicer import Registry
     from coordinator.session import CLUSTERING, SessionSpec
 
     registry = Registry()

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conftest import IRIS_DRBT_OSBR, NO_TLS, changed, scenario_toml, write_scenario
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from parties.client import upload_messages
 from parties.methods import Sent

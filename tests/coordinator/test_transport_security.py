@@ -10,9 +10,9 @@ import pytest
 
 from conftest import IRIS, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from coordinator.errors import SessionError
+from coordinator.registry import Registry
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from parties.client import ClientSecurity, CoordinatorClient, upload_messages
 from parties.methods import Sent

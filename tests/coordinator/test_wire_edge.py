@@ -49,7 +49,7 @@ def test_secure_aggregation_and_relay_messages_round_trip():
     assert serde.relay_made(session_pb2.RelayMessage(mark=session_pb2.RelayMark(round=2))).part == Mark(2)
     result = session_pb2.RelayMessage(result=session_pb2.RelayResult(labels=b"1234", centres=b"56"))
     assert serde.relay_made(result).part == RelayResult(b"1234", b"56") and serde.relay_made(result).payload == 6
-    tags = [ConfirmTag("a", "b", "k", b"m" * 32)]
+    tags = [ConfirmTag(to="a", sender="b", field="k", mac=b"m" * 32)]
     reply = serde.confirmed_to_proto(tags)
     request = session_pb2.ConfirmRequest(session="s", party="b", tags=reply.tags)
     assert serde.confirm_from_proto(request).tags == tuple(tags)

@@ -11,6 +11,7 @@ from conftest import LAB_SHOP_DRBT, WINE_LABELLED, changed, kmeans, scenario_tom
 from parties.methods import DRBT
 from parties.methods.drbt import unit_columns
 from parties.normalize import normalize
+from ppcsim.api import from_toml
 from ppcsim.evaluate.stress import stress
 from ppcsim.reproduce.paper004 import TABLE1, TABLE1_COLUMNS, TABLE2_PAPER
 
@@ -97,8 +98,8 @@ def test_the_report_carries_each_partys_own_check_and_the_replay_agrees():
     and each party's local stress, tries used and seconds are in report.json."""
     parties = changed(LAB_SHOP_DRBT, "lab", tries=6)
     parties = changed(parties, "shop", tries=3, max_stress=0.3)
-    run = ppcsim.simulate(scenario_toml("drbt-tries", parties, seed=5, data=WINE_LABELLED, clustering=kmeans(3)),
-                          attacks=False)
+    run = ppcsim.simulate(from_toml(scenario_toml("drbt-tries", parties, seed=5, data=WINE_LABELLED,
+                                                  clustering=kmeans(3))), attacks=False)
     lab, shop = ({p["name"]: p for p in run.report["parties"]}[n] for n in ("lab", "shop"))
     assert lab["params"]["tries"] == 6 and lab["own_check"]["tries_used"] == 6
     assert 1 <= shop["own_check"]["tries_used"] <= 3 and lab["own_check"]["stress_records"] == 178

@@ -22,11 +22,11 @@ from conftest import (
 )
 from parties.attacks import column_privacy, weighted_privacy
 from parties.config import PartyConfig
+from parties.disguise import disguise
 from parties.errors import PartyError
 from parties.methods.geometric import Geometric, bottleneck_assignment, naive_privacy
 from parties.methods.rotation import haar_orthogonal
 from parties.normalize import normalize
-from parties.run import disguise
 from ppcsim.evaluate.attacks import ica_attack
 
 
@@ -154,13 +154,13 @@ def test_a_party_below_its_release_threshold_refuses_to_send():
 
 
 def test_an_in_process_run_names_the_party_that_refuses():
-    from ppcsim.api import simulate
+    from ppcsim.api import from_toml, simulate
 
     text = scenario_toml("refuse", [party_table("lab", WINE[:3], "geometric", normalize="minmax", optimize=3,
                                                 release=0.9), party_table("shop", SHOP, "drbt", k=1)],
                          seed=3, data=WINE_LABELLED, security=NO_TLS, clustering=kmeans(3))
     with pytest.raises(PartyError, match=r"^party 'lab': method 'geometric': the privacy guarantee it reached, 0\."):
-        simulate(text)
+        simulate(from_toml(text))
 
 
 def test_ppc_run_names_the_party_that_refuses(tmp_path):
@@ -177,13 +177,13 @@ def test_ppc_run_names_the_party_that_refuses(tmp_path):
 
 
 def test_the_report_holds_the_trace_and_the_naive_attack(tmp_path):
-    from ppcsim.api import simulate
+    from ppcsim.api import from_toml, simulate
 
     text = scenario_toml("trace", [party_table("lab", WINE[:4], "geometric", normalize="minmax", optimize=4,
                                                weights={"ash": 2.0}),
                                    party_table("shop", SHOP, "rotation")],
                          seed=3, data=WINE_LABELLED, security=NO_TLS, clustering=kmeans(3))
-    run = simulate(text)
+    run = simulate(from_toml(text))
     check_report(run.report, tmp_path / "report.json")
     lab, shop = run.report["parties"]
     assert "own_check" not in shop

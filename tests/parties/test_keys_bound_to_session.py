@@ -15,8 +15,8 @@ import pytest
 from test_lying_coordinator import SCENARIO, posts, run_parties
 
 from conftest import swapped_keys, write_scenario
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from protos.ppcsim.v1 import session_pb2

@@ -118,7 +118,7 @@ def test_normalize_in_place_gives_the_same_bits(data, how, layout):
 
 def test_a_party_normalises_its_own_columns_in_place():
     from parties.config import PartyConfig
-    from parties.run import disguise
+    from parties.disguise import disguise
 
     cfg = PartyConfig(name="a", source="synthetic:blobs", columns=("x0", "x2"), method="drbt",
                       params={"k": 1}, seed=1, source_options=OPTIONS)

@@ -18,8 +18,8 @@ from conftest import NO_TLS, blobs, kmeans, lying_alignment, party_processes, sc
 from coordinator import handlers
 from coordinator.errors import FailedPrecondition, InvalidArgument
 from coordinator.protocols import secagg
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.wire.serde import int32_chunks
 from parties.errors import PartyError
 from parties.keys import KeyPair
@@ -388,12 +388,12 @@ def test_sizes_and_changed_that_do_not_follow_from_the_labels_are_refused():
     """done, changed and sizes are not in the transcript: changed and sizes follow from the labels (which are),
     and a party refuses an answer whose figures do not."""
     from parties.secagg import check_summary
-    from parties.serde import LabelsAnswer
+    from parties.serde import LabelsHeader
 
     labels, before = np.array([0, 1, 1, 2], dtype=np.int32), np.array([0, 1, 2, 2], dtype=np.int32)
-    check_summary(LabelsAnswer(round=0, changed=4, sizes=[1, 2, 1]), labels, None, 3)
-    check_summary(LabelsAnswer(round=1, changed=1, sizes=[1, 2, 1]), labels, before, 3)
+    check_summary(LabelsHeader(round=0, changed=4, sizes=[1, 2, 1]), labels, None, 3)
+    check_summary(LabelsHeader(round=1, changed=1, sizes=[1, 2, 1]), labels, before, 3)
     with pytest.raises(PartyError, match="sizes \\[2, 1, 1\\] and 1 labels changed; its labels give \\[1, 2, 1\\]"):
-        check_summary(LabelsAnswer(round=1, changed=1, sizes=[2, 1, 1]), labels, before, 3)
+        check_summary(LabelsHeader(round=1, changed=1, sizes=[2, 1, 1]), labels, before, 3)
     with pytest.raises(PartyError, match="0 labels changed; its labels give \\[1, 2, 1\\] and 1"):
-        check_summary(LabelsAnswer(round=1, changed=0, sizes=[1, 2, 1]), labels, before, 3)
+        check_summary(LabelsHeader(round=1, changed=0, sizes=[1, 2, 1]), labels, before, 3)

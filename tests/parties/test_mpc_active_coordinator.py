@@ -24,8 +24,8 @@ from conftest import lying_alignment, party_processes, swapped_keys, write_scena
 from coordinator import handlers
 from coordinator.messages import Frame
 from coordinator.protocols import mpc as relay_hub
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from parties.keys import KeyPair
 from parties.mpc import Framing, PairCipher, handshake_bytes, mpc_fields
 from parties.normalize import normalize

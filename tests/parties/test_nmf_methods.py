@@ -10,10 +10,10 @@ from sklearn.metrics import adjusted_rand_score
 
 from conftest import NO_TLS, blobs, kmeans, party_table, run_ppc, write_scenario
 from parties.config import PartyConfig
+from parties.disguise import disguise
 from parties.errors import PartyError
 from parties.methods import CNMF, SCNMF, ComNMF
 from parties.normalize import normalize
-from parties.run import disguise
 
 COLUMNS = ["sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)"]
 

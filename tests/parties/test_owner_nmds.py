@@ -15,6 +15,7 @@ from parties.data import load_builtin
 from parties.methods import NMDS, OSBRNMDS, method_class
 from parties.methods.nmds import kruskal_stress_1
 from parties.normalize import normalize
+from ppcsim.api import from_toml
 from ppcsim.evaluate.neighbours import profile
 
 #: 000 Table 5.8 (NP, mean over k = 3..10) and Table 5.13 (4-NN accuracy, %) for NMDS; our tolerances.
@@ -97,8 +98,8 @@ def test_a_run_sends_m_by_dims_and_the_bytes_are_predicted():
     per party, m * dims * 8 bytes each, as predicted, and each party's stress-1 is in the report."""
     parties = [party_table("a", IRIS[:2], "nmds", dims=1, max_iter=300),
                party_table("b", IRIS[2:], "nmds", dims=1, max_iter=300)]
-    run = ppcsim.simulate(scenario_toml("iris-nmds", parties, seed=3, data="sklearn:iris", clustering=kmeans(3),
-                                        security=NO_TLS), attacks=False)
+    run = ppcsim.simulate(from_toml(scenario_toml("iris-nmds", parties, seed=3, data="sklearn:iris",
+                                                  clustering=kmeans(3), security=NO_TLS)), attacks=False)
     for entry in run.report["parties"]:
         name, m = entry["name"], entry["rows"]
         assert entry["sends"] == "features" and entry["arrays"] == {"data": [150, 1]}

@@ -18,15 +18,15 @@ VALUES = [
     (serde.sealed_to_proto, serde.sealed_from_proto,
      serde.SealedKey(to="c", nonce=b"\x02" * 12, ciphertext=b"\x03" * 48, sender="a")),
     (serde.outcome_to_proto, serde.outcome_from_proto,
-     serde.Outcome(algorithm="kmeans", n_clusters=3, sizes=[5, 4, 1], noise=2, n_joined=10, n_labels=12)),
+     serde.ResultHeader(algorithm="kmeans", clusters_found=3, sizes=(5, 4, 1), noise=2, n_joined=10, n_labels=12)),
     (serde.alignment_to_proto, serde.alignment_from_proto,
-     serde.Alignment(n_joined=9, n_rows=11, n_clusters=3, init=[0, 4, 8], scale_bits=30, max_iter=40,
-                     parties=["a", "b"], seeding_steps=2, mpc_parties=["a", "b", "helper"], mpc_columns=[2, 3],
-                     mpc_bits=64, mpc_frac=24, reveal_centres=True, mpc_helper="helper", mpc_helper_key=b"\x04" * 32,
-                     revision=2)),
+     serde.AlignmentHeader(n_joined=9, n_rows=11, n_clusters=3, init=(0, 4, 8), scale_bits=30, max_iter=40,
+                           parties=("a", "b"), seeding_steps=2, mpc_parties=("a", "b", "helper"), mpc_columns=(2, 3),
+                           mpc_bits=64, mpc_frac=24, reveal_centres=True, mpc_helper="helper",
+                           mpc_helper_key=b"\x04" * 32, revision=2)),
     (serde.labels_to_proto, serde.labels_from_proto,
-     serde.LabelsAnswer(round=7, done=True, changed=3, sizes=[4, 5], n_labels=9, seeding=False, centre=0)),
-    (serde.tag_to_proto, serde.tag_from_proto, serde.Tag(to="b", field="records", mac=b"\x05" * 32, sender="a")),
+     serde.LabelsHeader(round=7, done=True, changed=3, sizes=(4, 5), n_labels=9, seeding=False, centre=0)),
+    (serde.tag_to_proto, serde.tag_from_proto, serde.ConfirmTag(to="b", field="records", mac=b"\x05" * 32, sender="a")),
     (serde.joined_to_proto, serde.joined_from_proto,
      serde.Joined(chunk_bytes=1 << 20, seconds_left=12.5, ids="pseudonymous", parties=["a", "b", "c"], protocol="mpc",
                   clustering={"n_clusters": 4, "max_iter": 9, "scale_bits": 32, "mpc_bits": 64, "mpc_frac": 24,
@@ -59,10 +59,10 @@ def test_what_a_party_sends_is_the_bytes_it_sent_before():
     sealed = serde.sealed_to_proto(serde.SealedKey(to="b", nonce=b"n" * 12, ciphertext=b"c" * 48))
     assert sealed.SerializeToString() == session_pb2.SealedKey(to="b", nonce=b"n" * 12,
                                                                ciphertext=b"c" * 48).SerializeToString()
-    tag = serde.tag_to_proto(serde.Tag(to="b", field="n_joined", mac=b"m" * 32))
+    tag = serde.tag_to_proto(serde.ConfirmTag(to="b", field="n_joined", mac=b"m" * 32))
     assert tag.SerializeToString() == session_pb2.ConfirmTag(to="b", field="n_joined",
                                                              mac=b"m" * 32).SerializeToString()
-    items = [serde.Frame("b", 0, b"sealed"), serde.Mark(3), serde.Opened(b"\x01\x00\x00\x00", b"")]
+    items = [serde.Frame("b", 0, b"sealed"), serde.Mark(3), serde.RelayResult(b"\x01\x00\x00\x00", b"")]
     sent = [m.SerializeToString() for m in serde.relay_requests("s", "a", items)]
     assert sent == [m.SerializeToString() for m in [
         session_pb2.RelayMessage(open=session_pb2.RelayOpen(session="s", party="a")),
@@ -83,17 +83,17 @@ def test_streams_are_decoded_into_values_and_anything_else_is_refused():
               session_pb2.AlignmentMessage(positions={"data": positions[:2].tobytes()}),
               session_pb2.AlignmentMessage(positions={"data": positions[2:].tobytes()})]
     alignment, got = serde.read_int32(stream, "positions")
-    assert alignment == serde.alignment_from_proto(header) and isinstance(alignment, serde.Alignment)
+    assert alignment == serde.alignment_from_proto(header) and isinstance(alignment, serde.AlignmentHeader)
     assert got.tolist() == [3, 1, 2]
     with pytest.raises(PartyError, match="had no header"):
         serde.read_int32(stream[1:], "positions")
     answer, labels = serde.read_int32([session_pb2.LabelsMessage(header=session_pb2.LabelsHeader(round=2, n_labels=1)),
                                        session_pb2.LabelsMessage(labels={"data": b"\x01\x00\x00\x00"})], "labels")
-    assert answer == serde.LabelsAnswer(round=2, n_labels=1) and labels.tolist() == [1]
+    assert answer == serde.LabelsHeader(round=2, n_labels=1) and labels.tolist() == [1]
 
     status = serde.status_from_proto(session_pb2.StatusReply(state=session_pb2.CLUSTERING, parties=[
         session_pb2.PartyStatus(party="a", joined=True, uploaded=True, payload_bytes=8, payload_expected=8)]))
-    assert status == serde.Status("clustering", "", [serde.PartyState("a", True, True, 8, 8)])
+    assert status == serde.Status("clustering", "", [serde.PartyStatus("a", True, True, 8, 8)])
 
 
 @pytest.mark.parametrize("index, offset, size", [(0, 0, 1), (1, 8, 127), (2, 1 << 20, 128), (300, (1 << 40) + 3, 16384),

@@ -23,10 +23,10 @@ from test_lying_coordinator import SCENARIO as SECURE
 from conftest import blobs, kmeans, lying_alignment, party_processes, scenario_toml, split_x, write_scenario
 from coordinator import handlers
 from coordinator.protocols import secagg
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from parties.errors import PartyError
-from parties.serde import Alignment
+from parties.serde import AlignmentHeader
 from parties.terms import DEFAULT_MIN_CLUSTER_SIZE, Terms
 from ppcsim.scenario.load import load_scenario
 from ppcsim.scenario.terms import party_terms
@@ -220,7 +220,7 @@ def test_each_weaker_term_is_refused_naming_it_what_the_file_says_and_what_was_t
         terms(protocol="secure_aggregation", parties=("a",)).check_join("secure_aggregation", ["a"], announced)
 
     mpc = terms(protocol="mpc")
-    honest = Alignment(n_clusters=3, max_iter=300, mpc_bits=32, mpc_frac=16, mpc_parties=["a", "b", "c"])
+    honest = AlignmentHeader(n_clusters=3, max_iter=300, mpc_bits=32, mpc_frac=16, mpc_parties=["a", "b", "c"])
     mpc.check_alignment(honest)
     for lie, says in [(dict(mpc_frac=12), "its [clustering] mpc_frac is 12"),
                       (dict(mpc_parties=["a", "b", "c", "helper"], mpc_helper="helper"),
@@ -235,7 +235,7 @@ def test_each_weaker_term_is_refused_naming_it_what_the_file_says_and_what_was_t
         terms(protocol="mpc", parties=("a",), helper=True).check_alignment(
             replace(honest, mpc_parties=["a", "h"], mpc_helper="h"))
     with pytest.raises(PartyError, match="its scale_bits is 16|its \\[clustering\\] scale_bits is 16"):
-        terms(protocol="secure_aggregation").check_alignment(Alignment(n_clusters=3, max_iter=300, scale_bits=16))
+        terms(protocol="secure_aggregation").check_alignment(AlignmentHeader(n_clusters=3, max_iter=300, scale_bits=16))
 
 
 def test_the_least_cluster_spares_empty_clusters_and_initial_centres_alone():

@@ -8,8 +8,8 @@ from test_lying_coordinator import SCENARIO
 from conftest import party_processes, write_scenario
 from coordinator import handlers
 from coordinator.errors import FailedPrecondition
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from parties.text import escaped
 from ppcsim.scenario.load import load_scenario
 

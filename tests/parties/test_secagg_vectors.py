@@ -27,15 +27,15 @@ from parties.secagg import (
     mask,
     pair_masks,
 )
-from parties.serde import Alignment
+from parties.serde import AlignmentHeader
 
 SESSION = "demo"
 A_PRIVATE, B_PRIVATE = bytes(range(32)), bytes(range(32, 64))
 LABELS_0 = np.array([0, 1, 1], dtype="<i4")  # round 0's labels, as the arbiter answers them
 
 
-def header() -> Alignment:
-    return Alignment(n_joined=3, n_rows=4, n_clusters=2, init=(0, 2), scale_bits=32, max_iter=5, parties=("a", "b"),
+def header() -> AlignmentHeader:
+    return AlignmentHeader(n_joined=3, n_rows=4, n_clusters=2, init=(0, 2), scale_bits=32, max_iter=5, parties=("a", "b"),
                      seeding_steps=0, revision=2)
 
 

@@ -24,9 +24,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from coordinator.clustering import ClusteringSpec
+from coordinator.registry import Registry
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import SessionSpec
 from ppcsim.run.credentials import make_credentials
 from protos.ppcsim.v1 import array_pb2, session_pb2, session_pb2_grpc

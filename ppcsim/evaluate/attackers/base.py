@@ -26,9 +26,10 @@ import numpy as np
 
 from coordinator.types import Outcome
 from parties.config import PartyConfig
+from parties.disguise import Disguised
 from parties.methods.base import Disguise
-from parties.run import Disguised
 from ppcsim.errors import RunError
+from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from protos.serde import Layout
 
@@ -92,7 +93,7 @@ class Target:
     of the known records a known-record attack makes. ``everyone`` holds
     every party's disguise (for attacks on what the coordinator built from
     them all), ``cache`` is shared by all parties of one evaluation, and
-    ``details``, when not None, collects arrays for pictures (see
+    ``artifacts``, when not None, collects arrays for pictures (see
     :meth:`keep`).
     """
 
@@ -107,7 +108,7 @@ class Target:
     outcome: Outcome | None
     everyone: dict[str, Disguised]
     cache: dict = field(default_factory=dict)
-    details: dict | None = None
+    artifacts: RunArtifacts | None = None
     _known: list = field(default_factory=list)
 
     @property
@@ -159,9 +160,8 @@ class Target:
 
     def keep(self, attack: str, original, estimate) -> None:
         """Keep an attack's reconstruction beside the truth it is scored against, when pictures are asked for."""
-        if self.details is not None:
-            self.details.setdefault("attacks", {}).setdefault(self.name, {})[attack] = {
-                "original": original, "estimate": estimate, "columns": list(self.columns)}
+        if self.artifacts is not None:
+            self.artifacts.keep_attack(self.name, attack, original, estimate, list(self.columns))
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def _run(estimator, target: Target) -> dict:
 
 def _run_known_io(target: Target) -> dict:
     out = _run(known_io, target)
-    if target.details is not None:  # one draw for the picture, from its own generator: the figures stay as measured
+    if target.artifacts is not None:  # one draw for the picture, from its own generator: the figures stay as measured
         n = len(target.rows)
         known = target.picture_rng().choice(n, size=target.known_count, replace=False)
         unknown = np.setdiff1d(np.arange(n), known)

@@ -78,7 +78,7 @@ def _run(target: Target) -> dict:
         distances = np.sqrt(squareform(reorder_condensed(target.sent["sqdist"], m, target.rows)))
     found = locate(target.X, distances, max(1, min(target.draws, MULTILATERATION_DRAWS)), target.rng, target.columns,
                    fit_scale=rows, extra=extra, normal=rows)
-    if target.details is not None:  # one draw for the picture, from its own generator: the figures stay as measured
+    if target.artifacts is not None:  # one draw for the picture, from its own generator: the figures stay as measured
         n = len(target.rows)
         refs = target.picture_rng().choice(n, size=_references(extra, d, n), replace=False)
         others = np.setdiff1d(np.arange(n), refs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tomllib
 
 from conftest import WINE, party_table, scenario_toml
+from ppcsim.api import from_toml
 from ppcsim.report.html import table
 from ppcsim.run.sweep import _left, describe_partial_keys, sweep_notes
 
@@ -55,7 +56,7 @@ def test_two_zero_bars_of_one_column_get_one_zero(tmp_path, monkeypatch):
         return original(self, text, *args, **kwargs)
 
     text = FOUR.replace('[sweep]\nk = [1, 2]\nprojection = ["gaussian", "sparse"]\n', "")
-    report = ppcsim.simulate(text.replace('method = "noise"', 'method = "none"')).report
+    report = ppcsim.simulate(from_toml(text.replace('method = "noise"', 'method = "none"'))).report
     monkeypatch.setattr(Axes, "annotate", spy)
     plots.run_figures(report, tmp_path / "figures")
     # shop and clinic send their columns as they are: every attack that runs recovers each column exactly
@@ -73,7 +74,7 @@ def test_a_format_1_report_is_read_with_its_wire_bytes_down_where_format_2_keeps
     from ppcsim.report.model import FORMAT, Report, schema
 
     small = FOUR.split("[[parties]]\nname = \"shop\"")[0] + "[clustering]\nalgorithm = \"kmeans\"\nn_clusters = 3\n"
-    now = ppcsim.simulate(small, attacks=False).report
+    now = ppcsim.simulate(from_toml(small), attacks=False).report
     assert now["format"] == FORMAT == 2 and schema()["$id"] == "urn:ppc-sim:report:v2"
     old = json.loads(json.dumps(now))  # as format 1 wrote a process run: no format, wire down under network
     del old["format"]

@@ -18,8 +18,8 @@ import grpc
 import pytest
 
 from coordinator.clustering import ClusteringSpec
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import FAILED, SessionSpec
 from parties.keys import KeyPair
 from parties.mpc import PairCipher, handshake_bytes

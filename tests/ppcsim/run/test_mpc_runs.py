@@ -106,7 +106,7 @@ def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
     assert done.returncode == 0, done.stderr
     report = read_report(tmp_path / "out")
     scenario = load_scenario(path)
-    from parties.run import disguise
+    from parties.disguise import disguise
     from ppcsim.run.observer_secure import joined_data
 
     own = {cfg.name: disguise(cfg) for cfg in scenario.parties}

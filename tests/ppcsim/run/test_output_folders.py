@@ -164,7 +164,7 @@ def test_zero_and_not_measured_look_different():
 
 def test_a_party_starts_without_unix_only_modules():
     """On Windows there is no 'resource' module; a party used to fail on importing parties.run."""
-    code = ("import sys\nsys.modules['resource'] = None\nimport parties.run as r\n"
-            "r.open = lambda *a, **k: (_ for _ in ()).throw(OSError())\nprint(r.peak_rss())\n")
+    code = ("import sys\nsys.modules['resource'] = None\nimport parties.run\nimport parties.metrics as m\n"
+            "m.open = lambda *a, **k: (_ for _ in ()).throw(OSError())\nprint(m.peak_rss())\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "None", proc.stderr

@@ -11,7 +11,7 @@ import pytest
 from scipy.spatial.distance import pdist
 
 import ppcsim
-from ppcsim.api import Run, load
+from ppcsim.api import Run, from_dict, from_file, from_toml, load
 from ppcsim.reproduce.paper004 import EQ11, TABLE1, TABLE1_COLUMNS, TABLE1_IDS
 from ppcsim.scenario.load import ScenarioError
 
@@ -90,11 +90,30 @@ def test_toml_text_dict_and_path_load_the_same_scenario(table1, tmp_path):
     spec = scenario("drbt", k=1, projection="sparse-unit", normalize="none")
     spec["data"]["source"] = str(table1 / "table1.csv")
     (tmp_path / "s.toml").write_text(tomli_w.dumps(spec))
-    loaded = [load(spec), load(tomli_w.dumps(spec)), load(tmp_path / "s.toml"), load(str(tmp_path / "s.toml"))]
+    loaded = [from_dict(spec), from_toml(tomli_w.dumps(spec)), from_file(tmp_path / "s.toml"),
+              load(str(tmp_path / "s.toml")), load(spec)]
     assert {(s.name, s.seed, tuple(p.seed for p in s.parties)) for s in loaded} == {
         ("table1-drbt", 3, tuple(p.seed for p in loaded[0].parties))}
     runs = [ppcsim.simulate(s, attacks=False) for s in (spec, loaded[2])]
     assert np.array_equal(runs[0].clustered, runs[1].clustered)
+
+
+def test_a_string_is_a_path_never_guessed_to_be_text(tmp_path):
+    text = 'name = "x"\n[data]\nsource = "sklearn:iris"\n'
+    with pytest.raises(ScenarioError, match=r"^<TOML text>: .*holds a newline.*ppcsim.api.from_toml\(text\)"):
+        load(text)
+    with pytest.raises(ScenarioError, match=r"from_toml"):
+        ppcsim.simulate(text)
+    # a file whose name holds '=' is a file, as any other string is
+    path = tmp_path / "k=3.toml"
+    with pytest.raises(ScenarioError, match=r"k=3\.toml"):
+        load(str(path))
+    with pytest.raises(ScenarioError, match=r"^<TOML text>: not valid TOML"):
+        from_toml("name = ")
+    with pytest.raises(TypeError, match="not int"):
+        load(3)
+    with pytest.raises(TypeError, match="from_toml takes a scenario file's text"):
+        from_toml(tmp_path)
 
 
 def test_a_bad_scenario_is_refused_naming_the_field_or_the_column(table1):

@@ -26,10 +26,10 @@ from conftest import (
 )
 from coordinator.errors import FailedPrecondition
 from coordinator.protocols import secagg
+from coordinator.registry import Registry
 from coordinator.server import start_server
-from coordinator.servicer import Registry
 from coordinator.session import DONE
-from parties.run import disguise
+from parties.disguise import disguise
 from ppcsim.evaluate.arbiter import place_from_labels, placement_error
 from ppcsim.scenario.load import load_scenario
 

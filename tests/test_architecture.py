@@ -8,7 +8,9 @@ under TYPE_CHECKING included), how large modules and folders are, and which way 
   not import ppcsim, nothing imports bench; inside ppcsim, evaluation is a library that imports no other room,
   and each room imports only the rooms below it (``ROOMS``);
 - a dotted path names one thing: no package binds a name that is also one of its modules (as a callable
-  module named like its function once did), and no module replaces its own class to become callable.
+  module named like its function once did), and no module replaces its own class to become callable;
+- a party process reading its scenario loads no coordinator module (the ``[clustering]`` schema and the
+  protocols' names are protos', protos.clustering and protos.vocabulary).
 
 Each rule is first shown to fail on a small tree that breaks it.
 """
@@ -16,6 +18,10 @@ Each rule is first shown to fail on a small tree that breaks it.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -285,3 +291,31 @@ def test_no_folder_holds_more_than_a_quarter_of_the_code():
 
 def test_a_dotted_path_names_one_thing():
     assert ambiguous_names(ROOT) == []
+
+
+#: What a party process has loaded of the coordinator once it has read its scenario: only ``coordinator.malloc``,
+#: which ``import ppcsim`` itself uses to set glibc's malloc threshold as the process starts (its package, then).
+PARTY_READS_COORDINATOR = {"coordinator", "coordinator.malloc"}
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("clustering", [{}, {"protocol": "secure_aggregation"}, {"protocol": "mpc"}])
+def test_a_party_reading_its_scenario_loads_no_coordinator_module(tmp_path, clustering):
+    from conftest import party_table, write_scenario
+
+    method = None if clustering else "none"
+    path = write_scenario(tmp_path, parties=[party_table("a", ["alcohol", "malic_acid"], method),
+                                             party_table("b", ["ash", "magnesium"], method),
+                                             party_table("c", ["hue", "proline"], method)], clustering=clustering)
+    code = ("import json, sys\n"
+            "from ppcsim.scenario.load import load_scenario\n"
+            f"scenario = load_scenario({str(path)!r}, role='party', party='a')\n"
+            "print(json.dumps([scenario.clustering.protocol, sorted(m for m in sys.modules if m.split('.')[0] == "
+            "'coordinator')]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    protocol, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert protocol == clustering.get("protocol", "upload")
+    assert set(loaded) <= PARTY_READS_COORDINATOR, f"a party reading its scenario loaded {loaded}"

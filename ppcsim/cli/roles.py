@@ -203,7 +203,7 @@ def secure_reveal(path: Path) -> str | None:
     this one it holds the coordinator to (parties.secagg_labels.secure_session)."""
     import tomllib
 
-    from coordinator.clustering import LABELS, SECURE
+    from protos.vocabulary import LABELS, SECURE
 
     table = tomllib.loads(path.read_text(encoding="utf-8")).get("clustering", {})
     if not isinstance(table, dict) or table.get("protocol") != SECURE:

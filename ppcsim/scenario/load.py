@@ -10,12 +10,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, input_problem
-from coordinator.clustering import fields as clustering_fields
-from coordinator.embed import requested_embedding
-from coordinator.errors import SessionError
-from coordinator.forms import FORMS
-from coordinator.types import Contribution
 from parties.config import DTYPES, EMPTY_COLUMNS, PartyConfig
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
@@ -24,6 +18,8 @@ from parties.sources import known_columns, names_a_file, source_kind, unknown_so
 from ppcsim.evaluate.settings import Knowledge
 from ppcsim.scenario.network import Link
 from ppcsim.scenario.network import links as network_links
+from protos.clustering import MPC, ROUNDS, ClusteringSpec
+from protos.clustering import fields as clustering_fields
 from protos.extras import missing
 from protos.schema import Param, check_table, unknown
 
@@ -346,7 +342,14 @@ def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list
     """What the coordinator would refuse only once every upload is in, known from what each party's method
     declares it sends (``parties.methods``): dissimilarities in different forms, feature rows beside a form they
     cannot join, different embeddings asked for, or a clustering algorithm that does not take what the parties
-    send (``kmeans`` on ``osbr`` dissimilarities)."""
+    send (``kmeans`` on ``osbr`` dissimilarities). The coordinator's own checks, imported here: a party reading
+    its scenario asks none of them and loads no coordinator module."""
+    from coordinator.clustering import input_problem
+    from coordinator.embed import requested_embedding
+    from coordinator.errors import SessionError
+    from coordinator.forms import FORMS
+    from coordinator.types import Contribution
+
     sent = {p.name: method_class(p.method)(**p.params) for p in parties}
     by_form = {name: d.form() for name, d in sent.items() if d.form() is not None}
     if not by_form:

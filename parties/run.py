@@ -39,6 +39,7 @@ from parties.mpc import METHOD as MPC_METHOD
 from parties.mpc import MpcResult, confirm_mpc, run_mpc
 from parties.normalize import normalize
 from parties.progress import Progress
+from parties.protocols import party_protocol
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result
@@ -154,16 +155,11 @@ def run_party(
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     steps = Steps(cfg, client, pair, key_signature(security, session, cfg.name, pair, mutual), security, mutual,
                   deadline, log, progress, terms)
+    steps.reveal = reveal
     try:
         joined = steps.join(ids_mode, secure_only)
         peers, ids = steps.agree_keys(joined, done)
-        secure: RoundsResult | MpcResult | None = None
-        if joined.protocol == "mpc":
-            secure = steps.mpc_rounds(joined, done, peers, ids)
-        elif joined.protocol == "secure_aggregation":
-            secure = steps.secure_rounds(joined, done, peers, ids, reveal)
-        else:
-            steps.upload(joined, done, ids)
+        secure: RoundsResult | MpcResult | None = party_protocol(joined.protocol).run(steps, joined, done, peers, ids)
         result = steps.receive()
     except grpc.RpcError as exc:
         if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= steps.deadline - 0.5:
@@ -199,6 +195,8 @@ class Steps:
         self.step, self.timing = "joining", {}  # type: tuple[str, dict[str, float]]
         #: The seconds the coordinator said its session had left at Join, when they end before the party's own timer.
         self.session_deadline = 0.0
+        #: The party's own [clustering] reveal of a secure-aggregation session (``run_party``'s ``reveal``).
+        self.reveal: str | None = None
         self.retry = Retry(cfg.name, self.left, log)
         self.watch = Progress(cfg.name, client.address, client, client.session, log, progress, self.left)
         self.watch.start()
@@ -219,10 +217,11 @@ class Steps:
         """Join; refuse a session this party's own file rules out before anything is sent."""
         joined = self.retry("Join", self._join)
         session = self.client.session
+        protocol = party_protocol(joined.protocol)  # one this party does not know: refused before anything is sent
         if ids_mode == "pseudonymous" and joined.ids != "pseudonymous":
             raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
                              f"session '{session}' asks for plain ids: refusing to send a raw id")
-        if secure_only and not joined.rounds:
+        if secure_only and not protocol.terms.columns_at_home:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
@@ -268,7 +267,7 @@ class Steps:
 
     def _keep_columns(self, joined: Joined) -> None:
         if self.cfg.method != "none" or self.cfg.params:
-            what = "as an MPC" if joined.protocol == "mpc" else "by secure aggregation"
+            what = party_protocol(joined.protocol).doing
             raise PartyError(f"party '{self.cfg.name}': the coordinator runs this session {what}, where a party "
                              f"keeps its columns at home; this party is configured to disguise them with "
                              f"'{self.cfg.method}'")

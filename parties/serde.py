@@ -23,11 +23,12 @@ import numpy as np
 
 from parties.errors import PartyError
 from parties.methods import Sent
+from protos.clustering import protocol_terms
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_pieces, array_slices, array_spec
-from protos.vocabulary import MPC, SECURE, protocol_from_wire, protocol_to_wire
+from protos.vocabulary import protocol_from_wire, protocol_to_wire
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
 IDS_PER_CHUNK = 20_000
@@ -60,8 +61,9 @@ class Joined:
 
     @property
     def rounds(self) -> bool:
-        """Whether the party keeps its columns and takes part in rounds (secure aggregation or MPC)."""
-        return self.protocol in (SECURE, MPC)
+        """Whether the session's protocol needs every party's key for the parties' pair keys (secure aggregation,
+        MPC: protos.clustering.ProtocolTerms.pair_keys)."""
+        return protocol_terms(self.protocol).pair_keys
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from protos.vocabulary import BUILT_IN, DISTANCES, ENGINES, LABELS, MPC, MPYC, R
 
 __all__ = ["ALGORITHMS", "COMMON", "DISTANCES", "ENGINES", "INITS", "LABELS", "LINKAGES", "MPC", "MPC_DEFAULT_ITER",
            "MPC_FIELDS", "MPC_MAX_ITER", "MPYC", "PROTOCOLS", "REVEALS", "ROUNDS", "SECURE", "SECURE_FIELDS", "SPU",
-           "UPLOAD", "AlgorithmFields", "ClusteringSpec", "fields"]
+           "UPLOAD", "AlgorithmFields", "ClusteringSpec", "ProtocolTerms", "fields", "protocol_names", "protocol_terms",
+           "register_protocol"]
 
 #: How a session clusters: one upload of disguised data, k-means by rounds of secure aggregation, or k-means as a
 #: secure multiparty computation (protos.vocabulary); a registered protocol plug-in adds its name
@@ -69,7 +70,7 @@ class AlgorithmFields:
 COMMON = {
     "algorithm": Param(str, "kmeans"),
     "n_clusters": Param(int, 3, minimum=1, rule="a positive integer"),
-    "protocol": Param(str, "upload", choices=PROTOCOLS),
+    "protocol": Param(str, "upload", choices=BUILT_IN),
 }
 #: The fields of a secure-aggregation session (coordinator.protocols.secagg).
 SECURE_FIELDS = {
@@ -270,14 +271,57 @@ ALGORITHMS: dict[str, AlgorithmFields] = {
                                          "min_samples": Param(int, 5, minimum=1, rule="a positive integer",
                                                               doc="dbscan")}, n_clusters=False),
 }
-#: Names ``[clustering] protocol`` accepts beside the built-in ones: protocol plug-ins registered in this process
-#: (coordinator.protocols.register adds theirs; docs/writing-a-protocol.md).
-PLUGIN_PROTOCOLS: list[str] = []
+
+
+@dataclass(frozen=True)
+class ProtocolTerms:
+    """What both sides and the scenario know of a protocol by its name, before either runs it.
+
+    ``columns_at_home``: the parties keep their columns and name no
+    disguise (a party's ``[[parties]]`` table may leave ``method`` out, and
+    its upload names the protocol as its method); ``ids_only``: that upload
+    brings ids alone; ``pair_keys``: every party's Join carries its X25519
+    key (the parties' pair keys need them, whatever the ids); ``terms``: the
+    ``[clustering]`` fields the coordinator announces at Join
+    (``JoinReply.clustering``) for a party to hold to its own file.
+    Each side's own part is registered apart (coordinator.protocols,
+    parties.protocols); docs/writing-a-protocol.md.
+    """
+
+    name: str
+    columns_at_home: bool = False
+    ids_only: bool = False
+    pair_keys: bool = False
+    terms: tuple[str, ...] = ()
+    doc: str = ""
+
+
+#: The [clustering] terms announced at Join by a session with rounds (JoinReply.clustering).
+ROUND_TERMS = ("n_clusters", "max_iter", "scale_bits", "mpc_bits", "mpc_frac", "reveal_centres", "helper")
+#: The protocols by the name ``[clustering] protocol`` gives: the built-in ones, then those a plug-in registers
+#: (``register_protocol``).
+PROTOCOL_TERMS: dict[str, ProtocolTerms] = {
+    UPLOAD: ProtocolTerms(UPLOAD, doc="each party uploads its disguised data once; the coordinator clusters it"),
+    SECURE: ProtocolTerms(SECURE, columns_at_home=True, ids_only=True, pair_keys=True, terms=ROUND_TERMS,
+                          doc="k-means by rounds of secure aggregation"),
+    MPC: ProtocolTerms(MPC, columns_at_home=True, ids_only=True, pair_keys=True, terms=ROUND_TERMS,
+                       doc="k-means as a secure multiparty computation"),
+}
+
+
+def register_protocol(terms: ProtocolTerms) -> None:
+    """Add a protocol's name and terms to the schema (``[clustering] protocol`` then accepts it)."""
+    PROTOCOL_TERMS[terms.name] = terms
+
+
+def protocol_terms(name: str) -> ProtocolTerms:
+    """The terms of protocol ``name``; those of "upload" for a name nobody registered (the schema refuses it)."""
+    return PROTOCOL_TERMS.get(name, PROTOCOL_TERMS[UPLOAD])
 
 
 def protocol_names() -> tuple[str, ...]:
     """Every protocol ``[clustering] protocol`` may name: the built-in ones, then registered plug-ins."""
-    return PROTOCOLS + tuple(p for p in PLUGIN_PROTOCOLS if p not in PROTOCOLS)
+    return tuple(PROTOCOL_TERMS)
 
 
 def fields(secure: bool = True) -> dict[str, Param]:

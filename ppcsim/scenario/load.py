@@ -18,7 +18,8 @@ from parties.sources import known_columns, names_a_file, source_kind, unknown_so
 from ppcsim.evaluate.settings import Knowledge
 from ppcsim.scenario.network import Link
 from ppcsim.scenario.network import links as network_links
-from protos.clustering import MPC, ROUNDS, ClusteringSpec
+from ppcsim.scenario.plugins import load_plugins
+from protos.clustering import MPC, UPLOAD, ClusteringSpec, protocol_terms
 from protos.clustering import fields as clustering_fields
 from protos.extras import missing
 from protos.schema import Param, check_table, unknown
@@ -131,6 +132,7 @@ class Scenario:
         ``keep_uploads`` keeps each party's dissimilarities besides their sum (see SessionSpec)."""
         from coordinator.session import SessionSpec
 
+        home = protocol_terms(self.clustering.protocol).columns_at_home  # parties upload no disguise
         return SessionSpec(
             name=self.name,
             parties=tuple(p.name for p in self.parties),
@@ -141,12 +143,12 @@ class Scenario:
             keep_uploads=keep_uploads,
             ids=self.security.ids,
             # what each party's upload header must say: its method and public parameters, or, in a
-            # secure-aggregation session, the protocol's name (an upload of ids alone)
-            expected={p.name: (self.clustering.protocol, {}) if self.clustering.protocol in ROUNDS else
+            # session whose parties keep their columns at home, the protocol's name
+            expected={p.name: (self.clustering.protocol, {}) if home else
                       (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
             # a drbt party's k, checked against its upload's columns
             dims={p.name: p.params["k"] for p in self.parties
-                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol not in ROUNDS},
+                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and not home},
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -230,7 +232,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         raise ScenarioError(path, [f"cannot read: {exc}"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(path, [f"not valid TOML: {exc}"]) from None
-    errors: list[str] = []
+    errors: list[str] = load_plugins()  # what the scenario may name (PPC_PLUGINS)
     base = path.resolve().parent
 
     top = {**raw, "name": raw.get("name", path.stem)}  # the file's stem names a session that names none
@@ -240,7 +242,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     name, seed, deadline = valid.get("name", path.stem), valid.get("seed", 0), valid.get("deadline", 600)
 
     table = raw.get("clustering")
-    secure = isinstance(table, dict) and table.get("protocol") in ROUNDS
+    secure = isinstance(table, dict) and protocol_terms(str(table.get("protocol", UPLOAD))).columns_at_home
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
@@ -287,7 +289,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                                   "sets are disjoint)")
 
     clustering = _clustering(raw.get("clustering", {}), seed, errors)  # a party's terms too (parties.terms)
-    if role != "party" and not errors and clustering.protocol not in ROUNDS:
+    if role != "party" and not errors and not protocol_terms(clustering.protocol).columns_at_home:
         errors += _composition(parties, clustering)
 
     hosts = {}

@@ -38,7 +38,7 @@ from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 from parties.mpc import free_port  # noqa: E402
 from parties.run import disguise  # noqa: E402
-from ppcsim.run.observer_mpc import reference  # noqa: E402
+from ppcsim.run.observers.mpc import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
 
 SENT = re.compile(r"bytes sent: (\d+)")

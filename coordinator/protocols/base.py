@@ -52,7 +52,8 @@ class SessionProtocol:
         raise NotImplementedError
 
     def summary(self) -> dict[str, Any] | None:
-        """The protocol's section of the report (what it ran, what it opened), or None."""
+        """The protocol's sections of the report by name (``secure_aggregation``, ``mpc``: what it ran, what it
+        opened, its bytes against the prediction), read into coordinator.summary.SessionSummary; None: none."""
         return None
 
 

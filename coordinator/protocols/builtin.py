@@ -8,6 +8,8 @@ rounds), imported by the sessions that use them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from coordinator.errors import SessionError
 from coordinator.protocols.base import SessionProtocol, register
 from protos.clustering import PROTOCOL_TERMS
@@ -74,9 +76,27 @@ class SecureAggregation(Rounds):
 
     terms = PROTOCOL_TERMS[SECURE]
 
+    def summary(self) -> dict[str, Any] | None:
+        """The rounds and their bytes (coordinator.protocols.secagg.accounting); opening the labels only, with the
+        argmin's relay (coordinator.protocols.secagg_labels.accounting)."""
+        if self.session.spec.clustering.labels_only:
+            from coordinator.protocols.secagg_labels import accounting as labels_accounting
+
+            accounts, relay = labels_accounting(self.session)
+            return {"secure_aggregation": accounts, "mpc": relay}
+        from coordinator.protocols.secagg import accounting
+
+        return {"secure_aggregation": accounting(self.session)}
+
 
 @register
 class Mpc(Rounds):
     """k-means as a secure multiparty computation over the coordinator's relay (coordinator.protocols.mpc)."""
 
     terms = PROTOCOL_TERMS[MPC]
+
+    def summary(self) -> dict[str, Any] | None:
+        """The MPC's relay: parties, threshold, bytes per party, link and round (coordinator.protocols.mpc)."""
+        from coordinator.protocols.mpc import accounting
+
+        return {"mpc": accounting(self.session)}

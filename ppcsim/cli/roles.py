@@ -100,6 +100,7 @@ def _serve(args: argparse.Namespace) -> int:
     from coordinator.server import start_server
     from coordinator.servicer import Registry
     from coordinator.session import DONE, FAILED
+    from coordinator.summary import summarise
     from ppcsim.report.outputs import build, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -162,7 +163,7 @@ def _serve(args: argparse.Namespace) -> int:
         server.stop(grace=2.0).wait()
     failed = []
     for scenario, session in zip(scenarios, sessions):
-        report = build(scenario, session, by_hand=True)
+        report = build(scenario, summarise(session), by_hand=True)
         if args.out:
             write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
                           sent=not args.no_sent)

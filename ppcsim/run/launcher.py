@@ -16,6 +16,7 @@ from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.servicer import Registry
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
+from coordinator.summary import summarise
 from parties.run import peak_rss
 from ppcsim.errors import RunError
 from ppcsim.evaluate.settings import Settings
@@ -242,30 +243,19 @@ def run_scenario(
     memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
     evaluation: Evaluation | None = None
     if not failure and settings is not None:
-        from ppcsim.run.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
+        from ppcsim.run.observers import observer  # scikit-learn's metrics and the attacks: only when asked
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        if session.arbiter is not None and session.spec.clustering.labels_only:  # the argmin as an MPC
-            from ppcsim.run.observer_labels import evaluate_labels
-
-            evaluation = evaluate_labels(scenario, session, settings)
-        elif session.arbiter is not None and session.arbiter.hub is not None:  # MPC: what each role learned
-            from ppcsim.run.observer_mpc import evaluate_mpc
-
-            evaluation = evaluate_mpc(scenario, session, settings)
-        elif session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
-            from ppcsim.run.observer_secure import evaluate_secure
-
-            evaluation = evaluate_secure(scenario, session, settings)
-        else:
-            evaluation = evaluate(scenario, session.wait(0), session.contributions, settings, details=details)
+        # the protocol's observer (ppcsim.run.observers): the disguises' attacks, what the arbiter saw, or what each
+        # role of an MPC learned
+        evaluation = observer(scenario.clustering.protocol).evaluate(scenario, session, settings, details=details)
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     if details is not None:
         details["outcome"] = session.outcome
     placed = getattr(parties, "placed", None)
-    report = build(scenario, session, summaries=summaries, timing=timing, relays=relays, failure=failure,
+    report = build(scenario, summarise(session), summaries=summaries, timing=timing, relays=relays, failure=failure,
                    evaluation=evaluation, observer=True, coordinator_peak_rss=memory,
                    cluster=(scheduler, placed) if scheduler is not None and placed is not None else None)
     write_outputs(out, report, session, sent=keep_sent, labels=labels)

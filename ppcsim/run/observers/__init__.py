@@ -1,0 +1,91 @@
+"""What ``ppc run`` measures of a session, per protocol: an observer holding every party's data.
+
+Each protocol's observer is a class registered by the protocol's name in
+``OBSERVERS`` (as the coordinator's and the parties' parts are in
+coordinator.protocols and parties.protocols): ``evaluate`` measures the
+run's utility and privacy (the report's two sections) from the finished
+session, and ``in_process`` runs the session in this process (threads, no
+gRPC) for the API and ``ppc sweep --in-process``, or says why it cannot.
+The observer of the upload protocol is ppcsim.run.observer (the disguises'
+attacks); of secure aggregation ``secure_aggregation`` (and
+``secure_labels`` for reveal = "labels"); of an MPC ``mpc``. A protocol
+registered without an observer is measured as an upload is: on what its
+parties sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protos.vocabulary import MPC, SECURE, UPLOAD
+
+
+class Observer:
+    """The observer of one protocol; subclass it and register it in ``OBSERVERS``."""
+
+    def evaluate(self, scenario, session, settings, own=None, details: dict | None = None):
+        """The run's typed ``Evaluation`` (utility and privacy) from its finished ``session``; ``own``: each
+        party's data and disguise when the caller has them (else replayed from the scenario); ``details``
+        collects the arrays behind the numbers when given."""
+        from ppcsim.run.observer import evaluate
+
+        return evaluate(scenario, session.wait(0), session.contributions, settings, own=own, details=details)
+
+    def in_process(self, scenario, log) -> tuple[Any, dict]:
+        """Run the session in this process: its finished session and each party's ``Disguised``."""
+        from ppcsim.run.inprocess import simulate
+
+        return simulate(scenario)
+
+    def needs_processes(self, scenario) -> str | None:
+        """What of this session needs each party to be an OS process of its own (an MPC), in words for the
+        message that refuses to run it in one process; None when it can."""
+        return None
+
+
+class SecureAggregationObserver(Observer):
+    """Secure aggregation: what the arbiter saw and could place (ppcsim.run.observers.secure_aggregation), or,
+    opening the labels only, what each role learned (ppcsim.run.observers.secure_labels)."""
+
+    def evaluate(self, scenario, session, settings, own=None, details=None):
+        if scenario.clustering.labels_only:  # the argmin as an MPC
+            from ppcsim.run.observers.secure_labels import evaluate_labels
+
+            return evaluate_labels(scenario, session, settings, own=own)
+        from ppcsim.run.observers.secure_aggregation import evaluate_secure
+
+        return evaluate_secure(scenario, session, settings, own=own)
+
+    def in_process(self, scenario, log):
+        from ppcsim.run.inprocess import simulate_secure
+
+        session, _, own = simulate_secure(scenario, log=log)  # rounds, each party a thread
+        return session, own
+
+    def needs_processes(self, scenario):
+        return 'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin)' \
+            if scenario.clustering.labels_only else None
+
+
+class MpcObserver(Observer):
+    """An MPC: what each role learned (ppcsim.run.observers.mpc)."""
+
+    def evaluate(self, scenario, session, settings, own=None, details=None):
+        from ppcsim.run.observers.mpc import evaluate_mpc
+
+        return evaluate_mpc(scenario, session, settings, own=own)
+
+    def needs_processes(self, scenario):
+        return 'protocol = "mpc"'
+
+
+#: The observers by protocol name; a protocol absent here is observed as an upload (``observer``).
+OBSERVERS: dict[str, Observer] = {UPLOAD: Observer(), SECURE: SecureAggregationObserver(), MPC: MpcObserver()}
+
+
+def observer(protocol: str) -> Observer:
+    """The observer of ``protocol``: its registered one, else the upload's (it reads what the parties sent)."""
+    return OBSERVERS.get(protocol, OBSERVERS[UPLOAD])
+
+
+__all__ = ["OBSERVERS", "MpcObserver", "Observer", "SecureAggregationObserver", "observer"]

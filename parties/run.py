@@ -40,6 +40,7 @@ from parties.mpc import MpcResult, confirm_mpc, run_mpc
 from parties.normalize import normalize
 from parties.progress import Progress
 from parties.protocols import party_protocol
+from parties.protocols.terms import Terms
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result
@@ -47,7 +48,6 @@ from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
 from parties.sources import load_party_data
 from parties.spu_run import refuse_unless_ready, run_spu
-from parties.terms import Terms
 from parties.text import escaped
 from protos.extras import missing
 from protos.ids import packed_size
@@ -113,7 +113,7 @@ def run_party(
     security: ClientSecurity | None = None,
     tls: bool = True,
     mutual: bool = False,
-    secure_only: bool = False,
+    no_method: bool = False,
     ids_mode: str | None = None,
     reveal: str | None = None,
     terms: Terms | None = None,
@@ -128,15 +128,15 @@ def run_party(
     ``parties.retry`` says (a dropped connection, up to three times; an
     upload tried again joins again and starts from scratch).
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
-    when it runs out. ``secure_only``: the party's table names no method, so
-    it refuses any session but a secure-aggregation one before sending data.
+    when it runs out. ``no_method``: the party's table names no method, so
+    it refuses any session whose protocol expects a disguise (ProtocolTerms.columns_at_home) before sending data.
     ``ids_mode``: the scenario's [security] ids; a party whose file says
     "pseudonymous" refuses a coordinator that asks for plain ids (an active
     coordinator would so read every raw id, mutual TLS or not). ``reveal``: the
     scenario's [clustering] reveal of a secure-aggregation session; the party
     refuses a coordinator that runs the session in the other mode (one that
     announces "distances" would read every summed distance).
-    ``terms``: what the party's own scenario file consents to (parties.terms);
+    ``terms``: what the party's own scenario file consents to (parties.protocols.terms);
     a session whose terms differ is refused before the party sends what they
     bound.
     ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
@@ -157,7 +157,7 @@ def run_party(
                   deadline, log, progress, terms)
     steps.reveal = reveal
     try:
-        joined = steps.join(ids_mode, secure_only)
+        joined = steps.join(ids_mode, no_method)
         peers, ids = steps.agree_keys(joined, done)
         secure: RoundsResult | MpcResult | None = party_protocol(joined.protocol).run(steps, joined, done, peers, ids)
         result = steps.receive()
@@ -213,7 +213,7 @@ class Steps:
     def _join(self) -> Joined:
         return self.client.join(self.left(), self.pair.public, self.signature)
 
-    def join(self, ids_mode: str | None, secure_only: bool) -> Joined:
+    def join(self, ids_mode: str | None, no_method: bool) -> Joined:
         """Join; refuse a session this party's own file rules out before anything is sent."""
         joined = self.retry("Join", self._join)
         session = self.client.session
@@ -221,7 +221,7 @@ class Steps:
         if ids_mode == "pseudonymous" and joined.ids != "pseudonymous":
             raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
                              f"session '{session}' asks for plain ids: refusing to send a raw id")
-        if secure_only and not protocol.terms.columns_at_home:
+        if no_method and not protocol.terms.columns_at_home:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")

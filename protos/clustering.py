@@ -122,7 +122,7 @@ class ClusteringSpec:
     tol: float = 0.0
     init: str = "random"
     scale_bits: int = 32
-    #: secure_aggregation: the smallest cluster a party accepts in a round's labels (0: parties.terms' default, 2);
+    #: secure_aggregation: the smallest cluster a party accepts in a round's labels (0: parties.protocols.terms' default, 2);
     #: a party's own term, which the coordinator does not use.
     min_cluster_size: int = 0
     #: mpc: the secure fixed-point type SecFxp(mpc_bits, mpc_frac), whether the centres are opened too, and

@@ -245,7 +245,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             security=security,
             tls=scenario.security.tls,
             mutual=scenario.security.mutual,
-            secure_only=cfg.name in scenario.unnamed,
+            no_method=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
             reveal=secure_reveal(scenario.path),
             terms=party_terms(scenario),

@@ -19,9 +19,9 @@ from ppcsim.evaluate.settings import Knowledge
 from ppcsim.scenario.network import Link
 from ppcsim.scenario.network import links as network_links
 from ppcsim.scenario.plugins import load_plugins
-from protos.clustering import MPC, UPLOAD, ClusteringSpec, protocol_terms
+from ppcsim.scenario.protocols import protocol_problems
+from protos.clustering import UPLOAD, ClusteringSpec, protocol_terms
 from protos.clustering import fields as clustering_fields
-from protos.extras import missing
 from protos.schema import Param, check_table, unknown
 
 if TYPE_CHECKING:  # a party reads its scenario too and needs no session: imported where one is made
@@ -76,7 +76,7 @@ SECURE_METHOD = "none"
 ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
 #: session (party names, methods and public parameters, [clustering], [security]); a party reads [data], its own
-#: [[parties]] table, the other tables' names and [clustering] (its terms: parties.terms).
+#: [[parties]] table, the other tables' names and [clustering] (its terms: parties.protocols.terms).
 ROLES = ("observer", "coordinator", "party")
 
 
@@ -120,7 +120,7 @@ class Scenario:
     #: Parties whose own table (as a party reads it) names no method: they may take part in a secure-aggregation
     #: session only, and refuse any other before sending data.
     unnamed: tuple[str, ...] = ()
-    #: The names of every ``[[parties]]`` table in the file, in order (a party's consortium: parties.terms).
+    #: The names of every ``[[parties]]`` table in the file, in order (a party's consortium: parties.protocols.terms).
     consortium: tuple[str, ...] = ()
     attacks: Knowledge = Knowledge()  # [attacks]: what the observer's attacker knows
 
@@ -288,7 +288,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                     errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute "
                                   "sets are disjoint)")
 
-    clustering = _clustering(raw.get("clustering", {}), seed, errors)  # a party's terms too (parties.terms)
+    clustering = _clustering(raw.get("clustering", {}), seed, errors)  # a party's terms too (parties.protocols.terms)
     if role != "party" and not errors and not protocol_terms(clustering.protocol).columns_at_home:
         errors += _composition(parties, clustering)
 
@@ -303,11 +303,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     security = _security(raw.get("security", {}), errors)
     attacks = _attacks(raw.get("attacks", {}), errors)
     links = network_links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
-    if clustering.relayed:  # an MPC, or secure aggregation opening the labels only (an MPC argmin)
-        errors += mpc_parties(len(consortium), clustering.helper, clustering.protocol, clustering.engine)
-        why = None if clustering.protocol == MPC else 'secure aggregation opening the labels only (reveal = "labels")'
-        if clustering.engine != "spu" and (problem := missing("mpc", why)) is not None:
-            errors.append(f"[clustering]: {problem}")
+    errors += protocol_problems(clustering, consortium)  # the protocol's own (ppcsim.scenario.protocols)
 
     if errors:
         raise ScenarioError(path, errors)
@@ -557,31 +553,6 @@ def _security(table, errors: list[str]) -> Security:
     if security.mutual and not security.tls:
         errors.append("[security]: 'mutual' needs 'tls = true'")
     return security
-
-
-def mpc_parties(n: int, helper: bool, protocol: str = MPC, engine: str = "mpyc") -> list[str]:
-    """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc" (or secure aggregation with
-    reveal = "labels", whose argmin is an MPC): Shamir secret sharing keeps a secret from t = (n - 1) // 2
-    colluding share-holders only, so two need a third share-holder; SPU's ABY3 (``engine = "spu"``) runs on exactly
-    three share-holders."""
-    if engine == "spu" and n + helper != 3 and n >= 2 and not (helper and n != 2):
-        return [f"[clustering]: engine = \"spu\" runs ABY3, which needs exactly three share-holders: three parties, "
-                f"or two and 'helper = true'; this scenario has {n} parties{' and the helper' if helper else ''} "
-                "(use engine = \"mpyc\" for other counts)"]
-    what = (f'protocol = "{MPC}"' if protocol == MPC else
-            'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin over the partial distances)')
-    if helper and n != 2:
-        return [f"[clustering]: 'helper = true' adds a third share-holder to two parties; this scenario has {n} "
-                "(remove 'helper')"]
-    if n == 2 and not helper:
-        return [f"[clustering]: {what} with two parties has threshold t = 0: each party could open every "
-                "share, so nothing would be secret; add 'helper = true' (the coordinator holds shares of no data, "
-                "assumed not to collude with either party) or a third party"
-                + ("" if protocol == MPC else ", or reveal = \"distances\" (the arbiter then reads every summed "
-                   "distance)")]
-    if n < 2:
-        return [f"[clustering]: {what} needs at least two parties, this scenario has {n}"]
-    return []
 
 
 def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:

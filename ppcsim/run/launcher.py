@@ -10,7 +10,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from coordinator.clustering import SECURE
 from coordinator.limits import Limits
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
@@ -23,6 +22,7 @@ from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
 from ppcsim.run.credentials import make_credentials
+from ppcsim.run.observers import observer
 from ppcsim.run.relay import Relay
 from ppcsim.scenario.load import Scenario
 
@@ -109,6 +109,8 @@ class Progress:
 
     def __init__(self, session: Session, log, every: float = 2.0):
         self.session, self.log, self.every = session, log, every
+        #: The session's protocol's observer (ppcsim.run.observers): its lines on the uploads and the rounds.
+        self.observer = observer(session.spec.clustering.protocol)
         self.seen: set[tuple[str, str]] = set()
         self.last = time.monotonic()
 
@@ -121,28 +123,18 @@ class Progress:
             for event in ("joined", "uploaded"):
                 if p[event] and (p["party"], event) not in self.seen:
                     self.seen.add((p["party"], event))
-                    if event == "uploaded" and self.session.spec.clustering.protocol == SECURE:  # ids alone
-                        self.say(f"party {p['party']} sent its ids (secure aggregation: its columns stay with it)")
+                    if event == "uploaded":
+                        self.say(self.observer.uploaded(p["party"], p["payload_bytes"]))
                     else:
-                        size = f" ({p['payload_bytes']:,} bytes of arrays)" if event == "uploaded" else ""
-                        self.say(f"party {p['party']} {event}{size}")
+                        self.say(f"party {p['party']} {event}")
         if self.session.state in (CLUSTERING, DONE) and ("", "clustering") not in self.seen:
             self.seen.add(("", "clustering"))
             c = self.session.spec.clustering
             what = f"{c.n_clusters} clusters" if c.algorithm != "dbscan" else f"eps {c.eps:g}"
             self.say(f"all uploads in; joining them and clustering ({c.algorithm}, {what})")
         now = time.monotonic()
-        arbiter = self.session.arbiter  # secure aggregation: say how the rounds go
-        if arbiter is not None and arbiter.hub is not None:  # MPC: the rounds each party marked
-            if now - self.last >= self.every and self.session.state == CLUSTERING:
-                marks = dict(arbiter.hub.current)
-                self.say("mpc: " + (", ".join(f"{p} round {r}" if r >= 0 else f"{p} sharing its input"
-                                              for p, r in marks.items()) or "connecting the parties"))
-        elif arbiter is not None and now - self.last >= self.every and not arbiter.done:
-            last = arbiter.records[arbiter.round - 1].changed if arbiter.round else None
-            self.say(f"secure aggregation: seeding step {arbiter.step} of {arbiter.seeding_steps}" if arbiter.seeding
-                     else f"secure aggregation: round {arbiter.round}"
-                     + (f" ({last:,} labels changed in the last)" if last is not None else ""))
+        if now - self.last >= self.every and (line := self.observer.progress(self.session)):  # how the rounds go
+            self.say(line)
         if now - self.last >= self.every:
             self.last = now
             moving = [p for p in status if p["payload_expected"] and not p["uploaded"]]
@@ -243,7 +235,6 @@ def run_scenario(
     memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
     evaluation: Evaluation | None = None
     if not failure and settings is not None:
-        from ppcsim.run.observers import observer  # scikit-learn's metrics and the attacks: only when asked
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()

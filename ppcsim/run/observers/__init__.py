@@ -37,10 +37,38 @@ class Observer:
 
         return simulate(scenario)
 
+    def uploaded(self, party: str, payload_bytes: int) -> str:
+        """``ppc run``'s line once ``party``'s upload is in."""
+        return f"party {party} uploaded ({payload_bytes:,} bytes of arrays)"
+
+    def progress(self, session) -> str | None:
+        """``ppc run``'s line, every few seconds while the session clusters, on how its rounds go; None: none."""
+        return None
+
     def needs_processes(self, scenario) -> str | None:
         """What of this session needs each party to be an OS process of its own (an MPC), in words for the
         message that refuses to run it in one process; None when it can."""
         return None
+
+
+def rounds_progress(session) -> str | None:
+    """How the rounds go: the round each MPC party marked (an MPC, or secure aggregation opening the labels only),
+    or secure aggregation's round (or k-means++ seeding step) and the labels the last one changed."""
+    from coordinator.session import CLUSTERING
+
+    arbiter = session.arbiter
+    if arbiter is not None and arbiter.hub is not None:  # MPC: the rounds each party marked
+        if session.state != CLUSTERING:
+            return None
+        marks = dict(arbiter.hub.current)
+        return "mpc: " + (", ".join(f"{p} round {r}" if r >= 0 else f"{p} sharing its input"
+                                    for p, r in marks.items()) or "connecting the parties")
+    if arbiter is not None and not arbiter.done:
+        last = arbiter.records[arbiter.round - 1].changed if arbiter.round else None
+        return (f"secure aggregation: seeding step {arbiter.step} of {arbiter.seeding_steps}" if arbiter.seeding
+                else f"secure aggregation: round {arbiter.round}"
+                + (f" ({last:,} labels changed in the last)" if last is not None else ""))
+    return None
 
 
 class SecureAggregationObserver(Observer):
@@ -55,6 +83,12 @@ class SecureAggregationObserver(Observer):
         from ppcsim.run.observers.secure_aggregation import evaluate_secure
 
         return evaluate_secure(scenario, session, settings, own=own)
+
+    def uploaded(self, party, payload_bytes):
+        return f"party {party} sent its ids (secure aggregation: its columns stay with it)"
+
+    def progress(self, session):
+        return rounds_progress(session)
 
     def in_process(self, scenario, log):
         from ppcsim.run.inprocess import simulate_secure
@@ -74,6 +108,9 @@ class MpcObserver(Observer):
         from ppcsim.run.observers.mpc import evaluate_mpc
 
         return evaluate_mpc(scenario, session, settings, own=own)
+
+    def progress(self, session):
+        return rounds_progress(session)
 
     def needs_processes(self, scenario):
         return 'protocol = "mpc"'

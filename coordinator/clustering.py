@@ -10,19 +10,19 @@ values): agglomerative clustering runs scipy's linkage on them, the same
 linkage scikit-learn runs on a square matrix, and DBSCAN gets the sparse graph
 of pairs within ``eps``, so the coordinator never builds the m x m square.
 
-scipy and scikit-learn are imported where they are used: every party process
-reads its scenario, and with it ClusteringSpec, and needs neither.
+The ``[clustering]`` schema (``ClusteringSpec``, ``fields``) is
+protos.clustering's, which a party reads its scenario with; it is imported
+here for the coordinator's modules. scipy and scikit-learn are imported where
+they are used.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import InitVar, dataclass, replace
-from dataclasses import fields as dataclass_fields
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,267 +31,71 @@ from coordinator.join import check_clusters_fit
 from coordinator.linkage import UPDATES, merges_in_place
 from coordinator.malloc import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, malloc_trim, mallopt
 from coordinator.types import Combined
-from protos.schema import Param, check_table
-
-#: How a session clusters: one upload of disguised data, k-means by rounds of secure aggregation, or k-means as a
-#: secure multiparty computation (coordinator.protocols.mpc).
-PROTOCOLS = ("upload", "secure_aggregation", "mpc")
-SECURE = "secure_aggregation"
-MPC = "mpc"
-#: Protocols in which parties keep their columns at home, upload their ids only and run rounds (GetAlignment).
-ROUNDS = (SECURE, MPC)
-#: Most Lloyd rounds an MPC session may ask for: it runs exactly max_iter of them (no early stop, which would
-#: open whether labels changed), each costing tens of message latencies and megabytes per party.
-MPC_MAX_ITER = 100
-#: The Lloyd rounds of an MPC session whose ``[clustering]`` table does not say (``max_iter``'s default of 300 is
-#: the other protocols', and more than an MPC session may ask for).
-MPC_DEFAULT_ITER = 10
-#: Initial centres of secure-aggregation k-means.
-INITS = ("random", "k-means++")
-#: What a secure-aggregation session opens each round (``[clustering] reveal``): only the labels (the default: an
-#: MPC argmin over the parties' secret-shared partial distances, coordinator.protocols.secagg_labels), or every
-#: record's summed squared distance to every centre, which the arbiter reads (FATE's HeteroKmeans design).
-LABELS, DISTANCES = "labels", "distances"
-REVEALS = (LABELS, DISTANCES)
-#: The engines of an MPC session: MPyC (Shamir secret sharing, pure Python, the default) or SecretFlow's SPU (ABY3
-#: replicated secret sharing among exactly three share-holders, compiled; an optional install, parties.spu_env).
-ENGINES = ("mpyc", "spu")
-MPYC, SPU = ENGINES
-LINKAGES = ("single", "average", "complete", "ward")
+from protos.clustering import (  # noqa: F401 - the schema, read here by the coordinator's modules as before
+    ALGORITHMS,
+    COMMON,
+    DISTANCES,
+    ENGINES,
+    INITS,
+    LABELS,
+    LINKAGES,
+    MPC,
+    MPC_DEFAULT_ITER,
+    MPC_FIELDS,
+    MPC_MAX_ITER,
+    MPYC,
+    PROTOCOLS,
+    REVEALS,
+    ROUNDS,
+    SECURE,
+    SECURE_FIELDS,
+    SPU,
+    AlgorithmFields,
+    ClusteringSpec,
+    fields,
+)
+from protos.schema import Param
 
 
 @dataclass(frozen=True)
-class Algorithm:
-    """One clustering algorithm as ``[clustering]`` names it.
-
-    ``params`` is its own fields' table (the ``[clustering]`` schema is the
-    union of every registered algorithm's, plus ``COMMON``); ``n_clusters``
-    whether it uses the common ``n_clusters`` (checked against the joined
-    records). ``features(spec, X)`` clusters rows of features and
-    ``dissimilarities(spec, condensed, n, overwrite)`` a condensed matrix over
+class Algorithm(AlgorithmFields):
+    """One clustering algorithm as ``[clustering]`` names it: its fields
+    (protos.clustering.AlgorithmFields: ``params``, ``n_clusters``, ``least``)
+    and the functions that cluster. ``features(spec, X)`` clusters rows of
+    features and ``dissimilarities(spec, condensed, n, overwrite)`` a condensed matrix over
     ``n`` records (``overwrite``: it may use the matrix up); either is None
     when the algorithm does not take that input, and ``refuse`` then says why,
     with the algorithms that do. ``check(spec, precomputed)`` is a further
     problem of the settings with the input at hand, or None.
     """
 
-    name: str
-    params: dict[str, Param]
     features: Callable[[ClusteringSpec, np.ndarray], np.ndarray] | None = None
     #: ``features`` allowed to use its input up (``cluster(..., overwrite=True)``), when the algorithm has one.
     features_in_place: Callable[[ClusteringSpec, np.ndarray], np.ndarray] | None = None
     dissimilarities: Callable[[ClusteringSpec, np.ndarray, int, bool], np.ndarray] | None = None
-    n_clusters: bool = True
-    #: Least joined records it needs.
-    least: int = 1
     check: Callable[[ClusteringSpec, bool], str | None] | None = None
-    doc: str = ""
 
     def refuse(self, precomputed: bool) -> str:
         """Why this algorithm cannot cluster the input at hand (features, or dissimilarities if ``precomputed``)."""
         if precomputed:
-            others = [f'"{a.name}"' for a in ALGORITHMS.values() if a.dissimilarities is not None]
+            others = [f'"{a.name}"' for a in _registered() if a.dissimilarities is not None]
             return (f"{self.name} needs feature data, but the parties sent dissimilarities (osbr); "
                     f"use algorithm = {' or '.join(others)}")
-        others = [f'"{a.name}"' for a in ALGORITHMS.values() if a.features is not None]
+        others = [f'"{a.name}"' for a in _registered() if a.features is not None]
         return (f"{self.name} needs dissimilarities, but the parties sent features; "
                 f"use algorithm = {' or '.join(others)}")
 
 
-#: Fields of every ``[clustering]`` table, whatever the algorithm (``seed`` is the coordinator's own, drawn from
-#: the scenario seed). ``algorithm``'s choices are the registered algorithms (``fields``).
-COMMON = {
-    "algorithm": Param(str, "kmeans"),
-    "n_clusters": Param(int, 3, minimum=1, rule="a positive integer"),
-    "protocol": Param(str, "upload", choices=PROTOCOLS),
-}
-#: The fields of a secure-aggregation session (coordinator.protocols.secagg).
-SECURE_FIELDS = {
-    "max_iter": Param(int, 300, minimum=1, rule="a positive integer", doc="most centre updates"),
-    "tol": Param(float, 0.0, minimum=0, below=1, rule="a number in [0, 1) (the fraction of labels that may still change)"),
-    "init": Param(str, "random", choices=INITS, doc="how the initial centres are drawn"),
-    "scale_bits": Param(int, 32, minimum=8, maximum=48, rule="an integer from 8 to 48", doc="fixed point: values * 2^scale_bits"),
-    "reveal": Param(str, LABELS, choices=REVEALS,
-                    doc="what each round opens: the labels only, or the summed distances to the arbiter"),
-    "min_cluster_size": Param(int, 0, minimum=0, rule="a non-negative integer",
-                              doc="a party's term: the smallest cluster it accepts in a round's labels (0: 2)"),
-}
-#: The fields of an MPC session (coordinator.protocols.mpc) beside max_iter and init.
-MPC_FIELDS = {
-    "mpc_bits": Param(int, 32, minimum=16, maximum=96, rule="an integer from 16 to 96",
-                      doc="mpc: bit length l of the secure fixed-point type SecFxp(l, f)"),
-    "mpc_frac": Param(int, 16, minimum=4, maximum=64, rule="an integer from 4 to 64",
-                      doc="mpc: fractional bits f of SecFxp(l, f)"),
-    "reveal_centres": Param(bool, False, doc="mpc: open the final centres too (the labels are always opened)"),
-    "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
-    "engine": Param(str, "mpyc", choices=ENGINES, doc="mpc: the MPC engine, MPyC or SPU (ABY3, three share-holders)"),
-}
+
+def _registered() -> list[Algorithm]:
+    """The registered algorithms that can cluster (those with their functions)."""
+    return [a for a in ALGORITHMS.values() if isinstance(a, Algorithm)]
 
 
-@dataclass(frozen=True)
-class ClusteringSpec:
-    """The ``[clustering]`` table: algorithm and its settings; ``seed`` seeds k-means.
-
-    The fields of the built-in algorithms are the dataclass's; a registered
-    algorithm's own fields are given as ``options`` (``ClusteringSpec.of``
-    sorts a table into both) and read like the others, as attributes or with
-    :meth:`value`; ``spec.options`` gives them back (and so
-    ``dataclasses.replace`` keeps them). A spec of the built-in algorithms
-    has exactly the dataclass's attributes, as the report records them.
-    """
-
-    algorithm: str = "kmeans"
-    n_clusters: int = 3
-    linkage: str = "average"
-    eps: float = 0.5
-    min_samples: int = 5
-    n_init: int = 10
-    seed: int = 0
-    #: "upload" (the disguised data, once) or "secure_aggregation" (k-means rounds; coordinator.protocols.secagg).
-    protocol: str = "upload"
-    #: secure_aggregation: most centre updates, the fraction of labels that may still change at
-    #: convergence, how the initial centres are drawn, and the fixed-point scale (values * 2^scale_bits).
-    max_iter: int = 300
-    tol: float = 0.0
-    init: str = "random"
-    scale_bits: int = 32
-    #: secure_aggregation: the smallest cluster a party accepts in a round's labels (0: parties.terms' default, 2);
-    #: a party's own term, which the coordinator does not use.
-    min_cluster_size: int = 0
-    #: mpc: the secure fixed-point type SecFxp(mpc_bits, mpc_frac), whether the centres are opened too, and
-    #: whether the coordinator runs a third share-holder with no data (for two parties).
-    mpc_bits: int = 32
-    mpc_frac: int = 16
-    reveal_centres: bool = False
-    helper: bool = False
-    #: secure_aggregation: what each round opens, "labels" (an MPC argmin; mpc_bits, mpc_frac and helper apply)
-    #: or "distances" (the arbiter reads the summed distances).
-    reveal: str = LABELS
-    #: mpc: the engine the share-holders run ("mpyc" or "spu").
-    engine: str = MPYC
-    #: Fields of registered algorithms other than the dataclass's, set as attributes (absent when none).
-    options: InitVar[Mapping[str, Any] | None] = None
-
-    def __post_init__(self, options: Mapping[str, Any] | None) -> None:
-        for key, value in (options or {}).items():
-            if key in _FIELD_NAMES or hasattr(type(self), key):
-                raise TypeError(f"option '{key}' is a field or method of ClusteringSpec, not an algorithm's own")
-            object.__setattr__(self, key, value)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and vars(self) == vars(other)
-
-    @classmethod
-    def of(cls, table: Mapping[str, Any], seed: int = 0) -> ClusteringSpec:
-        """The spec of a ``[clustering]`` table (fields it leaves out take their defaults); ``seed`` the
-        coordinator's. Fields no algorithm registers are left to :func:`fields`' check."""
-        known = fields()
-        mine = ALGORITHMS[table["algorithm"]].params if table.get("algorithm") in ALGORITHMS else {}
-        options = {k: table.get(k, p.default) for k, p in mine.items() if k not in _FIELD_NAMES}
-        options.update({k: v for k, v in table.items() if k in known and k not in _FIELD_NAMES})
-        given = {k: v for k, v in table.items() if k in _FIELD_NAMES and k != "seed"}
-        if given.get("protocol") == MPC:
-            given.setdefault("max_iter", MPC_DEFAULT_ITER)
-        return cls(**given, seed=seed, options=options)
-
-    def value(self, name: str) -> Any:
-        """A field's value: the spec's, or the default of the registered algorithm field ``name``."""
-        if hasattr(self, name):
-            return getattr(self, name)
-        return fields()[name].default
-
-    @property
-    def method(self) -> Algorithm | None:
-        """The registered algorithm this spec names, None if none."""
-        return ALGORITHMS.get(self.algorithm)
-
-    def check(self) -> list[str]:
-        """Every problem with the settings, as messages naming the field (``fields()``, and ``SECURE_FIELDS`` for
-        secure aggregation)."""
-        table = {k: p for k, p in fields(secure=False).items()}
-        algorithm = self.method
-        if algorithm is not None and not algorithm.n_clusters:
-            del table["n_clusters"]
-        errors = check_table({k: self.value(k) for k in table}, table)
-        if self.protocol == SECURE:
-            if self.algorithm != "kmeans":
-                errors.append(f"protocol = \"{SECURE}\" runs k-means only; 'algorithm' must be \"kmeans\", "
-                              f"got {self.algorithm!r}")
-            errors += check_table({k: getattr(self, k) for k in SECURE_FIELDS}, SECURE_FIELDS)
-        if self.labels_only:
-            errors += self._check_labels()
-        elif self.protocol == MPC:
-            errors += self._check_mpc()
-        elif self.helper or self.reveal_centres or self.engine != MPYC:
-            errors.append("'helper', 'reveal_centres' and 'engine' apply to protocol = \"mpc\" (and 'helper' to "
-                          "protocol = \"secure_aggregation\" with reveal = \"labels\") only")
-        if self.min_cluster_size and self.protocol != SECURE:
-            errors.append(f"'min_cluster_size' applies to protocol = \"{SECURE}\" only (a party's bound on the "
-                          "labels an arbiter answers)")
-        return errors
-
-    @property
-    def labels_only(self) -> bool:
-        """Secure aggregation that opens the labels only (an MPC argmin; coordinator.protocols.secagg_labels)."""
-        return self.protocol == SECURE and self.reveal == LABELS
-
-    @property
-    def relayed(self) -> bool:
-        """Whether the parties compute among themselves over the coordinator's Relay (an MPC, or labels only)."""
-        return self.protocol == MPC or self.labels_only
-
-    def _check_labels(self) -> list[str]:
-        table = {k: MPC_FIELDS[k] for k in ("mpc_bits", "mpc_frac", "helper")}
-        errors = check_table({k: getattr(self, k) for k in table}, table)
-        if self.init != "random":
-            errors.append(f"protocol = \"{SECURE}\" with reveal = \"{LABELS}\" draws its initial centres as k joined "
-                          f"records with the scenario seed: k-means++ seeding (D^2 sampling) draws each centre from "
-                          f"every record's distance to the centres so far, which this mode never opens; use init = "
-                          f"\"random\", or reveal = \"{DISTANCES}\" (the arbiter then reads every summed "
-                          f"distance), got init = {self.init!r}")
-        if self.tol != 0:
-            errors.append(f"protocol = \"{SECURE}\" with reveal = \"{LABELS}\" stops once no label changes (or at "
-                          f"max_iter): the parties alone decide from the opened labels; remove 'tol' ({self.tol!r})")
-        if self.reveal_centres:
-            errors.append(f"'reveal_centres' applies to protocol = \"{MPC}\" only: with reveal = \"{LABELS}\" each "
-                          "party holds its own block of the centres")
-        if self.engine != MPYC:
-            errors.append(f"'engine' applies to protocol = \"{MPC}\" only: the labels-only argmin runs on MPyC")
-        if isinstance(self.mpc_bits, int) and isinstance(self.mpc_frac, int) and self.mpc_frac + 8 > self.mpc_bits:
-            errors.append(f"'mpc_frac' ({self.mpc_frac}) must leave at least 8 integer bits in 'mpc_bits' "
-                          f"({self.mpc_bits}) for the summed distances")
-        return errors
-
-    def _check_mpc(self) -> list[str]:
-        table = {k: SECURE_FIELDS[k] for k in ("max_iter", "init")} | MPC_FIELDS
-        errors = check_table({k: getattr(self, k) for k in table}, table)
-        if self.algorithm != "kmeans":
-            errors.append(f"protocol = \"{MPC}\" runs k-means only; 'algorithm' must be \"kmeans\", got {self.algorithm!r}")
-        if self.init != "random":
-            errors.append(f"protocol = \"{MPC}\" draws its initial centres as k joined records with the scenario seed; "
-                          f"'init' must be \"random\", got {self.init!r}")
-        if isinstance(self.max_iter, int) and self.max_iter > MPC_MAX_ITER:
-            errors.append(f"protocol = \"{MPC}\" runs exactly 'max_iter' Lloyd rounds (no early stop) and each costs "
-                          f"megabytes per party; 'max_iter' must be at most {MPC_MAX_ITER}, got {self.max_iter}")
-        if self.tol != 0:
-            errors.append(f"protocol = \"{MPC}\" runs exactly 'max_iter' rounds: stopping early would open whether "
-                          f"labels changed; remove 'tol' ({self.tol!r})")
-        if isinstance(self.mpc_bits, int) and isinstance(self.mpc_frac, int) and 2 * self.mpc_frac > self.mpc_bits:
-            errors.append(f"'mpc_frac' ({self.mpc_frac}) must be at most half of 'mpc_bits' ({self.mpc_bits}): "
-                          "products of two fixed-point values need 2 * mpc_frac bits")
-        return errors
-
-
-_FIELD_NAMES = frozenset(f.name for f in dataclass_fields(ClusteringSpec))
-
-
-def _options(spec: ClusteringSpec) -> dict[str, Any]:
-    """The fields of registered algorithms a spec holds beside the dataclass's (what ``options`` gave)."""
-    return {k: v for k, v in vars(spec).items() if k not in _FIELD_NAMES}
-
-
-# read back as ``spec.options``, so that dataclasses.replace carries them over to the new spec
-ClusteringSpec.options = property(_options)  # type: ignore[attr-defined]
+def algorithm_of(spec: ClusteringSpec) -> Algorithm | None:
+    """The registered algorithm ``spec`` names, with its functions; None if none."""
+    algorithm = ALGORITHMS.get(spec.algorithm)
+    return algorithm if isinstance(algorithm, Algorithm) else None
 
 
 def _kmeans(spec: ClusteringSpec, X: np.ndarray) -> np.ndarray:
@@ -366,8 +170,9 @@ def _dbscan_condensed(spec: ClusteringSpec, condensed: np.ndarray, n: int, overw
         within(condensed, n, spec.eps))
 
 
-#: The registered algorithms, by the name ``[clustering]``'s ``algorithm`` gives.
-ALGORITHMS: dict[str, Algorithm] = {
+# The built-in algorithms with their functions, in place of their declarations in protos.clustering.ALGORITHMS
+# (the registry, by the name ``[clustering]``'s ``algorithm`` gives: one line there registers another).
+ALGORITHMS.update({
     "kmeans": Algorithm(
         "kmeans", {"n_init": Param(int, 10, minimum=1, rule="a positive integer", doc="kmeans restarts")},
         features=_kmeans, features_in_place=_kmeans_in_place, doc="Lloyd's k-means (scikit-learn), best of n_init seeded starts"),
@@ -380,21 +185,7 @@ ALGORITHMS: dict[str, Algorithm] = {
                    "min_samples": Param(int, 5, minimum=1, rule="a positive integer", doc="dbscan")},
         features=_dbscan, dissimilarities=_dbscan_condensed, n_clusters=False,
         doc="density clusters; on dissimilarities the sparse graph of pairs within eps"),
-}
-
-
-def fields(secure: bool = True) -> dict[str, Param]:
-    """The ``[clustering]`` schema: the common fields and every registered algorithm's (and, with ``secure``,
-    ``SECURE_FIELDS``), the spec's own fields in their order, then those of algorithms registered later."""
-    table: dict[str, Param] = {"algorithm": replace(COMMON["algorithm"], choices=tuple(ALGORITHMS)),
-                               "n_clusters": replace(COMMON["n_clusters"], doc=", ".join(
-                                   a.name for a in ALGORITHMS.values() if a.n_clusters))}
-    for algorithm in ALGORITHMS.values():
-        table.update(algorithm.params)
-    table["protocol"] = COMMON["protocol"]
-    order = [f.name for f in dataclass_fields(ClusteringSpec) if f.name in table]
-    table = {**{k: table[k] for k in order}, **{k: p for k, p in table.items() if k not in order}}
-    return {**table, **SECURE_FIELDS, **MPC_FIELDS} if secure else table
+})
 
 
 def preload() -> None:
@@ -406,7 +197,7 @@ def preload() -> None:
 def input_problem(spec: ClusteringSpec, precomputed: bool) -> str | None:
     """Why ``spec`` cannot cluster features (or dissimilarities if ``precomputed``), or None: known from what the
     parties' methods declare they send, so the scenario loader asks it before any party starts."""
-    algorithm = spec.method
+    algorithm = algorithm_of(spec)
     if algorithm is None:
         return f"algorithm {spec.algorithm!r} is not one of {', '.join(ALGORITHMS)}"
     if (algorithm.dissimilarities if precomputed else algorithm.features) is None:
@@ -478,7 +269,7 @@ def cluster(spec: ClusteringSpec, combined: Combined, overwrite: bool = False) -
     problem = input_problem(spec, combined.features is None)
     if problem:
         raise SessionError(problem)
-    algorithm = spec.method
+    algorithm = algorithm_of(spec)
     assert algorithm is not None  # input_problem refuses an unregistered name
     features = combined.features
     if features is not None:

@@ -13,7 +13,10 @@ contributions, the state and the error. The protocols that drive it are
 objects of coordinator.protocols, each with its own state under its own
 lock: the key relay (``relay``), the secure-aggregation rounds
 (``arbiter``), the confirmations (``confirmations``) and the MPC hub
-(``arbiter.hub``). One rule keeps them apart: a protocol's lock may be taken
+(``arbiter.hub``). The session's protocol (``protocol``, a registered
+coordinator.protocols.base.SessionProtocol) drives it once every upload is
+in: ``begin``, then ``complete`` or ``fail``; a protocol that sets the
+session's state does so through ``publish``, under the session's lock. One rule keeps them apart: a protocol's lock may be taken
 while the session's is held (a wait's ``ready`` reads a protocol's state,
 see ``wait_for``), never the other way round; a protocol that changed what a
 wait reads calls ``notify`` once its own lock is released. An upload being
@@ -33,13 +36,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from coordinator.clock import REAL, Clock, Scheduled
-from coordinator.clustering import ROUNDS, ClusteringSpec, preload_in_background
+from coordinator.clustering import ClusteringSpec
 from coordinator.errors import FailedPrecondition, InvalidArgument, ResourceExhausted, SessionError
 from coordinator.ledger import Ledger, predicted_payload
 from coordinator.limits import Budget
 from coordinator.matrix import FeatureMatrix
-from coordinator.messages import CLUSTERING_TERMS, PeerKey, Received, SealedKey, Terms, UploadHeader
-from coordinator.pipeline import pipeline
+from coordinator.messages import PeerKey, Received, SealedKey, Terms, UploadHeader
+from coordinator.protocols.base import SessionProtocol, protocol_class
+from coordinator.protocols.builtin import Upload as _Upload  # noqa: F401 - registers the built-in protocols
 from coordinator.protocols.confirm import Confirmations
 from coordinator.protocols.keys import KeyRelay
 from coordinator.protocols.upload import MAX_UPLOAD_BYTES, Upload, UploadRules, plan_upload
@@ -49,7 +53,7 @@ from coordinator.types import Contribution, Outcome
 from coordinator.waits import PROBING, WouldWait
 from protos.serde import CHUNK_BYTES
 
-if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use it (see _begin_secure)
+if TYPE_CHECKING:  # secure aggregation is loaded only by the sessions that use it (coordinator.protocols.builtin)
     from coordinator.protocols.secagg import Arbiter
 
 #: The session's states (the numbers are the wire's SessionState, which coordinator.wire.serde checks).
@@ -146,9 +150,11 @@ class Session:
         self.outcome: Outcome | None = None
         self.timing: dict[str, float] = {}
         self.protection: dict[str, dict] = {}  # per party: how its connection was secured and it was identified
+        #: The session's protocol, which drives it once every upload is in (coordinator.protocols.base).
+        self.protocol: SessionProtocol = protocol_class(spec.clustering.protocol)(self)
         # the parties' keys (coordinator.protocols.keys)
         self.relay = KeyRelay(spec.name, spec.parties, spec.ids,
-                              spec.clustering.protocol if spec.clustering.protocol in ROUNDS else "")
+                              self.protocol.name if self.protocol.terms.pair_keys else "")
         self.refused: list[Refusal] = []  # uploads refused and discarded, in order
         self.arbiter: Arbiter | None = None  # secure aggregation: the rounds, once the ids are joined
         self.confirmations = Confirmations(spec.parties)  # the tags each party posted (coordinator.protocols.confirm)
@@ -157,8 +163,7 @@ class Session:
         self._on_fail: list[Callable[[], None]] = []  # called once when the session fails (open uploads)
         self._watchers: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []  # coroutines in ``until``
         self._timer = self.clock.call_later(spec.deadline, self._expire)
-        if spec.clustering.protocol not in ROUNDS:
-            preload_in_background()  # scikit-learn imports while the parties start, not inside the clustering
+        self.protocol.start()
 
     # -- parties ---------------------------------------------------------------------------
     def expects(self, party: str) -> bool:
@@ -220,11 +225,11 @@ class Session:
             }
 
     def terms(self) -> Terms:
-        """What Join answers: the session's chunk size, time left, id mode, parties and protocol."""
-        protocol, spec = self.spec.clustering.protocol, self.spec.clustering
+        """What Join answers: the session's chunk size, time left, id mode, parties and protocol, and the
+        clustering terms its protocol announces (none for an upload)."""
+        spec, announced = self.spec.clustering, self.protocol.terms.terms
         return Terms(self.spec.chunk_bytes, self.seconds_left(), self.spec.ids, tuple(self.spec.parties),
-                     protocol if protocol in ROUNDS else "upload",
-                     {k: getattr(spec, k) for k in CLUSTERING_TERMS} if protocol in ROUNDS else None)
+                     self.protocol.name, {k: getattr(spec, k) for k in announced} if announced else None)
 
     # -- keys (the key relay, coordinator.protocols.keys) ------------------------------------
     @property
@@ -358,70 +363,29 @@ class Session:
         """What this session expects of ``party``'s upload (its header is checked against it)."""
         method, params = self.spec.expected.get(party, (None, {}))
         return UploadRules(self.spec.name, self.spec.max_upload_bytes, self.spec.chunk_bytes,
-                           self.spec.clustering.protocol in ROUNDS, method, params, self.spec.dims.get(party),
+                           self.protocol.terms.ids_only, method, params, self.spec.dims.get(party),
                            self.spec.ids)
 
     def _refuse(self, party: str, error: str, messages: int, serialized: int, payload: int) -> None:
         with self._cond:
             self.refused.append(Refusal(party, clip(error), messages, serialized, payload))
 
-    # -- clustering ------------------------------------------------------------------------
+    # -- clustering (the session's protocol, coordinator.protocols.base) ------------------------------
     def _finish(self) -> None:
-        """Run the pipeline on every contribution, then record its outcome, or fail the session with its error."""
-        if self.spec.clustering.protocol in ROUNDS:
-            self._begin_secure()
-            return
-        contributions = [self.contributions[p] for p in self.spec.parties]
-        try:  # without keep_uploads, the pipeline uses the uploads and the running sums up (see there)
-            outcome = pipeline(contributions, self.spec.clustering, self.sums, keep=self.spec.keep_uploads,
-                               clock=self.clock.now, matrix=self.matrix)
-        except SessionError as exc:
-            self.fail(str(exc))
-            return
-        except Exception as exc:  # a bug or a resource limit; the parties must still be told
-            self.fail(f"clustering failed: {type(exc).__name__}: {exc}")
-            return
-        with self._cond:
-            if self.state == CLUSTERING:
-                self.outcome = outcome
-                self.state = DONE
-                self.timing.update(outcome.seconds)
-                self.timing["done"] = self._elapsed()
-                self._timer.cancel()
-            self._wake()
+        """Every upload is in: the protocol runs, to ``complete`` or ``fail``."""
+        self.protocol.begin()
 
-    # -- secure aggregation (coordinator.protocols.secagg) ---------------------------------------------
-    def _begin_secure(self) -> None:
-        """Every party's ids are in: join them and open the rounds."""
-        from coordinator.protocols.mpc import open_hub
-        from coordinator.protocols.secagg import begin
-
-        try:
-            t = self.clock.now()
-            arbiter = begin(self)
-            if self.spec.clustering.relayed:  # an MPC, or secure aggregation opening the labels only
-                open_hub(self, arbiter)
-            self.timing["join_seconds"] = self.clock.now() - t
-        except SessionError as exc:
-            self.fail(str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - a bug must fail the session with a message, not end the thread
-            self.fail(f"joining the ids failed: {type(exc).__name__}: {exc}")
-            return
+    def publish(self, change: Callable[[], None]) -> None:
+        """Run ``change`` (a protocol setting its part of the session's state, e.g. ``arbiter``) under the
+        session's lock, then wake every waiter."""
         with self._cond:
-            self.arbiter = arbiter
+            change()
             self._wake()
 
     def notify(self) -> None:
         """Wake every waiter: a protocol object changed what a wait reads (call with no protocol's lock held)."""
         with self._cond:
             self._wake()
-
-    def await_arbiter(self, timeout: float | None = None):
-        """The secure-aggregation rounds, once every party's ids are joined; SessionError if the session fails."""
-        with self._cond:
-            self._await(lambda: self.arbiter is not None, timeout, lambda: "not every party's ids are in yet")
-            return self.arbiter
 
     def wait_for(self, ready: Callable[[], bool], timeout: float | None, not_yet: Callable[[], str]) -> None:
         """Until ``ready()`` (read under the session's lock: it may take a protocol's lock, never the other way
@@ -430,12 +394,13 @@ class Session:
         with self._cond:
             self._await(ready, timeout, not_yet)
 
-    def complete_secure(self, outcome: Outcome) -> None:
-        """The last round's labels (or the MPC's) are the session's result."""
+    def complete(self, outcome: Outcome) -> None:
+        """The protocol's result is the session's: it is done (unless it has failed meanwhile)."""
         with self._cond:
             if self.state == CLUSTERING:
                 self.outcome = outcome
                 self.state = DONE
+                self.timing.update(outcome.seconds)
                 self.timing["done"] = self._elapsed()
                 self._timer.cancel()
             self._wake()
@@ -460,13 +425,6 @@ class Session:
                 self._on_fail.append(callback)
                 return
         callback()
-
-    def await_helper(self, hub, timeout: float | None = None) -> bytes:
-        """The MPC helper's public key once the coordinator's helper made it (coordinator.protocols.mpc); SessionError if the
-        session fails first. Under PROBING, WouldWait instead of waiting."""
-        with self._cond:
-            self._await(lambda: bool(hub.helper_key), timeout, lambda: "the coordinator's helper did not start in time")
-            return hub.helper_key
 
     def _expire(self) -> None:
         with self._cond:

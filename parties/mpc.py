@@ -50,9 +50,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc_kmeans import STOPPED
+from parties.protocols.terms import Terms
 from parties.secagg import check_alignment, confirm_alignment, confirmed_fields
 from parties.serde import AlignmentHeader, Frame, Mark, RelayResult
-from parties.terms import Terms
 
 #: HKDF label of a pair's tunnel key.
 LABEL = "mpc tunnel"
@@ -355,7 +355,7 @@ def confirm_mpc(link, header: AlignmentHeader, positions: np.ndarray, ids: np.nd
     (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
     naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
     fields include its name and key, so every data party computes with the same helper. ``terms``: this
-    party's own (parties.terms), checked with the alignment: its share-holders, helper, k, rounds, scale and
+    party's own (parties.protocols.terms), checked with the alignment: its share-holders, helper, k, rounds, scale and
     whether the centres are opened."""
     try:
         check_alignment(header, positions, n_rows, me)

@@ -38,13 +38,14 @@ from parties.metrics import peak_rss
 from parties.mpc import METHOD as MPC_METHOD
 from parties.mpc import MpcResult, confirm_mpc, run_mpc
 from parties.progress import Progress
+from parties.protocols import party_protocol
+from parties.protocols.terms import Terms
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result
 from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
 from parties.spu_run import refuse_unless_ready, run_spu
-from parties.terms import Terms
 from parties.text import escaped
 from protos.extras import missing
 from protos.ids import packed_size
@@ -63,7 +64,7 @@ def run_party(
     security: ClientSecurity | None = None,
     tls: bool = True,
     mutual: bool = False,
-    secure_only: bool = False,
+    no_method: bool = False,
     ids_mode: str | None = None,
     reveal: str | None = None,
     terms: Terms | None = None,
@@ -78,15 +79,15 @@ def run_party(
     ``parties.retry`` says (a dropped connection, up to three times; an
     upload tried again joins again and starts from scratch).
     ``timeout_name`` names the timer ``timeout`` comes from, for the message
-    when it runs out. ``secure_only``: the party's table names no method, so
-    it refuses any session but a secure-aggregation one before sending data.
+    when it runs out. ``no_method``: the party's table names no method, so
+    it refuses any session whose protocol expects a disguise (ProtocolTerms.columns_at_home) before sending data.
     ``ids_mode``: the scenario's [security] ids; a party whose file says
     "pseudonymous" refuses a coordinator that asks for plain ids (an active
     coordinator would so read every raw id, mutual TLS or not). ``reveal``: the
     scenario's [clustering] reveal of a secure-aggregation session; the party
     refuses a coordinator that runs the session in the other mode (one that
     announces "distances" would read every summed distance).
-    ``terms``: what the party's own scenario file consents to (parties.terms);
+    ``terms``: what the party's own scenario file consents to (parties.protocols.terms);
     a session whose terms differ is refused before the party sends what they
     bound.
     ``progress`` > 0: every that many seconds of a wait, say on ``log`` what
@@ -105,16 +106,11 @@ def run_party(
     client = CoordinatorClient(coordinator, session, cfg.name, security, tls=tls)
     steps = Steps(cfg, client, pair, key_signature(security, session, cfg.name, pair, mutual), security, mutual,
                   deadline, log, progress, terms)
+    steps.reveal = reveal
     try:
-        joined = steps.join(ids_mode, secure_only)
+        joined = steps.join(ids_mode, no_method)
         peers, ids = steps.agree_keys(joined, done)
-        secure: RoundsResult | MpcResult | None = None
-        if joined.protocol == "mpc":
-            secure = steps.mpc_rounds(joined, done, peers, ids)
-        elif joined.protocol == "secure_aggregation":
-            secure = steps.secure_rounds(joined, done, peers, ids, reveal)
-        else:
-            steps.upload(joined, done, ids)
+        secure: RoundsResult | MpcResult | None = party_protocol(joined.protocol).run(steps, joined, done, peers, ids)
         result = steps.receive()
     except grpc.RpcError as exc:
         if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() >= steps.deadline - 0.5:
@@ -150,6 +146,8 @@ class Steps:
         self.step, self.timing = "joining", {}  # type: tuple[str, dict[str, float]]
         #: The seconds the coordinator said its session had left at Join, when they end before the party's own timer.
         self.session_deadline = 0.0
+        #: The party's own [clustering] reveal of a secure-aggregation session (``run_party``'s ``reveal``).
+        self.reveal: str | None = None
         self.retry = Retry(cfg.name, self.left, log)
         self.watch = Progress(cfg.name, client.address, client, client.session, log, progress, self.left)
         self.watch.start()
@@ -166,14 +164,15 @@ class Steps:
     def _join(self) -> Joined:
         return self.client.join(self.left(), self.pair.public, self.signature)
 
-    def join(self, ids_mode: str | None, secure_only: bool) -> Joined:
+    def join(self, ids_mode: str | None, no_method: bool) -> Joined:
         """Join; refuse a session this party's own file rules out before anything is sent."""
         joined = self.retry("Join", self._join)
         session = self.client.session
+        protocol = party_protocol(joined.protocol)  # one this party does not know: refused before anything is sent
         if ids_mode == "pseudonymous" and joined.ids != "pseudonymous":
             raise PartyError(f"this party's scenario says [security] ids = \"pseudonymous\", but the coordinator of "
                              f"session '{session}' asks for plain ids: refusing to send a raw id")
-        if secure_only and not joined.rounds:
+        if no_method and not protocol.terms.columns_at_home:
             raise PartyError(f"this party's table names no 'method', so it keeps its columns at home and can take "
                              f"part in a secure-aggregation session only; session '{session}' expects an upload of "
                              "disguised data: give the table the method the session expects")
@@ -219,7 +218,7 @@ class Steps:
 
     def _keep_columns(self, joined: Joined) -> None:
         if self.cfg.method != "none" or self.cfg.params:
-            what = "as an MPC" if joined.protocol == "mpc" else "by secure aggregation"
+            what = party_protocol(joined.protocol).doing
             raise PartyError(f"party '{self.cfg.name}': the coordinator runs this session {what}, where a party "
                              f"keeps its columns at home; this party is configured to disguise them with "
                              f"'{self.cfg.method}'")

@@ -47,6 +47,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
+from parties.protocols.terms import Terms
 from parties.serde import (
     AlignmentHeader,
     ConfirmTag,
@@ -55,7 +56,6 @@ from parties.serde import (
     read_int32,  # noqa: F401 - the in-process link (ppcsim.run.inprocess) imports it from here
     upload_messages,
 )
-from parties.terms import Terms
 
 #: Default fixed-point scale: values travel as round(value * 2^SCALE_BITS); each rounding errs by at most 2^-33.
 SCALE_BITS = 32
@@ -393,7 +393,7 @@ def run_rounds(link: Link, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes]
     first post the party checks the alignment alone (``check_alignment``) and
     with every other party (``confirm_alignment``); every answer after that is
     checked against the alignment, and against this party's own ``terms``
-    (parties.terms: its file's clustering terms and least cluster) when given. ``masked=False`` only for a benchmark's
+    (parties.protocols.terms: its file's clustering terms and least cluster) when given. ``masked=False`` only for a benchmark's
     control run (the session must allow it): the same rounds with no mask
     added. ``given``: the alignment (header and positions) if the caller
     already asked for it.

@@ -38,9 +38,9 @@ import numpy as np
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import MpcResult, mpc_fields, run_mpc
+from parties.protocols.terms import Terms
 from parties.secagg import METHOD, RoundsResult, check_alignment, confirm_alignment, run_rounds
 from parties.serde import AlignmentHeader, upload_messages
-from parties.terms import Terms
 from protos.extras import missing
 
 #: What the session opens each round (AlignmentHeader.reveal): the labels only, or the summed distances.
@@ -59,7 +59,7 @@ def labels_rounds(link, header: AlignmentHeader, positions: np.ndarray, X: np.nd
                   peers: dict[str, bytes], session: str, me: str, deadline: float, *,
                   parties: list[str] | None = None, terms: Terms | None = None, log=sys.stderr) -> MpcResult:
     """This party's rounds when only the labels are opened: check and confirm the alignment (against this party's
-    own ``terms`` too, when given: parties.terms), then run the argmin's MPC (parties.secagg_argmin) on its joined
+    own ``terms`` too, when given: parties.protocols.terms), then run the argmin's MPC (parties.secagg_argmin) on its joined
     rows with every link relayed over ``link.relay``. The labels of every round come out of the MPC itself, so an
     arbiter cannot choose them (no least-cluster check is needed), and the share-holders must be at least three
     (threshold t >= 1), as in any MPC.

@@ -23,6 +23,7 @@ import numpy as np
 
 from parties.errors import PartyError
 from parties.methods import Sent
+from protos.clustering import protocol_terms
 from protos.ids import TEXT as ID_TEXT
 from protos.ids import pack as pack_ids
 from protos.messages import (  # noqa: F401 - the shared types, read here by the party's code
@@ -38,13 +39,12 @@ from protos.messages import (  # noqa: F401 - the shared types, read here by the
 )
 from protos.ppcsim.v1 import session_pb2
 from protos.serde import array_pieces, array_slices, array_spec
+from protos.vocabulary import protocol_from_wire, protocol_to_wire
 
 #: Ids per IdChunk message; keeps each message well under gRPC's 4 MiB limit.
 IDS_PER_CHUNK = 20_000
 
-#: JoinReply.protocol and JoinReply.ids, by the names a party's logic uses.
-PROTOCOLS = {session_pb2.PROTOCOL_UPLOAD: "upload", session_pb2.PROTOCOL_SECURE_AGGREGATION: "secure_aggregation",
-             session_pb2.PROTOCOL_MPC: "mpc"}
+#: JoinReply.ids by the names a party's logic uses (JoinReply.protocol: protos.vocabulary).
 ID_MODES = {session_pb2.IDS_PLAIN: "plain", session_pb2.IDS_PSEUDONYMOUS: "pseudonymous"}
 #: The fields of JoinReply.clustering: a session's clustering terms, named as in [clustering].
 CLUSTERING_TERMS = ("n_clusters", "max_iter", "scale_bits", "mpc_bits", "mpc_frac", "reveal_centres", "helper")
@@ -72,8 +72,9 @@ class Joined:
 
     @property
     def rounds(self) -> bool:
-        """Whether the party keeps its columns and takes part in rounds (secure aggregation or MPC)."""
-        return self.protocol in ("secure_aggregation", "mpc")
+        """Whether the session's protocol needs every party's key for the parties' pair keys (secure aggregation,
+        MPC: protos.clustering.ProtocolTerms.pair_keys)."""
+        return protocol_terms(self.protocol).pair_keys
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,15 @@ def joined_from_proto(message: session_pb2.JoinReply) -> Joined:
     terms = message.clustering
     clustering = {f: getattr(terms, f) for f in CLUSTERING_TERMS} if message.HasField("clustering") else {}
     return Joined(chunk_bytes=message.chunk_bytes, seconds_left=message.seconds_left, ids=ID_MODES[message.ids],
-                  parties=list(message.parties), protocol=PROTOCOLS[message.protocol], clustering=clustering)
+                  parties=list(message.parties), protocol=protocol_from_wire(message.protocol, message.protocol_name),
+                  clustering=clustering)
 
 
 def joined_to_proto(value: Joined) -> session_pb2.JoinReply:
+    protocol, protocol_name = protocol_to_wire(value.protocol)
     reply = session_pb2.JoinReply(
         chunk_bytes=value.chunk_bytes, seconds_left=value.seconds_left, parties=value.parties,
-        ids={v: k for k, v in ID_MODES.items()}[value.ids],
-        protocol={v: k for k, v in PROTOCOLS.items()}[value.protocol])
+        ids={v: k for k, v in ID_MODES.items()}[value.ids], protocol=protocol, protocol_name=protocol_name)
     for name, term in value.clustering.items():
         setattr(reply.clustering, name, term)
     return reply

@@ -338,40 +338,31 @@ def simulate(scenario, processes: bool = False, *, out: str | Path | None = None
                         else known_fraction)
     if processes:
         return _processes(scenario, settings, out, log)
-    if scenario.clustering.relayed:
-        what = ('protocol = "mpc"' if scenario.clustering.protocol == "mpc" else
-                'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin)')
+    from ppcsim.run.observers import observer
+
+    if what := observer(scenario.clustering.protocol).needs_processes(scenario):
         raise ValueError(f"{scenario.path}: {what} runs each MPC party as its own OS process; simulate it with "
                          "processes=True (or 'ppc run'), not in this process")
     return _in_process(scenario, settings, log or io.StringIO())
 
 
 def _in_process(scenario: Scenario, settings: Settings, log) -> Run:
-    from coordinator.clustering import SECURE
+    from coordinator.summary import summarise
     from parties.metrics import peak_rss
     from ppcsim.report.outputs import build, own_checks
-    from ppcsim.run.inprocess import simulate as direct
-    from ppcsim.run.inprocess import simulate_secure
-    from ppcsim.run.observer import evaluate
+    from ppcsim.run.observers import observer
 
     t0 = time.perf_counter()
     artifacts = RunArtifacts()
-    evaluation: Evaluation
-    if scenario.clustering.protocol == SECURE:
-        from ppcsim.run.observer_secure import evaluate_secure
-
-        session, _, own = simulate_secure(scenario, log=log)
-        outcome = session.wait(0)
-        memory = peak_rss()
-        evaluation = evaluate_secure(scenario, session, settings, own=own)
+    watcher = observer(scenario.clustering.protocol)
+    session, own = watcher.in_process(scenario, log)
+    outcome = session.wait(0)
+    memory = peak_rss()
+    evaluation: Evaluation = watcher.evaluate(scenario, session, settings, own=own, artifacts=artifacts)
+    if artifacts.own is None:
         artifacts.own = own
-    else:
-        session, own = direct(scenario)
-        outcome = session.wait(0)
-        memory = peak_rss()
-        evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own, artifacts=artifacts)
     summaries = own_checks(own)
-    report = build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
+    report = build(scenario, summarise(session), timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
                    observer=True, coordinator_peak_rss=memory, summaries=summaries)
     sent = {name: {"ids": for_file(c.ids), **c.arrays} for name, c in session.contributions.items() if c.arrays}
     return _run(scenario, report, sent, outcome, artifacts, None)

@@ -8,7 +8,11 @@ under TYPE_CHECKING included), how large modules and folders are, and which way 
   not import ppcsim, nothing imports bench; inside ppcsim, evaluation is a library that imports no other room,
   and each room imports only the rooms below it (``ROOMS``);
 - a dotted path names one thing: no package binds a name that is also one of its modules (as a callable
-  module named like its function once did), and no module replaces its own class to become callable.
+  module named like its function once did), and no module replaces its own class to become callable;
+- a party process reading its scenario loads no coordinator module (the ``[clustering]`` schema and the
+  protocols' names are protos', protos.clustering and protos.vocabulary);
+- at most ``MAX_PROTOCOL_BRANCHES`` lines outside the protocols' own folders (``PROTOCOL_FOLDERS``) branch on
+  which protocol a session runs: a protocol is its classes in those folders, registered by name.
 
 Each rule is first shown to fail on a small tree that breaks it.
 """
@@ -16,6 +20,11 @@ Each rule is first shown to fail on a small tree that breaks it.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -313,3 +322,66 @@ def test_a_library_use_of_the_party_entry_is_found(tmp_path):
 
 def test_only_the_party_command_imports_the_party_entry():
     assert party_entry_importers(imports(ROOT)) == []
+#: What a party process has loaded of the coordinator once it has read its scenario: only ``coordinator.malloc``,
+#: which ``import ppcsim`` itself uses to set glibc's malloc threshold as the process starts (its package, then).
+PARTY_READS_COORDINATOR: set[str] = set()
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize("clustering", [{}, {"protocol": "secure_aggregation"}, {"protocol": "mpc"}])
+def test_a_party_reading_its_scenario_loads_no_coordinator_module(tmp_path, clustering):
+    from conftest import party_table, write_scenario
+
+    method = None if clustering else "none"
+    path = write_scenario(tmp_path, parties=[party_table("a", ["alcohol", "malic_acid"], method),
+                                             party_table("b", ["ash", "magnesium"], method),
+                                             party_table("c", ["hue", "proline"], method)], clustering=clustering)
+    code = ("import json, sys\n"
+            "from ppcsim.scenario.load import load_scenario\n"
+            f"scenario = load_scenario({str(path)!r}, role='party', party='a')\n"
+            "print(json.dumps([scenario.clustering.protocol, sorted(m for m in sys.modules if m.split('.')[0] == "
+            "'coordinator')]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    protocol, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert protocol == clustering.get("protocol", "upload")
+    assert set(loaded) <= PARTY_READS_COORDINATOR, f"a party reading its scenario loaded {loaded}"
+
+
+#: Where each protocol's pieces live: the coordinator's, the party's, the scenario's checks, the observer's and the
+#: report's (a line there may branch on the protocol; it is that protocol's code).
+PROTOCOL_FOLDERS = ("coordinator/protocols/", "parties/protocols/", "ppcsim/scenario/protocols/",
+                    "ppcsim/run/observers/", "ppcsim/report/protocols/")
+#: A line that branches on the session's protocol by its name (or on secure aggregation's reveal).
+PROTOCOL_BRANCH = re.compile(r"protocol ==|protocol in|== SECURE|== MPC|secure_only|protocol !=|\.labels_only|"
+                             r"reveal ==")
+MAX_PROTOCOL_BRANCHES = 4  # the report's table and page wording of a secure-aggregation party, the helper's MPC program, a bench flag
+
+
+def protocol_branches(root: Path, packages=("parties", "coordinator", "ppcsim", "bench")) -> list[str]:
+    """``path:line: text`` of every line outside ``PROTOCOL_FOLDERS`` that branches on the protocol."""
+    found = []
+    for package in packages:
+        for path in python_files(root / package) if (root / package).is_dir() else []:
+            where = path.relative_to(root).as_posix()
+            if where.startswith(PROTOCOL_FOLDERS):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if PROTOCOL_BRANCH.search(line):
+                    found.append(f"{where}:{number}: {line.strip()}")
+    return found
+
+
+def test_protocol_branches_are_found_outside_the_protocol_folders(tmp_path):
+    for folder in ("parties", "coordinator/protocols"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "parties" / "run.py").write_text('if joined.protocol == "mpc":\n    pass\n')
+    (tmp_path / "coordinator" / "protocols" / "mpc.py").write_text('if spec.protocol == "mpc":\n    pass\n')
+    assert protocol_branches(tmp_path) == ['parties/run.py:1: if joined.protocol == "mpc":']
+
+
+def test_few_lines_outside_the_protocol_folders_branch_on_the_protocol():
+    found = protocol_branches(ROOT)
+    assert len(found) <= MAX_PROTOCOL_BRANCHES, "\n".join(found)

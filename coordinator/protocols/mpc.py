@@ -42,7 +42,7 @@ from coordinator.clustering import MPC, SECURE, SPU
 from coordinator.errors import InvalidArgument, SessionError
 from coordinator.ledger import DOWN, UP
 from coordinator.messages import Frame, Mark, RelayResult
-from coordinator.protocols.secagg import Arbiter, arbiter_of, columns
+from coordinator.protocols.secagg import Arbiter, arbiter_of, columns, rounds_of
 from coordinator.text import shown
 
 RPC = "Relay"
@@ -138,7 +138,7 @@ class Hub:
     #: Bytes taken from the budget for the helper's input before the MPC started (given back at its end).
     reserved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
-    #: The helper's X25519 public key, once the helper has made its key pair (Session.await_helper).
+    #: The helper's X25519 public key, once the helper has made its key pair (coordinator.protocols.secagg.helper_key).
     helper_key: bytes = b""
 
     def __post_init__(self) -> None:
@@ -320,7 +320,7 @@ class Hub:
             description = (f"k-means as a secure multiparty computation ({engine}) over {parts}: "
                            f"{arbiter.spec.max_iter + 1} assignments on secret shares, only the labels opened")
         outcome = arbiter.outcome(labels.astype(np.int32), description)
-        session.complete_secure(outcome)  # type: ignore[attr-defined]
+        session.complete(outcome)  # type: ignore[attr-defined]
 
 
 def open_hub(session, arbiter: Arbiter) -> None:
@@ -344,7 +344,7 @@ def hub_of(session, party: str, helper: bool = False) -> Hub:
     session's parties may open a stream."""
     if helper and (party != HELPER or not session.spec.clustering.helper):
         raise InvalidArgument(f"session '{session.spec.name}' has no helper called '{shown(party)}'")
-    arbiter = (session.await_arbiter(timeout=session.seconds_left() + 1.0) if helper
+    arbiter = (rounds_of(session, timeout=session.seconds_left() + 1.0) if helper
                else arbiter_of(session, party, MPC, SECURE))
     hub = arbiter.hub
     if hub is None or party not in hub.parties:

@@ -306,7 +306,14 @@ def arbiter_of(session, party: str, *protocols: str) -> Arbiter:
         raise PermissionDenied(f"session '{session.spec.name}' expects no party '{shown(party)}'")
     if session.spec.clustering.protocol not in protocols:
         raise SessionError(f"session '{session.spec.name}' does not cluster by {' or '.join(protocols)}")
-    return session.await_arbiter(timeout=session.seconds_left() + 1.0)
+    return rounds_of(session, timeout=session.seconds_left() + 1.0)
+
+
+def rounds_of(session, timeout: float | None = None) -> Arbiter:
+    """The session's rounds once every party's ids are joined (coordinator.protocols.builtin.Rounds.begin);
+    SessionError if the session fails first. Under PROBING, WouldWait instead of waiting."""
+    session.wait_for(lambda: session.arbiter is not None, timeout, lambda: "not every party's ids are in yet")
+    return session.arbiter
 
 
 def _arbiter(session, party: str) -> Arbiter:
@@ -327,7 +334,7 @@ def alignment_of(session, party: str) -> Arbiter:
     session with a helper, once the helper's key is made)."""
     arbiter = arbiter_of(session, party, *ROUNDS)
     if arbiter.hub is not None and session.spec.clustering.helper:  # its header names the helper's key
-        session.await_helper(arbiter.hub, timeout=session.seconds_left() + 1.0)
+        helper_key(session, arbiter.hub, timeout=session.seconds_left() + 1.0)
     return arbiter
 
 
@@ -377,6 +384,13 @@ def columns(contribution) -> int:
     return int(value)
 
 
+def helper_key(session, hub, timeout: float | None = None) -> bytes:
+    """The MPC helper's public key once the coordinator's helper made it (coordinator.protocols.mpc); SessionError
+    if the session fails first. Under PROBING, WouldWait instead of waiting."""
+    session.wait_for(lambda: bool(hub.helper_key), timeout, lambda: "the coordinator's helper did not start in time")
+    return hub.helper_key
+
+
 def mpc_fields(session) -> dict:
     """The AlignmentHeader's fields of an MPC session: its parties (the helper last), their columns, SecFxp."""
     spec = session.spec.clustering
@@ -388,7 +402,7 @@ def mpc_fields(session) -> dict:
               "mpc_engine": "" if spec.engine == MPYC else spec.engine}
     if spec.helper:  # the helper's key, once the coordinator's helper made it (a wait: WouldWait under PROBING)
         fields.update(mpc_helper=hub.parties[-1],
-                      mpc_helper_key=session.await_helper(hub, timeout=session.seconds_left() + 1.0))
+                      mpc_helper_key=helper_key(session, hub, timeout=session.seconds_left() + 1.0))
     return fields
 
 
@@ -444,7 +458,7 @@ def _take_post(session, arbiter: Arbiter, header: DistanceHeader, messages, want
         raise InvalidArgument(f"party '{party}': round {round_}: {received} of {want} bytes")
     outcome = arbiter.post(party, header, np.frombuffer(buffer, dtype="<u8"))
     if outcome is not None:
-        session.complete_secure(outcome)
+        session.complete(outcome)
     session.notify()
     return received
 

@@ -45,13 +45,12 @@ from coordinator.messages import (
 from coordinator.session import CLUSTERING, DONE, FAILED, WAITING
 from protos.ppcsim.v1 import array_pb2, session_pb2
 from protos.serde import WireError, array_chunks, spec_nbytes
+from protos.vocabulary import protocol_to_wire
 
 #: The wire's enums, by the names the coordinator's logic uses.
 ID_MODES = {"plain": session_pb2.IDS_PLAIN, "pseudonymous": session_pb2.IDS_PSEUDONYMOUS}
 STATES = {WAITING: session_pb2.WAITING, CLUSTERING: session_pb2.CLUSTERING, DONE: session_pb2.DONE,
           FAILED: session_pb2.FAILED}
-PROTOCOLS = {"upload": session_pb2.PROTOCOL_UPLOAD, "secure_aggregation": session_pb2.PROTOCOL_SECURE_AGGREGATION,
-             "mpc": session_pb2.PROTOCOL_MPC}
 
 
 # -- keys ------------------------------------------------------------------------------------------
@@ -61,9 +60,10 @@ def join_from_proto(request: session_pb2.JoinRequest) -> JoinAsk:
 
 
 def terms_to_proto(terms: Terms) -> session_pb2.JoinReply:
+    protocol, protocol_name = protocol_to_wire(terms.protocol)
     reply = session_pb2.JoinReply(chunk_bytes=terms.chunk_bytes, seconds_left=terms.seconds_left,
-                                  ids=ID_MODES[terms.ids], parties=terms.parties,
-                                  protocol=PROTOCOLS.get(terms.protocol, session_pb2.PROTOCOL_UPLOAD))
+                                  ids=ID_MODES[terms.ids], parties=terms.parties, protocol=protocol,
+                                  protocol_name=protocol_name)
     for name, value in (terms.clustering or {}).items():
         setattr(reply.clustering, name, value)
     return reply

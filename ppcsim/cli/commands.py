@@ -14,6 +14,7 @@ from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.run.outdir import claim
 from ppcsim.scenario.load import ScenarioError, load_scenario
+from protos.vocabulary import SPU
 
 if TYPE_CHECKING:
     from ppcsim.report.model import Report
@@ -90,7 +91,7 @@ def spu_ready(scenario, who: str) -> None:
     """RunError, before anything starts, if ``scenario`` runs its MPC on SPU and SPU cannot run here: why, and
     what to do (parties.spu_env)."""
     spec = scenario.clustering
-    if spec.protocol == "mpc" and spec.engine == "spu":
+    if spec.engine == SPU:  # only an MPC may name it (ClusteringSpec.check)
         from parties.spu_env import problem
 
         found = problem()

@@ -100,6 +100,7 @@ def _serve(args: argparse.Namespace) -> int:
     from coordinator.security import load_token_digests
     from coordinator.server import start_server
     from coordinator.session import DONE, FAILED
+    from coordinator.summary import summarise
     from ppcsim.report.outputs import build, summary_table, write_atomic, write_outputs
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -162,7 +163,7 @@ def _serve(args: argparse.Namespace) -> int:
         server.stop(grace=2.0).wait()
     failed = []
     for scenario, session in zip(scenarios, sessions):
-        report = build(scenario, session, by_hand=True)
+        report = build(scenario, summarise(session), by_hand=True)
         if args.out:
             write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
                           sent=not args.no_sent)
@@ -203,7 +204,7 @@ def secure_reveal(path: Path) -> str | None:
     this one it holds the coordinator to (parties.secagg_labels.secure_session)."""
     import tomllib
 
-    from coordinator.clustering import LABELS, SECURE
+    from protos.vocabulary import LABELS, SECURE
 
     table = tomllib.loads(path.read_text(encoding="utf-8")).get("clustering", {})
     if not isinstance(table, dict) or table.get("protocol") != SECURE:
@@ -244,7 +245,7 @@ def cmd_party(args: argparse.Namespace) -> int:
             security=security,
             tls=scenario.security.tls,
             mutual=scenario.security.mutual,
-            secure_only=cfg.name in scenario.unnamed,
+            no_method=cfg.name in scenario.unnamed,
             ids_mode=scenario.security.ids,
             reveal=secure_reveal(scenario.path),
             terms=party_terms(scenario),

@@ -11,9 +11,9 @@ from typing import Any, BinaryIO, Protocol
 
 import numpy as np
 
-from coordinator.clustering import MPC, SECURE
-from coordinator.protocols.secagg import accounting
-from coordinator.session import STATE_NAMES, Session
+from coordinator.clustering import SECURE
+from coordinator.session import Session
+from coordinator.summary import SessionSummary
 from coordinator.types import Contribution
 from parties.client import WITHOUT_MUTUAL_TLS
 from parties.metrics import peak_rss
@@ -32,7 +32,6 @@ from ppcsim.report.model import (
     Join,
     LedgerEntry,
     Memory,
-    Mpc,
     MpcPrivacy,
     Network,
     Observer,
@@ -43,7 +42,6 @@ from ppcsim.report.model import (
     Refusal,
     RefusedCounts,
     Report,
-    SecureAggregation,
     SecurePrivacy,
     Security,
     Skipped,
@@ -51,10 +49,10 @@ from ppcsim.report.model import (
     as_report,
     given,
 )
+from ppcsim.report.protocols import report_of
 from ppcsim.scenario.load import Scenario
 from ppcsim.scenario.network import Link
 from protos.ids import as_text, for_file
-from protos.ppcsim.v1 import session_pb2
 
 
 class Relayed(Protocol):
@@ -112,7 +110,7 @@ def output_dims(shapes: dict[str, list[int]]) -> int:
 
 def build(
     scenario: Scenario,
-    session: Session,
+    session: SessionSummary,
     *,
     summaries: dict[str, dict] | None = None,
     timing: dict[str, float] | None = None,
@@ -128,8 +126,9 @@ def build(
 
     Parameters
     ----------
-    scenario, session : Scenario, Session
-        The scenario as loaded and its finished (or failed) session.
+    scenario, session : Scenario, SessionSummary
+        The scenario as loaded and the summary of its finished (or failed) session
+        (coordinator.summary.summarise): the report reads no attribute of the session itself.
     summaries : dict, optional
         Each party process's summary (its timings, peak memory, rounds, the bytes of its plain ids), when the
         observer has them (``ppc run``).
@@ -157,24 +156,12 @@ def build(
     """
     summaries = summaries or {}
     outcome = session.outcome
-    bytes_by_party = session.byte_summary()
-    secure = session.spec.clustering.protocol == SECURE
-    labels_only = session.spec.clustering.labels_only  # secure aggregation's argmin as an MPC: relayed like one
-    mpc = session.spec.clustering.protocol == MPC
-    accounts = accounting(session) if secure and not labels_only else None
-    if labels_only:
-        from coordinator.protocols.secagg_labels import accounting as labels_accounting
-
-        accounts, mpc_accounts = labels_accounting(session)
-    elif mpc:
-        from coordinator.protocols.mpc import accounting as mpc_accounting
-
-        mpc_accounts = mpc_accounting(session)
+    bytes_by_party = session.bytes
+    protocol = report_of(session.clustering.protocol)  # its part of the report (ppcsim.report.protocols)
     parties = []
     for cfg in scenario.parties:
-        contribution = session.contributions.get(cfg.name)
         upload = session.uploads.get(cfg.name)
-        shapes = {a.name: list(a.shape) for a in upload.plan.arrays} if contribution and upload is not None else {}
+        shapes = upload.shapes if upload is not None else {}
         b = bytes_by_party[cfg.name]
         summary = summaries.get(cfg.name, {})
         party = Party(
@@ -183,7 +170,7 @@ def build(
             params=cfg.effective_params,
             normalize=summary.get("normalize", cfg.normalize),
             source=cfg.source or None,
-            rows=len(contribution.ids) if contribution else None,
+            rows=upload.rows if upload is not None else None,
             columns=list(cfg.columns),
             output_dims=output_dims(shapes) if shapes else None,
             sends=("dissimilarities" if len(next(iter(shapes.values()))) == 1 else "features") if shapes else None,
@@ -195,17 +182,7 @@ def build(
         )
         if summary.get("own_check"):
             party.own_check = OwnCheck.from_json(summary["own_check"], f"parties.{cfg.name}.own_check")
-        if secure:
-            party.method, party.sends = SECURE, ("its partial distances as secret shares, sealed per peer and "
-                                                 "relayed" if labels_only else "masked partial distances")
-            party.output_dims = session.spec.clustering.n_clusters
-            if accounts and "by_party" in accounts:
-                party.bytes.predicted = accounts["by_party"][cfg.name]["predicted"]["up"]
-            party.rounds = summary.get("rounds")
-        if mpc:
-            party.method, party.sends = MPC, "its MPC traffic, sealed per peer and relayed"
-            party.bytes.predicted = None  # measured only: MPyC's traffic has no closed form here
-            party.rounds = summary.get("rounds")
+        protocol.party(party, session, summary)
         if relays is not None:
             relay = relays[cfg.name]
             party.bytes.wire, party.bytes.wire_down = relay.counts.up.bytes, relay.counts.down.bytes
@@ -213,14 +190,14 @@ def build(
                                     # measured by the party: Join and the Upload stream
                                     upload_seconds=party.timing.get("upload"))
         parties.append(party)
-    totals = session.ledger.totals()
-    spec = session.spec.clustering
+    totals = session.totals
+    spec = session.clustering
     report = Report(
         format=FORMAT,
         scenario=scenario.name,
         scenario_file=str(scenario.path),
         seed=scenario.seed,
-        state=STATE_NAMES[session.state],
+        state=session.state,
         error=failure or session.error or None,
         parties=parties,
         join=Join(rows_joined=len(outcome.join.ids) if outcome else None,
@@ -239,7 +216,7 @@ def build(
             tokens=scenario.security.tokens,
             ids=scenario.security.ids,
             parties={name: Protection(**v) for name, v in session.protection.items()},
-            coordinator_learns=coordinator_learns(scenario, session),
+            coordinator_learns=coordinator_learns(scenario),
         ),
         communication=Communication(
             totals=Directions(**{
@@ -248,20 +225,16 @@ def build(
                 for direction in ("up", "down")
             }),
             by_party={party: Directions(up=Count(**t["up"]), down=Count(**t["down"])) for party, t in totals.items()},
-            refused=[Refusal(**r.__dict__) for r in session.refused],
+            refused=[Refusal(**r) for r in session.refused],
             ids=id_bytes(session, summaries),
-            ledger=[LedgerEntry(**e) for e in session.ledger.as_dicts()],
+            ledger=[LedgerEntry(**e) for e in session.ledger],
         ),
         timing=Timing.from_json({**(timing or {}), "coordinator": dict(session.timing)}, "timing"),
         # the process hosting the coordinator, when the session is over and before any evaluation
         memory=Memory(coordinator_peak_rss=peak_rss() if coordinator_peak_rss is ABSENT else coordinator_peak_rss,
-                      session_budget=session.budget.limit, session_peak=session.budget.peak),
+                      session_budget=session.budget_limit, session_peak=session.budget_peak),
     )
-    if accounts is not None:
-        report.secure_aggregation = SecureAggregation.from_json(accounts, "secure_aggregation")
-    if mpc or labels_only:
-        report.mpc = Mpc.from_json(mpc_accounts, "mpc")
-        sequential(report.mpc, summaries)
+    protocol.sections(report, session, summaries)
     if observer:
         report.observer = observer_section(scenario)
     if evaluation is not None:
@@ -292,38 +265,14 @@ NOT_MEASURED = {
 }
 
 
-def coordinator_learns(scenario: Scenario, session: Session) -> list[str]:
-    """In plain words, what the coordinator of this session learned (README, "Security model")."""
-    ids = _ids_learned(scenario)
-    secure = scenario.clustering.protocol == SECURE
+def coordinator_learns(scenario: Scenario) -> list[str]:
+    """In plain words, what the coordinator of this session learned (README, "Security model"): the ids, then its
+    protocol's words (ppcsim.report.protocols)."""
     active = ("as an active coordinator (one that does not follow the protocol), " + WITHOUT_MUTUAL_TLS
               if not scenario.security.mutual else
               "as an active coordinator, it could not substitute the parties' keys without the CA's private key "
               "(mutual TLS: every party checks every other's signed key)")
-    if session.spec.clustering.labels_only:
-        return [ids, *LABELS_COORDINATOR_LEARNS, active
-                + ("; the pair keys seal every share it relays, so relaying keys of its own lets it open every share "
-                   "and so read every party's partial distances" if not scenario.security.mutual else "")]
-    if session.spec.clustering.protocol == MPC:
-        return [ids, *MPC_COORDINATOR_LEARNS, active
-                + ("; in an MPC session the pair keys seal every share it relays, so relaying keys of its own (and "
-                   "forging the parties' confirmations, which those keys also make) lets it open every share and so "
-                   "read every party's columns (measured)" if not scenario.security.mutual else "")]
-    return [
-        ids,
-        ("every joined record's squared distance to every centre, every round (sums of masked partial distances), "
-         "and so the labels; never a party's values, partial distances or centre blocks" if secure else
-         "each party's disguised arrays as sent (sent/<party>.npz) and the public parameters needed to combine "
-         "them; never a party's seed, random matrix, translation or noise"),
-        "the joined data it clusters and the clustering, which it returns to every party" if not secure else
-        "the clustering, which it returns to every party",
-        "each party's X25519 public key, which it relays; not the secrets agreed from them",
-        active,
-    ] + (["as an active arbiter it still chooses the initial centres and every round's labels: k - 1 clusters of "
-          "single records a round give it anchors spanning the d joined columns in about d / (k - 1) rounds, and "
-          "with them every joined record's place (docs/secure-aggregation.md, 'Against an active coordinator'); "
-          "the parties' checks stop lies about the alignment and labels told differently to different parties; "
-          "reveal = \"labels\" (the default) leaves it no distance"] if secure else [])
+    return report_of(scenario.clustering.protocol).learns(scenario, _ids_learned(scenario), active)
 
 
 def placement_line(arbiter) -> list[str]:
@@ -337,37 +286,6 @@ def placement_line(arbiter) -> list[str]:
             f"multilateration): placed to a relative error of {pl.relative_error:.3g} (0 = exactly)"]
 
 
-def sequential(mpc: Mpc, summaries: dict[str, dict]) -> None:
-    """Each round's ``sequential``: the most MPyC messages in sequence any data party's tunnel counted in it
-    (its summary's ``mpc_turns``), where every data party's summary has them."""
-    turns: list[dict] = [s["mpc_turns"] for s in summaries.values() if s.get("mpc_turns") is not None]
-    if not turns or len(turns) < len(summaries) or mpc.per_round is ABSENT:
-        return
-    for r in mpc.per_round:
-        r.sequential = max(int(t.get(str(r.round), 0)) for t in turns)
-
-
-#: What the coordinator of a secure-aggregation session opening the labels only learns beside the ids
-#: (coordinator.protocols.secagg_labels).
-LABELS_COORDINATOR_LEARNS = [
-    "the size, timing and direction of every frame of the parties' argmin, which it relays sealed under pair keys "
-    "it cannot compute: no share, no distance, no centre",
-    "the number of rounds (the parties stop once no label changed) and the final labels (the session's result), "
-    "and so the cluster sizes; every round's labels are opened to every party, so treat them as known to it too",
-    "which joined records start the centres (positions it drew with the scenario seed), not their values",
-    "each party's X25519 public key, which it relays; not the secrets agreed from them",
-]
-
-#: What the coordinator of an MPC session learns beside the ids (coordinator.protocols.mpc).
-MPC_COORDINATOR_LEARNS = [
-    "the size, timing and direction of every frame of the parties' MPC traffic, which it relays sealed under "
-    "pair keys it cannot compute: no share, no value, no distance, no centre",
-    "the labels every party opened at the end (the session's result), and so the cluster sizes",
-    "which joined records start the centres (positions it drew with the scenario seed), not their values",
-    "each party's X25519 public key, which it relays; not the secrets agreed from them",
-]
-
-
 def _ids_learned(scenario: Scenario) -> str:
     return ("16-byte keyed pseudonyms of each party's record ids (never a raw id; without the parties' key it "
            "can neither compute nor test one), so how many records each party holds and which of them are in "
@@ -375,17 +293,13 @@ def _ids_learned(scenario: Scenario) -> str:
            "every party's raw record ids, and so which records each party holds")
 
 
-def id_bytes(session: Session, summaries: dict[str, dict]) -> dict[str, IdBytes]:
+def id_bytes(session: SessionSummary, summaries: dict[str, dict]) -> dict[str, IdBytes]:
     """Per party, how its accepted upload's record ids travelled and their bytes (packed block, or characters of
     text ids), beside what the smallest plain encoding of its raw ids would have taken (``plain_bytes``, known
     to the party alone: in its summary when the observer has it)."""
-    out = {}
-    for party, upload in session.uploads.items():
-        if party in session.contributions:
-            out[party] = IdBytes(encoding=session_pb2.IdEncoding.Name(upload.plan.id_encoding),
-                                 bytes=int(upload.plan.packed_id_bytes) or int(upload.id_chars),
-                                 plain_bytes=summaries.get(party, {}).get("plain_id_bytes"))
-    return out
+    return {party: IdBytes(encoding=upload.id_encoding, bytes=upload.id_bytes,
+                           plain_bytes=summaries.get(party, {}).get("plain_id_bytes"))
+            for party, upload in session.uploads.items()}
 
 
 def write_outputs(out: Path, report: Report, session: Session, sent: bool = True,

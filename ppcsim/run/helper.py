@@ -24,7 +24,7 @@ import numpy as np
 from coordinator.errors import SessionError
 from coordinator.handlers import relay
 from coordinator.protocols.mpc import HELPER, set_helper_key
-from coordinator.protocols.secagg import mpc_fields
+from coordinator.protocols.secagg import mpc_fields, rounds_of
 from parties.errors import PartyError
 from parties.keys import KeyPair
 from parties.mpc import PROGRAM as MPC_PROGRAM
@@ -48,10 +48,10 @@ def start(session, log=sys.stderr) -> threading.Thread | None:
 def run(session, log=sys.stderr) -> None:
     """Wait for the alignment, then take part in the MPC with no data; a failure fails the session."""
     try:
-        arbiter = session.await_arbiter(timeout=session.seconds_left() + 1.0)
+        arbiter = rounds_of(session, timeout=session.seconds_left() + 1.0)
         pair = KeyPair.generate()  # this process's entropy: nothing in any report can regenerate it
         hub = arbiter.hub
-        set_helper_key(session, hub, pair.public)  # GetAlignment of the parties waits for it (Session.await_helper)
+        set_helper_key(session, hub, pair.public)  # the parties' GetAlignment waits for it (secagg.helper_key)
         peers = {p: session.keys[p].public_key for p in session.spec.parties} | {HELPER: pair.public}
         spec = session.spec.clustering
         header = session_pb2.AlignmentHeader(n_joined=arbiter.m, n_clusters=arbiter.k, init=arbiter.init.tolist(),

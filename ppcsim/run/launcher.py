@@ -10,12 +10,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from coordinator.clustering import SECURE
 from coordinator.limits import Limits
 from coordinator.registry import Registry
 from coordinator.security import load_server_security, load_token_digests
 from coordinator.server import start_server
 from coordinator.session import CLUSTERING, DONE, FAILED, Session
+from coordinator.summary import summarise
 from parties.metrics import peak_rss
 from ppcsim.errors import RunError
 from ppcsim.evaluate.artifacts import RunArtifacts
@@ -23,6 +23,7 @@ from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
 from ppcsim.run.credentials import make_credentials
+from ppcsim.run.observers import observer
 from ppcsim.run.relay import Relay
 from ppcsim.scenario.load import Scenario
 
@@ -109,6 +110,8 @@ class Progress:
 
     def __init__(self, session: Session, log, every: float = 2.0):
         self.session, self.log, self.every = session, log, every
+        #: The session's protocol's observer (ppcsim.run.observers): its lines on the uploads and the rounds.
+        self.observer = observer(session.spec.clustering.protocol)
         self.seen: set[tuple[str, str]] = set()
         self.last = time.monotonic()
 
@@ -121,28 +124,18 @@ class Progress:
             for event in ("joined", "uploaded"):
                 if p[event] and (p["party"], event) not in self.seen:
                     self.seen.add((p["party"], event))
-                    if event == "uploaded" and self.session.spec.clustering.protocol == SECURE:  # ids alone
-                        self.say(f"party {p['party']} sent its ids (secure aggregation: its columns stay with it)")
+                    if event == "uploaded":
+                        self.say(self.observer.uploaded(p["party"], p["payload_bytes"]))
                     else:
-                        size = f" ({p['payload_bytes']:,} bytes of arrays)" if event == "uploaded" else ""
-                        self.say(f"party {p['party']} {event}{size}")
+                        self.say(f"party {p['party']} {event}")
         if self.session.state in (CLUSTERING, DONE) and ("", "clustering") not in self.seen:
             self.seen.add(("", "clustering"))
             c = self.session.spec.clustering
             what = f"{c.n_clusters} clusters" if c.algorithm != "dbscan" else f"eps {c.eps:g}"
             self.say(f"all uploads in; joining them and clustering ({c.algorithm}, {what})")
         now = time.monotonic()
-        arbiter = self.session.arbiter  # secure aggregation: say how the rounds go
-        if arbiter is not None and arbiter.hub is not None:  # MPC: the rounds each party marked
-            if now - self.last >= self.every and self.session.state == CLUSTERING:
-                marks = dict(arbiter.hub.current)
-                self.say("mpc: " + (", ".join(f"{p} round {r}" if r >= 0 else f"{p} sharing its input"
-                                              for p, r in marks.items()) or "connecting the parties"))
-        elif arbiter is not None and now - self.last >= self.every and not arbiter.done:
-            last = arbiter.records[arbiter.round - 1].changed if arbiter.round else None
-            self.say(f"secure aggregation: seeding step {arbiter.step} of {arbiter.seeding_steps}" if arbiter.seeding
-                     else f"secure aggregation: round {arbiter.round}"
-                     + (f" ({last:,} labels changed in the last)" if last is not None else ""))
+        if now - self.last >= self.every and (line := self.observer.progress(self.session)):  # how the rounds go
+            self.say(line)
         if now - self.last >= self.every:
             self.last = now
             moving = [p for p in status if p["payload_expected"] and not p["uploaded"]]
@@ -243,30 +236,18 @@ def run_scenario(
     memory = peak_rss()  # the coordinator's process when the session is over, before any evaluation
     evaluation: Evaluation | None = None
     if not failure and settings is not None:
-        from ppcsim.run.observer import evaluate  # scikit-learn's metrics and the attacks: only when asked
 
         progress.say("measuring utility" + (" and privacy" if settings.attacks else ""))
         t = time.perf_counter()
-        if session.arbiter is not None and session.spec.clustering.labels_only:  # the argmin as an MPC
-            from ppcsim.run.observer_labels import evaluate_labels
-
-            evaluation = evaluate_labels(scenario, session, settings)
-        elif session.arbiter is not None and session.arbiter.hub is not None:  # MPC: what each role learned
-            from ppcsim.run.observer_mpc import evaluate_mpc
-
-            evaluation = evaluate_mpc(scenario, session, settings)
-        elif session.arbiter is not None:  # secure aggregation: no disguised arrays; what the arbiter saw instead
-            from ppcsim.run.observer_secure import evaluate_secure
-
-            evaluation = evaluate_secure(scenario, session, settings)
-        else:
-            evaluation = evaluate(scenario, session.wait(0), session.contributions, settings, artifacts=artifacts)
+        # the protocol's observer (ppcsim.run.observers): the disguises' attacks, what the arbiter saw, or what each
+        # role of an MPC learned
+        evaluation = observer(scenario.clustering.protocol).evaluate(scenario, session, settings, artifacts=artifacts)
         timing["evaluate"] = time.perf_counter() - t
     timing["total"] = time.perf_counter() - t0
     if artifacts is not None:
         artifacts.outcome = session.outcome
     placed = getattr(parties, "placed", None)
-    report = build(scenario, session, summaries=summaries, timing=timing, relays=relays, failure=failure,
+    report = build(scenario, summarise(session), summaries=summaries, timing=timing, relays=relays, failure=failure,
                    evaluation=evaluation, observer=True, coordinator_peak_rss=memory,
                    cluster=(scheduler, placed) if scheduler is not None and placed is not None else None)
     write_outputs(out, report, session, sent=keep_sent, labels=labels)

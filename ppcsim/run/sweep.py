@@ -37,8 +37,8 @@ from pathlib import Path
 
 import tomli_w
 
-from coordinator.clustering import SECURE
 from coordinator.errors import SessionError
+from coordinator.summary import summarise
 from parties.errors import PartyError
 from parties.methods import METHODS, method_class
 from parties.metrics import peak_rss
@@ -48,9 +48,9 @@ from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.scores import per_column_figures, single_figures
 from ppcsim.report.model import ABSENT, AttackScore, Classification, Profile, Report, as_report, given
 from ppcsim.report.outputs import build, own_checks, write_atomic
-from ppcsim.run.inprocess import simulate
 from ppcsim.run.launcher import run_scenario
-from ppcsim.run.observer import Settings, evaluate
+from ppcsim.run.observer import Settings
+from ppcsim.run.observers import observer
 from ppcsim.scenario.load import PARTY, ScenarioError, generated, load_scenario
 from ppcsim.scenario.partition import share_k, split_sizes
 from protos.schema import unknown
@@ -331,27 +331,16 @@ def run_point(point: Point, out: Path, settings: Settings, in_process: bool) -> 
     scenario = load_scenario(point.path)
     if not in_process:
         return run_scenario(scenario, out / "runs" / scenario.name, log=io.StringIO(), settings=settings)
-    if scenario.clustering.relayed:
-        what = ('protocol = "mpc"' if scenario.clustering.protocol == "mpc" else
-                'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin)')
+    watcher = observer(scenario.clustering.protocol)
+    if what := watcher.needs_processes(scenario):
         raise RunError(f"{point.path}: {what} runs each MPC party as its own OS process; sweep it without "
                        "--in-process, or set reveal = \"distances\"")
     t0 = time.perf_counter()
-    if scenario.clustering.protocol == SECURE:  # rounds, each party a thread (ppcsim.run.inprocess.simulate_secure)
-        from ppcsim.run.inprocess import simulate_secure
-        from ppcsim.run.observer_secure import evaluate_secure
-
-        session, _, own = simulate_secure(scenario, log=io.StringIO())  # the parties' round lines: not the sweep's
-        session.wait(0)
-        memory = peak_rss()
-        measured = evaluate_secure(scenario, session, settings, own=own)
-        return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=measured,
-                     coordinator_peak_rss=memory)
-    session, own = simulate(scenario)
-    outcome = session.wait(0)
+    session, own = watcher.in_process(scenario, io.StringIO())  # the parties' round lines: not the sweep's
+    session.wait(0)
     memory = peak_rss()
-    evaluation = evaluate(scenario, outcome, session.contributions, settings, own=own)
-    return build(scenario, session, timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
+    evaluation = watcher.evaluate(scenario, session, settings, own=own)
+    return build(scenario, summarise(session), timing={"total": time.perf_counter() - t0}, evaluation=evaluation,
                  observer=True, coordinator_peak_rss=memory, summaries=own_checks(own))
 
 

@@ -10,12 +10,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from coordinator.clustering import MPC, ROUNDS, ClusteringSpec, input_problem
-from coordinator.clustering import fields as clustering_fields
-from coordinator.embed import requested_embedding
-from coordinator.errors import SessionError
-from coordinator.forms import FORMS
-from coordinator.types import Contribution
 from parties.config import DTYPES, EMPTY_COLUMNS, PartyConfig
 from parties.methods import METHODS, method_class
 from parties.normalize import NORMALIZATIONS
@@ -24,7 +18,10 @@ from parties.sources import known_columns, names_a_file, source_kind, unknown_so
 from ppcsim.evaluate.settings import Knowledge
 from ppcsim.scenario.network import Link
 from ppcsim.scenario.network import links as network_links
-from protos.extras import missing
+from ppcsim.scenario.plugins import load_plugins
+from ppcsim.scenario.protocols import protocol_problems
+from protos.clustering import UPLOAD, ClusteringSpec, protocol_terms
+from protos.clustering import fields as clustering_fields
 from protos.schema import Param, check_table, unknown
 
 if TYPE_CHECKING:  # a party reads its scenario too and needs no session: imported where one is made
@@ -79,7 +76,7 @@ SECURE_METHOD = "none"
 ID_MODES = SECURITY["ids"].choices
 #: Who reads a scenario file: ``ppc run`` and sweeps read it whole (they also observe); the coordinator reads the
 #: session (party names, methods and public parameters, [clustering], [security]); a party reads [data], its own
-#: [[parties]] table, the other tables' names and [clustering] (its terms: parties.terms).
+#: [[parties]] table, the other tables' names and [clustering] (its terms: parties.protocols.terms).
 ROLES = ("observer", "coordinator", "party")
 
 
@@ -123,7 +120,7 @@ class Scenario:
     #: Parties whose own table (as a party reads it) names no method: they may take part in a secure-aggregation
     #: session only, and refuse any other before sending data.
     unnamed: tuple[str, ...] = ()
-    #: The names of every ``[[parties]]`` table in the file, in order (a party's consortium: parties.terms).
+    #: The names of every ``[[parties]]`` table in the file, in order (a party's consortium: parties.protocols.terms).
     consortium: tuple[str, ...] = ()
     attacks: Knowledge = Knowledge()  # [attacks]: what the observer's attacker knows
 
@@ -135,6 +132,7 @@ class Scenario:
         ``keep_uploads`` keeps each party's dissimilarities besides their sum (see SessionSpec)."""
         from coordinator.session import SessionSpec
 
+        home = protocol_terms(self.clustering.protocol).columns_at_home  # parties upload no disguise
         return SessionSpec(
             name=self.name,
             parties=tuple(p.name for p in self.parties),
@@ -145,12 +143,12 @@ class Scenario:
             keep_uploads=keep_uploads,
             ids=self.security.ids,
             # what each party's upload header must say: its method and public parameters, or, in a
-            # secure-aggregation session, the protocol's name (an upload of ids alone)
-            expected={p.name: (self.clustering.protocol, {}) if self.clustering.protocol in ROUNDS else
+            # session whose parties keep their columns at home, the protocol's name
+            expected={p.name: (self.clustering.protocol, {}) if home else
                       (p.method, method_class(p.method).declared_params(p.params)) for p in self.parties},
             # a drbt party's k, checked against its upload's columns
             dims={p.name: p.params["k"] for p in self.parties
-                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and self.clustering.protocol not in ROUNDS},
+                  if p.method == "drbt" and isinstance(p.params.get("k"), int) and not home},
         )
 
     def party(self, name: str) -> PartyConfig:
@@ -234,7 +232,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
         raise ScenarioError(path, [f"cannot read: {exc}"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(path, [f"not valid TOML: {exc}"]) from None
-    errors: list[str] = []
+    errors: list[str] = load_plugins()  # what the scenario may name (PPC_PLUGINS)
     base = path.resolve().parent
 
     top = {**raw, "name": raw.get("name", path.stem)}  # the file's stem names a session that names none
@@ -244,7 +242,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     name, seed, deadline = valid.get("name", path.stem), valid.get("seed", 0), valid.get("deadline", 600)
 
     table = raw.get("clustering")
-    secure = isinstance(table, dict) and table.get("protocol") in ROUNDS
+    secure = isinstance(table, dict) and protocol_terms(str(table.get("protocol", UPLOAD))).columns_at_home
     raw_parties = raw.get("parties", [])
     if not isinstance(raw_parties, list) or not raw_parties:
         errors.append("no [[parties]]: a scenario needs at least one party")
@@ -290,8 +288,8 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
                     errors.append(f"column '{c}' is given to both '{other}' and '{p.name}' (004 §5.3: attribute "
                                   "sets are disjoint)")
 
-    clustering = _clustering(raw.get("clustering", {}), seed, errors)  # a party's terms too (parties.terms)
-    if role != "party" and not errors and clustering.protocol not in ROUNDS:
+    clustering = _clustering(raw.get("clustering", {}), seed, errors)  # a party's terms too (parties.protocols.terms)
+    if role != "party" and not errors and not protocol_terms(clustering.protocol).columns_at_home:
         errors += _composition(parties, clustering)
 
     hosts = {}
@@ -305,11 +303,7 @@ def load_scenario(path: str | Path, role: str = "observer", party: str | None = 
     security = _security(raw.get("security", {}), errors)
     attacks = _attacks(raw.get("attacks", {}), errors)
     links = network_links(raw.get("network", {}), [p.name for p in parties], errors) if role != "party" else {}
-    if clustering.relayed:  # an MPC, or secure aggregation opening the labels only (an MPC argmin)
-        errors += mpc_parties(len(consortium), clustering.helper, clustering.protocol, clustering.engine)
-        why = None if clustering.protocol == MPC else 'secure aggregation opening the labels only (reveal = "labels")'
-        if clustering.engine != "spu" and (problem := missing("mpc", why)) is not None:
-            errors.append(f"[clustering]: {problem}")
+    errors += protocol_problems(clustering, consortium)  # the protocol's own (ppcsim.scenario.protocols)
 
     if errors:
         raise ScenarioError(path, errors)
@@ -346,7 +340,14 @@ def _composition(parties: list[PartyConfig], clustering: ClusteringSpec) -> list
     """What the coordinator would refuse only once every upload is in, known from what each party's method
     declares it sends (``parties.methods``): dissimilarities in different forms, feature rows beside a form they
     cannot join, different embeddings asked for, or a clustering algorithm that does not take what the parties
-    send (``kmeans`` on ``osbr`` dissimilarities)."""
+    send (``kmeans`` on ``osbr`` dissimilarities). The coordinator's own checks, imported here: a party reading
+    its scenario asks none of them and loads no coordinator module."""
+    from coordinator.clustering import input_problem
+    from coordinator.embed import requested_embedding
+    from coordinator.errors import SessionError
+    from coordinator.forms import FORMS
+    from coordinator.types import Contribution
+
     sent = {p.name: method_class(p.method)(**p.params) for p in parties}
     by_form = {name: d.form() for name, d in sent.items() if d.form() is not None}
     if not by_form:
@@ -552,31 +553,6 @@ def _security(table, errors: list[str]) -> Security:
     if security.mutual and not security.tls:
         errors.append("[security]: 'mutual' needs 'tls = true'")
     return security
-
-
-def mpc_parties(n: int, helper: bool, protocol: str = MPC, engine: str = "mpyc") -> list[str]:
-    """What is wrong with ``n`` data parties (and ``helper``) for protocol = "mpc" (or secure aggregation with
-    reveal = "labels", whose argmin is an MPC): Shamir secret sharing keeps a secret from t = (n - 1) // 2
-    colluding share-holders only, so two need a third share-holder; SPU's ABY3 (``engine = "spu"``) runs on exactly
-    three share-holders."""
-    if engine == "spu" and n + helper != 3 and n >= 2 and not (helper and n != 2):
-        return [f"[clustering]: engine = \"spu\" runs ABY3, which needs exactly three share-holders: three parties, "
-                f"or two and 'helper = true'; this scenario has {n} parties{' and the helper' if helper else ''} "
-                "(use engine = \"mpyc\" for other counts)"]
-    what = (f'protocol = "{MPC}"' if protocol == MPC else
-            'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin over the partial distances)')
-    if helper and n != 2:
-        return [f"[clustering]: 'helper = true' adds a third share-holder to two parties; this scenario has {n} "
-                "(remove 'helper')"]
-    if n == 2 and not helper:
-        return [f"[clustering]: {what} with two parties has threshold t = 0: each party could open every "
-                "share, so nothing would be secret; add 'helper = true' (the coordinator holds shares of no data, "
-                "assumed not to collude with either party) or a third party"
-                + ("" if protocol == MPC else ", or reveal = \"distances\" (the arbiter then reads every summed "
-                   "distance)")]
-    if n < 2:
-        return [f"[clustering]: {what} needs at least two parties, this scenario has {n}"]
-    return []
 
 
 def _clustering(table, seed: int, errors: list[str]) -> ClusteringSpec:

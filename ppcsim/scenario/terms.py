@@ -1,9 +1,9 @@
-"""A party's terms as its own scenario file gives them (parties.terms): the consortium, the protocol, the helper
+"""A party's terms as its own scenario file gives them (parties.protocols.terms): the consortium, the protocol, the helper
 and the clustering terms, each the file's value or, where the file is silent, its documented default."""
 
 from __future__ import annotations
 
-from parties.terms import Terms
+from parties.protocols.terms import Terms
 from ppcsim.scenario.load import Scenario
 
 

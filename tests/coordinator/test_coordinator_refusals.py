@@ -118,7 +118,7 @@ def test_a_post_after_the_id_upload_but_before_every_confirm_is_refused_at_once_
         for before_b in (True, False):  # before the alignment exists, and once it does but nobody confirmed
             if not before_b:
                 stub.Upload(upload("b"), timeout=10)
-                session.await_arbiter(timeout=10)
+                secagg.rounds_of(session, timeout=10)
             start = time.monotonic()
             with pytest.raises(grpc.RpcError) as err:
                 stub.PostDistances(post(), timeout=10)

@@ -105,6 +105,6 @@ def test_a_bug_while_joining_fails_the_session_with_a_message(monkeypatch):
         raise ValueError("invalid literal for int() with base 10: '²'")
 
     monkeypatch.setattr(secagg, "begin", broken)
-    session._begin_secure()
+    session.protocol.begin()
     assert session.state == FAILED
     assert session.error == "joining the ids failed: ValueError: invalid literal for int() with base 10: '²'"

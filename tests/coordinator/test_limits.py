@@ -16,6 +16,7 @@ from coordinator import handlers
 from coordinator.clustering import SECURE, ClusteringSpec
 from coordinator.errors import InvalidArgument, ResourceExhausted, SessionError
 from coordinator.limits import Budget
+from coordinator.protocols.secagg import rounds_of
 from coordinator.registry import Registry
 from coordinator.server import start_server
 from coordinator.session import DONE, FAILED, WAITING, Session, SessionSpec
@@ -203,7 +204,7 @@ def test_a_round_post_of_empty_chunks_is_refused_at_its_first():
         session.join(p, KeyPair.generate().public)
         header = session_pb2.UploadHeader(session="s", party=p, method=SECURE, n_ids=len(IDS))
         session.receive(header_from_proto(header), upload_stream([session_pb2.UploadMessage(ids=session_pb2.IdChunk(ids=list(IDS)))]))
-    session.await_arbiter(timeout=30)
+    rounds_of(session, timeout=30)
     for p in ("a", "b"):
         session.confirmations.keep(p, {})
     before = len(session.ledger.entries())

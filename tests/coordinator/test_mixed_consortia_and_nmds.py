@@ -7,6 +7,7 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from conftest import write_scenario
+from coordinator.summary import summarise
 from ppcsim.report.outputs import build
 from ppcsim.run.inprocess import simulate
 from ppcsim.run.observer import Settings, evaluate
@@ -44,7 +45,7 @@ def test_features_beside_osbr_cluster_the_exact_joined_distances(tmp_path):
     outcome = session.wait(0)
     joined = np.hstack([own["a"].X, own["b"].X])
     np.testing.assert_allclose(outcome.combined.dissimilarity, pdist(joined), rtol=1e-12)
-    report = build(scenario, session)
+    report = build(scenario, summarise(session))
     assert "features of a turned into squared distances at the coordinator" in report["clustering"]["input"]
     assert [p["sends"] for p in report["parties"]] == ["features", "dissimilarities"]
     measured = evaluate(scenario, outcome, session.contributions, Settings(attacks=False), own=own)
@@ -135,7 +136,7 @@ def test_run_writes_what_was_clustered(tmp_path):
     scenario, session, own = run(tmp_path, 'method = "osbr-nmds"\ndims = 1', 'method = "osbr-nmds"\ndims = 1',
                                  'algorithm = "kmeans"\nn_clusters = 3')
     outcome = session.wait(0)
-    report = build(scenario, session)
+    report = build(scenario, summarise(session))
     write_outputs(tmp_path / "out", report, session)
     with np.load(tmp_path / "out" / "clustered.npz") as f:
         np.testing.assert_array_equal(f["features"], outcome.combined.features)

@@ -328,17 +328,16 @@ def test_labels_told_differently_would_isolate_one_party_and_now_give_noise(tmp_
 
 
 def test_the_report_says_what_an_active_coordinator_could_do_without_mutual_tls(tmp_path):
-    from coordinator.session import Session
     from parties.client import WITHOUT_MUTUAL_TLS
     from ppcsim.report.outputs import coordinator_learns
 
     plain = load_scenario(write_scenario(tmp_path, SCENARIO, "plain.toml"))
-    learns = coordinator_learns(plain, Session(plain.session_spec()))
+    learns = coordinator_learns(plain)
     assert any(WITHOUT_MUTUAL_TLS in line and "man in the middle" in line for line in learns)
     assert any("clusters of single records" in line for line in learns)
     mutual = load_scenario(write_scenario(tmp_path, SCENARIO.replace("tls = false\ntokens = false",
                                                                      "mutual = true"), "mutual.toml"))
-    learns = coordinator_learns(mutual, Session(mutual.session_spec()))
+    learns = coordinator_learns(mutual)
     assert not any(WITHOUT_MUTUAL_TLS in line for line in learns)
     assert any("could not substitute the parties' keys" in line for line in learns)
 

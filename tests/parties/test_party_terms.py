@@ -26,8 +26,8 @@ from coordinator.protocols import secagg
 from coordinator.registry import Registry
 from coordinator.server import start_server
 from parties.errors import PartyError
+from parties.protocols.terms import DEFAULT_MIN_CLUSTER_SIZE, Terms
 from parties.serde import AlignmentHeader
-from parties.terms import DEFAULT_MIN_CLUSTER_SIZE, Terms
 from ppcsim.scenario.load import load_scenario
 from ppcsim.scenario.terms import party_terms
 

@@ -31,7 +31,7 @@ from parties.secagg import (
     update_centres,
 )
 from ppcsim.run.inprocess import simulate_secure
-from ppcsim.run.observer_secure import evaluate_secure
+from ppcsim.run.observers.secure_aggregation import evaluate_secure
 from ppcsim.scenario.load import ScenarioError, load_scenario
 
 # -- fixed point and masks ------------------------------------------------------------------------

@@ -50,7 +50,7 @@ class Clustering(Section):
         Clusters found.
     min_cluster_size : int
         Secure aggregation: the smallest cluster a party accepts in a round's labels, a party's own term (0: the
-        default, 2; parties.terms).
+        default, 2; parties.protocols.terms).
     """
 
     OPEN = True

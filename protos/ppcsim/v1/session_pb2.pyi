@@ -13,6 +13,7 @@ class Protocol(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PROTOCOL_UPLOAD: _ClassVar[Protocol]
     PROTOCOL_SECURE_AGGREGATION: _ClassVar[Protocol]
     PROTOCOL_MPC: _ClassVar[Protocol]
+    PROTOCOL_PLUGIN: _ClassVar[Protocol]
 
 class IdMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -37,6 +38,7 @@ class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 PROTOCOL_UPLOAD: Protocol
 PROTOCOL_SECURE_AGGREGATION: Protocol
 PROTOCOL_MPC: Protocol
+PROTOCOL_PLUGIN: Protocol
 IDS_PLAIN: IdMode
 IDS_PSEUDONYMOUS: IdMode
 ID_TEXT: IdEncoding
@@ -63,20 +65,22 @@ class JoinRequest(_message.Message):
     def __init__(self, session: _Optional[str] = ..., party: _Optional[str] = ..., public_key: _Optional[bytes] = ..., key_signature: _Optional[bytes] = ...) -> None: ...
 
 class JoinReply(_message.Message):
-    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties", "protocol", "clustering")
+    __slots__ = ("chunk_bytes", "seconds_left", "ids", "parties", "protocol", "clustering", "protocol_name")
     CHUNK_BYTES_FIELD_NUMBER: _ClassVar[int]
     SECONDS_LEFT_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_FIELD_NUMBER: _ClassVar[int]
     CLUSTERING_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_NAME_FIELD_NUMBER: _ClassVar[int]
     chunk_bytes: int
     seconds_left: float
     ids: IdMode
     parties: _containers.RepeatedScalarFieldContainer[str]
     protocol: Protocol
     clustering: ClusteringTerms
-    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., clustering: _Optional[_Union[ClusteringTerms, _Mapping]] = ...) -> None: ...
+    protocol_name: str
+    def __init__(self, chunk_bytes: _Optional[int] = ..., seconds_left: _Optional[float] = ..., ids: _Optional[_Union[IdMode, str]] = ..., parties: _Optional[_Iterable[str]] = ..., protocol: _Optional[_Union[Protocol, str]] = ..., clustering: _Optional[_Union[ClusteringTerms, _Mapping]] = ..., protocol_name: _Optional[str] = ...) -> None: ...
 
 class ClusteringTerms(_message.Message):
     __slots__ = ("n_clusters", "max_iter", "scale_bits", "mpc_bits", "mpc_frac", "reveal_centres", "helper")

@@ -15,6 +15,7 @@ import pytest
 
 import ppcsim
 from conftest import ROOT
+from coordinator.summary import summarise
 from ppcsim.api import load
 from ppcsim.report.model import (
     ABSENT,
@@ -142,7 +143,7 @@ def test_a_by_hand_coordinator_report_and_a_cluster_section(tmp_path):
     placement: built by the one builder, valid, written as report.json and read back."""
     scenario = load(IRIS)
     session, _ = simulate_session(scenario)
-    by_hand = build(scenario, session, by_hand=True)
+    by_hand = build(scenario, summarise(session), by_hand=True)
     data = by_hand.to_json()
     assert "observer" not in data and "utility" not in data and set(data["not_measured"]) == {
         "utility", "privacy", "observer"}
@@ -151,7 +152,7 @@ def test_a_by_hand_coordinator_report_and_a_cluster_section(tmp_path):
     write_outputs(tmp_path, by_hand, session, sent=False)
     assert read(tmp_path / "report.json") == by_hand
     assert "not measured by the coordinator: utility, privacy, observer" in summary_table(by_hand)
-    placed = build(scenario, session, observer=True, cluster=("local:2", {"a": "tcp://w1", "b": "tcp://w2"}))
+    placed = build(scenario, summarise(session), observer=True, cluster=("local:2", {"a": "tcp://w1", "b": "tcp://w2"}))
     assert placed.to_json()["cluster"] == {"scheduler": "local:2", "placed": {"a": "tcp://w1", "b": "tcp://w2"}}
     assert list(validator().iter_errors(placed.to_json())) == []
 

@@ -107,7 +107,7 @@ def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
     report = read_report(tmp_path / "out")
     scenario = load_scenario(path)
     from parties.disguise import disguise
-    from ppcsim.run.observer_secure import joined_data
+    from ppcsim.run.observers.secure_aggregation import joined_data
 
     own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
 
@@ -202,7 +202,7 @@ def test_the_roles_say_the_helper_holds_a_share_of_everything_and_what_a_colludi
     """With a helper, the coordinator's process holds a share of every value: its roles must not list "a share"
     as never seen, and must say that it with either party reads the other's data; without one they say the
     frames' shares are sealed. Either way a party colluding with the coordinator gives it the pseudonym key."""
-    from ppcsim.run.observer_mpc import roles
+    from ppcsim.run.observers.mpc import roles
 
     with_helper = roles(2, True, False).roles
     coordinator = with_helper["coordinator"]

@@ -7,7 +7,7 @@ scikit-learn's do, once no label changed; equal unless a fixed-point
 rounding of SecFxp(l, f) flips a near tie. Agreement with the usual
 clustering and with the true labels as in every report.
 
-Privacy: what each role learned, in words (ppcsim.run.observer_mpc.roles'
+Privacy: what each role learned, in words (ppcsim.run.observers.mpc.roles'
 assumption: honest majority), and the arbiter's attack
 (ppcsim.evaluate.arbiter), which has nothing to run on: the coordinator
 never held a distance, only sealed frames, the number of rounds and the
@@ -26,7 +26,7 @@ from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Placement, Skipped, Utility
 from ppcsim.run.observer import true_labels
-from ppcsim.run.observer_secure import PLACEMENT, joined_data, reference_labels
+from ppcsim.run.observers.secure_aggregation import PLACEMENT, joined_data, reference_labels
 from ppcsim.scenario.load import Scenario
 
 #: Why the arbiter's attack has nothing to run on in this mode.

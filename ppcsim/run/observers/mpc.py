@@ -25,7 +25,7 @@ from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Skipped, Utility
 from ppcsim.run.observer import true_labels
-from ppcsim.run.observer_secure import joined_data
+from ppcsim.run.observers.secure_aggregation import joined_data
 from ppcsim.scenario.load import Scenario
 
 

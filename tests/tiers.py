@@ -202,6 +202,11 @@ def guarded(item: pytest.Item):
 SHARED = ("demo_run", "docs_site")
 
 
+# tryfirst: pytest-xdist's own hook, which makes a test's xdist_group part of its node id (what --dist loadgroup
+# sends to one worker), must see the marks added here (run after it, they grouped nothing). Under pytest 9.2 that
+# hook groups nothing anyway, so the shared fixtures also make their run once across workers
+# (conftest.once_per_run).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         for fixture in SHARED:

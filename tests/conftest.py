@@ -447,11 +447,13 @@ def probe(chromium: str, page, tmp, copy=None) -> dict:
 
 # -- a coordinator that lies: the parties it serves, and the keys it swaps ----------------------------------------
 
-def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: float = 120.0
+def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: float = 120.0, until=None
                     ) -> dict[str, tuple[int, str]]:
     """Run ``ppc party`` for each of ``names`` against the coordinator on 127.0.0.1:``port`` (party p's seed
     ``seed + ord(p[0])``; ``extra``: more options, ``{name}`` standing for the party's name), all at once; each
-    party's (exit code, standard error). A party still running after ``timeout`` seconds is killed."""
+    party's (exit code, standard error). A party still running after ``timeout`` seconds is killed. ``until``:
+    the names whose exit is all the test waits for; the others still running then are killed (exit code < 0),
+    rather than left waiting for the session's deadline."""
     procs: dict[str, subprocess.Popen] = {}
     out = {}
     try:
@@ -460,7 +462,11 @@ def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: 
                 [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
                  str(path), "--party", name, "--seed", str(seed + ord(name[0])), *(e.format(name=name) for e in extra)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        for name, proc in procs.items():
+        waited = [n for n in procs if until is None or n in until]
+        for name in [*waited, *(n for n in procs if n not in waited)]:
+            proc = procs[name]
+            if name not in waited and proc.poll() is None:
+                proc.kill()
             _, err = proc.communicate(timeout=timeout)
             out[name] = (proc.returncode, err)
     finally:

@@ -299,9 +299,19 @@ def demo_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 def docs_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """The documentation site as the README builds it (``sphinx-build -W -b html docs ...``), built once per test
     run (``once_per_run``) into a temporary folder: its html folder and the build's process. The tutorials are
-    executed by the build (myst-nb), and their executed notebooks are in ``<html>/../jupyter_execute/tutorials/``."""
+    executed by the build (myst-nb), and their executed notebooks are in ``<html>/../jupyter_execute/tutorials/``.
+    ``PPC_DOCS_SITE=DIR``: the tests read the build already made into ``DIR/html`` by the same command, with its
+    exit code and output in ``DIR/build.rc``, ``build.stdout`` and ``build.stderr`` (``.ci/install-lines``
+    writes them) instead of building the site again."""
     pytest.importorskip("sphinx", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
     pytest.importorskip("myst_nb", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
+    given = os.environ.get("PPC_DOCS_SITE")
+    if given:  # a build of the same checkout made beforehand (.ci/install-lines, by the docs extra alone)
+        site = Path(given)
+        build = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(ROOT / "docs"), str(site / "html")]
+        return site / "html", subprocess.CompletedProcess(
+            build, int((site / "build.rc").read_text()), (site / "build.stdout").read_text(),
+            (site / "build.stderr").read_text())
     site, proc = once_per_run(tmp_path_factory, "site", lambda site: subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(ROOT / "docs"), str(site / "html")],
         capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL))

@@ -35,7 +35,7 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
                         "--party-rows", "100"]),
     "secure_kmeans.py": (["--rows", "100000"], ["--rows", "2000", "--parties", "2", "--columns", "3",
                                                  "--no-processes"]),
-    "sweep_scaling.py": (["--rows", "3000"], ["--rows", "200", "--seeds", "1", "--repeat", "1"]),
+    "sweep_scaling.py": (["--rows", "3000"], ["--rows", "100", "--seeds", "1", "--k", "2", "--repeat", "1"]),
     "scaling.py": ([], ["--drbt-rows", "2000", "--osbr-rows", "200", "--csv", "{tmp}/scaling.csv", "--figure",
                         "{tmp}/scaling.png"]),
     "coordinator_load.py": (["--parties", "100", "--by-hand", "100", "--idle", "400", "--parked", "200"],
@@ -44,7 +44,7 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "mpc_engines.py": (["--rows", "1000", "--gmpy2"],
                        ["--rows", "30", "--columns", "1", "--rounds", "2", "--clusters", "2"]),
     "comparison.py": ([],
-                      ["--rows", "150", "--only", "comparison", "--no-eval", "--out", "{tmp}/docs"]),
+                      ["--rows", "40", "--only", "comparison", "--no-eval", "--out", "{tmp}/docs"]),
 }
 BEGIN, END = "<!-- last-measured: begin -->", "<!-- last-measured: end -->"
 

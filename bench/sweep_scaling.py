@@ -39,11 +39,11 @@ from ppcsim.run.cluster import local_cluster, sweep_on_cluster
 from ppcsim.run.sweep import sweep
 
 
-def grid_scenario(rows: int, seeds: int) -> str:
+def grid_scenario(rows: int, seeds: int, ks: list[int]) -> str:
     text = blobs_scenario("scaling", rows, 2, 8, 'method = "drbt"\nk = 4', "algorithm = \"kmeans\"\nn_clusters = 5",
                           clusters=5)
     text = text.replace("clusters = 5\n", "clusters = 5\nlabel_column = \"target\"\n", 1)
-    return text + f"\n[sweep]\nk = [2, 6]\nseed = {list(range(seeds))}\nprojection = [\"gaussian\", \"sparse\"]\n"
+    return text + f"\n[sweep]\nk = {ks}\nseed = {list(range(seeds))}\nprojection = [\"gaussian\", \"sparse\"]\n"
 
 
 def strip_seconds(path: Path) -> list[dict]:
@@ -59,7 +59,7 @@ def local_only(args) -> int:
     out = Path(args.local_only)
     with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
         path = Path(tmp) / "grid.toml"
-        path.write_text(grid_scenario(args.rows, args.seeds))
+        path.write_text(grid_scenario(args.rows, args.seeds, args.k))
         rate, cpu = 0.0, float("inf")
         for round_ in range(args.repeat + 1):
             c, t = time.process_time(), time.perf_counter()
@@ -75,6 +75,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=3000, help="records per point (default 3000)")
     ap.add_argument("--seeds", type=int, default=4, help="seeds per (k, projection) (default 4: 16 points)")
+    ap.add_argument("--k", type=int, nargs="+", default=[2, 6], help="the grid's k values (default 2 6)")
     ap.add_argument("--repeat", type=int, default=3, help="timed rounds, alternating the three; best of each (default 3)")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     ap.add_argument("--local-only", metavar="DIR", help=argparse.SUPPRESS)
@@ -86,7 +87,7 @@ def main() -> int:
     best = dict.fromkeys(names, 0.0)
     with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp, local_cluster(1) as one, local_cluster(2) as two:
         path = Path(tmp) / "grid.toml"
-        path.write_text(grid_scenario(args.rows, args.seeds))
+        path.write_text(grid_scenario(args.rows, args.seeds, args.k))
         csvs = []
 
         def once(name: str, out: Path) -> int:
@@ -127,7 +128,8 @@ def main() -> int:
         # the baseline without Dask: a fresh process with one BLAS/OpenMP thread from the start, as a Dask
         # worker has (threadpoolctl's runtime limit left this sweep at a quarter of the speed)
         proc = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--seeds", str(args.seeds),
-                               "--repeat", str(args.repeat), "--local-only", str(Path(tmp) / "local")],
+                               "--k", *map(str, args.k), "--repeat", str(args.repeat),
+                               "--local-only", str(Path(tmp) / "local")],
                               env={**os.environ, **ONE_THREAD}, capture_output=True, text=True, check=True)
         local = json.loads(proc.stdout)
         best = {"local, no Dask (1 process)": local["rate"], **best}

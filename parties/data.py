@@ -25,7 +25,13 @@ class PartyData:
 
 
 def sklearn_set(name: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Column names, data and target of ``sklearn.datasets.load_<name>``, whether registered or not."""
+    """Column names, data and target of ``sklearn.datasets.load_<name>``, whether registered or not (the sets
+    scikit-learn ships as CSV files read without importing it: ``parties.bundled``)."""
+    from parties.bundled import bundled
+
+    found = bundled(name)
+    if found is not None:
+        return found
     from sklearn import datasets
 
     bunch = getattr(datasets, f"load_{name}")()

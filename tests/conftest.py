@@ -265,25 +265,57 @@ def assert_same_partition(labels, expected) -> None:
     assert first_seen(labels) == first_seen(expected)
 
 
+def once_per_run(tmp_path_factory, name: str, make) -> tuple[Path, subprocess.CompletedProcess]:
+    """``make(folder)``, a finished process whose outputs are in ``folder``, done once per test run even with
+    ``-n``: the first worker to ask makes it under a file lock in the folder every worker shares, the others wait
+    for it and read the same folder and process. (``--dist loadgroup`` would send the tests that share it to one
+    worker, but under pytest 9.2 it groups nothing: https://github.com/pytest-dev/pytest-xdist/issues/1386.)"""
+    import fcntl
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        folder = tmp_path_factory.mktemp(name)
+        return folder, make(folder)
+    shared = tmp_path_factory.getbasetemp().parent
+    folder, done = shared / name, shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            folder.mkdir()
+            proc = make(folder)
+            done.write_text(json.dumps([proc.args, proc.returncode, proc.stdout, proc.stderr], default=str))
+    args, code, stdout, stderr = json.loads(done.read_text())
+    return folder, subprocess.CompletedProcess(args, code, stdout, stderr)
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """``ppc demo`` run once for every test that reads its outputs: the folder and the finished process."""
-    tmp = tmp_path_factory.mktemp("demo")
-    return tmp / "demo", run_ppc("demo", "--out", tmp / "demo", cwd=tmp)
+    tmp, proc = once_per_run(tmp_path_factory, "demo", lambda tmp: run_ppc("demo", "--out", tmp / "demo", cwd=tmp))
+    return tmp / "demo", proc
 
 
 @pytest.fixture(scope="session")
 def docs_site(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     """The documentation site as the README builds it (``sphinx-build -W -b html docs ...``), built once per test
-    session into a temporary folder: its html folder and the build's process. The tutorials are executed by the
-    build (myst-nb), and their executed notebooks are in ``<html>/../jupyter_execute/tutorials/``."""
+    run (``once_per_run``) into a temporary folder: its html folder and the build's process. The tutorials are
+    executed by the build (myst-nb), and their executed notebooks are in ``<html>/../jupyter_execute/tutorials/``.
+    ``PPC_DOCS_SITE=DIR``: the tests read the build already made into ``DIR/html`` by the same command, with its
+    exit code and output in ``DIR/build.rc``, ``build.stdout`` and ``build.stderr`` (``.ci/install-lines``
+    writes them) instead of building the site again."""
     pytest.importorskip("sphinx", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
     pytest.importorskip("myst_nb", reason="the documentation site needs the docs extra: pip install -e '.[docs]'")
-    html = tmp_path_factory.mktemp("site") / "html"
-    root = ROOT
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(root / "docs"),
-                           str(html)], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-    return html, proc
+    given = os.environ.get("PPC_DOCS_SITE")
+    if given:  # a build of the same checkout made beforehand (.ci/install-lines, by the docs extra alone)
+        site = Path(given)
+        build = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(ROOT / "docs"), str(site / "html")]
+        return site / "html", subprocess.CompletedProcess(
+            build, int((site / "build.rc").read_text()), (site / "build.stdout").read_text(),
+            (site / "build.stderr").read_text())
+    site, proc = once_per_run(tmp_path_factory, "site", lambda site: subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(ROOT / "docs"), str(site / "html")],
+        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL))
+    return site / "html", proc
 
 
 #: gRPC's C core logs to stderr by itself (e.g. "E1125 22:38:53.9 4482 add_port.cc:83] ...").
@@ -425,11 +457,13 @@ def probe(chromium: str, page, tmp, copy=None) -> dict:
 
 # -- a coordinator that lies: the parties it serves, and the keys it swaps ----------------------------------------
 
-def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: float = 120.0
+def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: float = 120.0, until=None
                     ) -> dict[str, tuple[int, str]]:
     """Run ``ppc party`` for each of ``names`` against the coordinator on 127.0.0.1:``port`` (party p's seed
     ``seed + ord(p[0])``; ``extra``: more options, ``{name}`` standing for the party's name), all at once; each
-    party's (exit code, standard error). A party still running after ``timeout`` seconds is killed."""
+    party's (exit code, standard error). A party still running after ``timeout`` seconds is killed. ``until``:
+    the names whose exit is all the test waits for; the others still running then are killed (exit code < 0),
+    rather than left waiting for the session's deadline."""
     procs: dict[str, subprocess.Popen] = {}
     out = {}
     try:
@@ -438,7 +472,11 @@ def party_processes(port: int, path: Path, names, seed: int, extra=(), timeout: 
                 [sys.executable, "-m", "ppcsim", "party", "--coordinator", f"127.0.0.1:{port}", "--scenario",
                  str(path), "--party", name, "--seed", str(seed + ord(name[0])), *(e.format(name=name) for e in extra)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        for name, proc in procs.items():
+        waited = [n for n in procs if until is None or n in until]
+        for name in [*waited, *(n for n in procs if n not in waited)]:
+            proc = procs[name]
+            if name not in waited and proc.poll() is None:
+                proc.kill()
             _, err = proc.communicate(timeout=timeout)
             out[name] = (proc.returncode, err)
     finally:

@@ -49,7 +49,6 @@ PROCESS_FILES = frozenset({
 })
 #: Single tests that do, in files that are otherwise unit tests (file::function, every parametrisation).
 PROCESS_TESTS = frozenset({
-    "tests/ppcsim/reproduce/test_methods_table.py::test_the_page_table_is_what_its_sweep_gives_now",
     "tests/ppcsim/scenario/test_bundled_scenarios.py::test_the_readmes_demo_output_is_what_the_demo_prints",
     "tests/ppcsim/run/test_spu_runs.py::test_an_interpreter_without_spu_is_refused_naming_it",
     "tests/ppcsim/run/test_spu_runs.py::test_ppc_run_refuses_before_anything_starts_when_spu_is_not_set_up",
@@ -202,6 +201,11 @@ def guarded(item: pytest.Item):
 SHARED = ("demo_run", "docs_site")
 
 
+# tryfirst: pytest-xdist's own hook, which makes a test's xdist_group part of its node id (what --dist loadgroup
+# sends to one worker), must see the marks added here (run after it, they grouped nothing). Under pytest 9.2 that
+# hook groups nothing anyway, so the shared fixtures also make their run once across workers
+# (conftest.once_per_run).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     for item in items:
         for fixture in SHARED:

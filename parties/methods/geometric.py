@@ -6,9 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
-from parties.attacks import column_privacy, ica_attack, known_io_002, normalised_weights
 from parties.methods.base import Disguise, Param, Sent, rows
 from parties.methods.rotation import haar_orthogonal
 
@@ -49,6 +47,7 @@ def naive_privacy(X: np.ndarray, R: np.ndarray, weights: np.ndarray | None = Non
     """
     d = X.shape[1]
     C = np.atleast_2d(np.cov(X, rowvar=False, bias=True))
+    from parties.attacks import normalised_weights  # imported when used: a party process loads every method's module
     quad = np.einsum("jk,kl,jl->j", R, C, R)  # r_j C r_j
     K = quad[None, :] - 2.0 * (R @ C).T + np.diag(C)[:, None]
     span = np.ptp(X, axis=0)
@@ -71,6 +70,7 @@ def bottleneck_assignment(M: np.ndarray) -> np.ndarray:
         ``perm[i]``: the row of R that produces column i (so the swapped
         rotation is ``R[perm]``).
     """
+    from scipy.optimize import linear_sum_assignment  # imported when used, as above
     values = np.unique(M)
 
     def feasible(t: float) -> bool:
@@ -235,6 +235,7 @@ class Geometric(Disguise):
             self.sigma_ = float(self.sigma)
             noise = rng.normal(0.0, self.sigma_, size=(m, d))
             return [rows("data", X @ self.R_.T + self.psi_ + noise)]
+        from parties.attacks import normalised_weights
         weights = normalised_weights(self.column_weights(columns), d)
         S = X[np.sort(rng.choice(m, size=min(int(self.sample), m), replace=False))]
         self.psi_ = rng.random(d)
@@ -264,6 +265,7 @@ class Geometric(Disguise):
     def _rotation(self, S: np.ndarray, weights: np.ndarray,
                   rng: np.random.Generator) -> tuple[np.ndarray, float, list[dict]]:
         """Algorithm 6.1's loop: the best swapped rotation R_t, its privacy p and, per iteration, what was measured."""
+        from parties.attacks import column_privacy, ica_attack
         d = S.shape[1]
         p = 0.0
         best_R: np.ndarray | None = None
@@ -291,6 +293,7 @@ class Geometric(Disguise):
     def _noise(self, S: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
         """Algorithm 6.1's last line: the least noise (from ``sigma``, step 0.01, at most 1) at which the
         distance-inference privacy p2 reaches ``phi``; that noise and p2."""
+        from parties.attacks import column_privacy, known_io_002
         n, d = S.shape
         known_count = min(max(math.ceil(KNOWN_FRACTION * n), d + 1), n)
         draws = []

@@ -6,8 +6,9 @@
 Each method's row is the mean over the sweep's seeds of its points: stress
 (004 eq. 6), NP (000 eq. 5.21), ARI against the original clustering and the
 true blobs, mean column privacy (002) against each attack that applies, and
-the payload bytes of both parties. ``tests/ppcsim/reproduce/test_methods_table.py``
-reruns the sweep and compares the result with the page.
+the payload bytes of both parties. ``docs/methods.csv`` is the page's
+sweep.csv; ``tests/ppcsim/reproduce/test_methods_table.py`` checks that the
+page's table is the one it gives and reruns a few of its points.
 """
 
 from __future__ import annotations

@@ -34,10 +34,11 @@ PARTY_SECONDS = 90
 
 
 def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra: str,
-                mutual: bool = False) -> tuple[dict, object]:
+                mutual: bool = False, until=None) -> tuple[dict, object]:
     """Serve the scenario with ``coordinator.handlers.<handler>`` replaced (None: the honest coordinator); run both
     parties as ``ppc party`` (``extra``: more options for each, ``{name}`` standing for the party's name).
     ``mutual``: over mutual TLS with tokens, credentials from ``ppc credentials`` in ``tmp_path/creds``.
+    ``until``: the parties whose exit ends the run (see ``conftest.party_processes``).
 
     Returns each party's (exit code, standard error) and the session.
     """
@@ -57,7 +58,7 @@ def run_parties(tmp_path, monkeypatch, handler: str | None, replacement, *extra:
     session = registry.create(load_scenario(path).session_spec(tokens))
     server, port = start_server("127.0.0.1:0", registry, security=security)
     try:
-        out = party_processes(port, path, ("a", "b"), 5, extra, timeout=PARTY_SECONDS)
+        out = party_processes(port, path, ("a", "b"), 5, extra, timeout=PARTY_SECONDS, until=until)
     finally:
         server.stop(0)
         session.fail("test over")
@@ -149,7 +150,8 @@ def test_a_label_count_one_short_is_refused_before_the_next_post(tmp_path, monke
                                          for c in int32_chunks(values, 1 << 20)])
         return iter(messages)
 
-    out, session = run_parties(tmp_path, monkeypatch, "labels", labels)
+    # a, told nothing, would wait for round 1's sum until the session's deadline: b's refusal is what is tested
+    out, session = run_parties(tmp_path, monkeypatch, "labels", labels, until=("b",))
     code, err = out["b"]
     assert code != 0 and "Traceback" not in err and "79 labels for 80 joined records" in err, err
     rounds = {(e.party, e.time) for e in session.ledger.entries() if e.rpc == "PostDistances"}

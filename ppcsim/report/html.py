@@ -13,6 +13,7 @@ from ppcsim.evaluate.agreement import AGREEMENT
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.classification import CLASSIFIERS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
+from ppcsim.report.ledger import apart_lines
 from ppcsim.report.model import ABSENT, AttackScore, MpcPrivacy, OwnCheck, Party, Report, SecurePrivacy, Skipped, as_report, given
 from ppcsim.report.outputs import own_check_words, uniformity
 
@@ -411,6 +412,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], details: dict | No
     s.append(f"<h2>Communication</h2><p>up: {tot.up.messages} messages, {tot.up.serialized:,} B "
              f"serialized ({tot.up.payload:,} B payload); down: {tot.down.messages} messages, "
              f"{tot.down.serialized:,} B. Every message is in report.json under communication.ledger.</p>")
+    s += [f"<p>{html.escape(line)}</p>" for line in apart_lines(report)]  # the helper's, status polls
     s.append(glossary(notes))
     s.append(notes.html())
     return page(f"ppc-sim run: {report.scenario}", s)

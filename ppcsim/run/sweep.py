@@ -315,8 +315,6 @@ def row(point: Point, report: Report | dict) -> dict:
     out["bytes_wire"] = sum(w for w in wire if w is not ABSENT) if wire and ABSENT not in wire else None
     for p in parties:  # what each party sent (a cost per party), beside the sums above
         out[f"bytes_payload_{p.name}"] = p.bytes.payload
-        if p.bytes.wire is not ABSENT:
-            out[f"bytes_wire_{p.name}"] = p.bytes.wire
     out["seconds"] = given(report.timing.total)
     if report.secure_aggregation is not ABSENT:
         out["rounds"] = report.secure_aggregation.rounds

@@ -197,9 +197,11 @@ def measure(report: dict) -> dict:
     mpc = report.get("mpc") or {}
     labels_only = (report.get("secure_aggregation") or {}).get("reveal") == "labels"  # its rounds are assignments
     counted = [r["sequential"] for r in mpc.get("per_round", []) if r["round"] >= 0 and "sequential" in r]
+    comm = report["communication"]
+    helper = comm.get("helper") or {d: {"payload": 0} for d in ("up", "down")}  # outside the totals, counted here
     return {
-        "payload_up": report["communication"]["totals"]["up"]["payload"],
-        "payload_down": report["communication"]["totals"]["down"]["payload"],
+        "payload_up": comm["totals"]["up"]["payload"] + helper["up"]["payload"],
+        "payload_down": comm["totals"]["down"]["payload"] + helper["down"]["payload"],
         "wire": sum(p["bytes"]["wire"] + p["bytes"]["wire_down"] for p in report["parties"]),
         "rounds": secure["rounds"] if secure else 1,
         # the steps that wait for the link: an MPC's assignments (rounds + 1), secure aggregation's rounds and

@@ -29,12 +29,12 @@ def _int(text: str) -> int:
 
 def small(path, tmp_path, **replace: str):
     """Scenario ``path`` at a small size, in ``tmp_path``: a sweep's first point, at most 240 records of generated
-    data, at most 3 rounds; ``replace``: further ``key = value`` lines to set (``value`` as TOML)."""
+    data, at most 2 rounds; ``replace``: further ``key = value`` lines to set (``value`` as TOML)."""
     if "[sweep]" in path.read_text():
         path = plan(path, tmp_path / "points")[0].path
     text = path.read_text()
     text = re.sub(r"(?m)^rows = \d+", "rows = 240", text)
-    text = re.sub(r"(?m)^max_iter = \d+", "max_iter = 3", text)
+    text = re.sub(r"(?m)^max_iter = \d+", "max_iter = 2", text)
     for key, value in replace.items():
         text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
         if not n:

@@ -18,6 +18,8 @@ docs/comparison.csv and docs/figures/comparison.png; rows of
 docs/comparison.csv that a run does not remeasure stay (``--fresh``: not).
 
     python bench/comparison.py                    # everything; hours on two cores, most of them the MPC's
+    python bench/comparison.py --rows 1000 --only comparison latency --variants none "drbt k=1" "drbt k=3" osbr \
+        "secure aggregation"                      # the small rows, each run 3 times (--repeats)
     python bench/comparison.py --rows 1000 5000 --only comparison --variants mpc    # a part
     python bench/comparison.py --from-csv         # only rewrite the page and figure from docs/comparison.csv
 """
@@ -41,6 +43,8 @@ import tomli_w
 from parties.spu_env import problem as spu_problem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import comparison_spread as spread  # noqa: E402
+from comparison_figure import figure  # noqa: E402
 from comparison_learns import LEARNS  # noqa: E402
 from harness import Figures  # noqa: E402
 
@@ -154,6 +158,7 @@ def read_rows(path: Path) -> list[dict]:
             r[key] = int(r[key])
         r["steps"] = int(r.get("steps") or r["rounds"])  # rows written before the latency probe have neither
         r["sequential"] = int(r["sequential"]) if r.get("sequential") else ""
+        spread.read(r)
         for key in ("wall_seconds", "protocol_seconds", "ari_vs_plain"):
             r[key] = float(r[key])
     return rows
@@ -192,9 +197,11 @@ def measure(report: dict) -> dict:
     mpc = report.get("mpc") or {}
     labels_only = (report.get("secure_aggregation") or {}).get("reveal") == "labels"  # its rounds are assignments
     counted = [r["sequential"] for r in mpc.get("per_round", []) if r["round"] >= 0 and "sequential" in r]
+    comm = report["communication"]
+    helper = comm.get("helper") or {d: {"payload": 0} for d in ("up", "down")}  # outside the totals, counted here
     return {
-        "payload_up": report["communication"]["totals"]["up"]["payload"],
-        "payload_down": report["communication"]["totals"]["down"]["payload"],
+        "payload_up": comm["totals"]["up"]["payload"] + helper["up"]["payload"],
+        "payload_down": comm["totals"]["down"]["payload"] + helper["down"]["payload"],
         "wire": sum(p["bytes"]["wire"] + p["bytes"]["wire_down"] for p in report["parties"]),
         "rounds": secure["rounds"] if secure else 1,
         # the steps that wait for the link: an MPC's assignments (rounds + 1), secure aggregation's rounds and
@@ -224,13 +231,16 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
                         help="run only these (and none, the reference); keep OUT/comparison.csv's other rows")
     parser.add_argument("--no-eval", action="store_true", help="run no attacks (the privacy column stays empty)")
+    parser.add_argument("--repeats", type=int, metavar="N",
+                        help=f"runs of each row, its time the median (default: {spread.REPEATS} up to "
+                        f"{spread.SMALL_ROWS:,} records, 1 above; the attacks run on the first only)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     parser.add_argument("--from-csv", action="store_true",
                         help="run nothing: rewrite comparison.md and the figure from OUT/comparison.csv")
     args = parser.parse_args()
     if args.from_csv:
         rows = read_rows(args.out / "comparison.csv")
-        figure(rows, args.out / "figures")
+        figure(rows, args.out / "figures", VARIANTS, LINKS)
         (args.out / "comparison.md").write_text(document(rows))
         print(f"wrote {args.out / 'comparison.md'} and figures/comparison.png from {args.out / 'comparison.csv'}")
         return
@@ -266,18 +276,26 @@ def main() -> None:
                         or (workload == "literature" and name == "secure aggregation"))
             table = variant(raw, name, m, {**LINKS, **PROBE_LINKS}[link])
             print(f"[{i + 1}/{len(plan)}] {workload} m={m:,} {name}, {link} ...", end=" ", flush=True)
-            seconds, report, labels = run(table, tmp, evaluate)
+            walls, times, loads = [], [], []
+            for repeat in range(spread.repeats_for(m, args.repeats)):  # the attacks on the first run only
+                loads.append(spread.load())
+                seconds, again, labels_again = run(table, tmp, evaluate and not repeat)
+                walls.append(seconds)
+                times.append(measure(again)["protocol_seconds"])
+                loads.append(spread.load())
+                if not repeat:
+                    report, labels = again, labels_again
             if name == "none":
                 reference[(workload, m, link)] = labels
-            row = {"workload": workload, "rows": m, "variant": name, "link": link, "wall_seconds": seconds,
-                   **measure(report), "ari_vs_plain": ari(labels, reference[(workload, m, link)]),
+            row = {"workload": workload, "rows": m, "variant": name, "link": link, **measure(report),
+                   **spread.summary(times, walls, loads), "ari_vs_plain": ari(labels, reference[(workload, m, link)]),
                    "privacy": privacy(report), "coordinator_learns": LEARNS[name]}
             rows_out.append(row)
-            print(f"{row['protocol_seconds']:.2f} s, {row['payload_up']:,} B up, {row['rounds']} rounds, "
-                  f"ARI {row['ari_vs_plain']:.3f}", flush=True)
+            print(f"{row['protocol_seconds']:.2f} s (median of {row['repeats']}), {row['payload_up']:,} B up, "
+                  f"{row['rounds']} rounds, ARI {row['ari_vs_plain']:.3f}, load {row['load']:.1f}", flush=True)
             save(args.out / "comparison.csv", kept, rows_out)  # after every run: a stopped run keeps its rows
     rows_out = save(args.out / "comparison.csv", kept, rows_out)
-    figure(rows_out, args.out / "figures")
+    figure(rows_out, args.out / "figures", VARIANTS, LINKS)
     (args.out / "comparison.md").write_text(document(rows_out))
     print(f"wrote {args.out / 'comparison.md'}, comparison.csv and figures/comparison.png")
     figures = Figures("comparison.py")
@@ -371,48 +389,50 @@ def document(rows: list[dict]) -> str:
                                  f"{2 * m * (m - 1) / 2 * 8 / 2 / 12.5e6:,.0f} s of transfer (predicted) | | | "
                                  f"{LEARNS[name]} |")
                 continue
-            shaped_time = f"{q['protocol_seconds']:.2f} s" if q else "not run"
+            noisy = spread.overlap(r, q)
             lines.append(f"| {m:,} | {name} | {_b(r['payload_up'] + r['payload_down'])} | {r['rounds']} | "
-                         f"{r['protocol_seconds']:.2f} s | {shaped_time} | {r['ari_vs_plain']:.3f} | "
+                         f"{spread.cell(r, noisy)} | {spread.cell(q, noisy)} | {r['ari_vs_plain']:.3f} | "
                          f"{r['privacy']} | {r['coordinator_learns']} |")
-    lines += ["", "![bytes and time against records](figures/comparison.png)", "", "## Crossover points", ""]
+    lines += ["", spread.note(data), "", "![bytes and time against records](figures/comparison.png)", ""]
     # the m where secure aggregation and DRBT ran on both links (a part run alone may leave some out)
     full = [m for m in ms if all((m, v, link) in at for v in ("secure aggregation", "drbt k=3") for link in LINKS)]
-    sec = [at[(m, "secure aggregation", shaped)] for m in full]
-    rounds = [r["rounds"] for r in sec]
-    k = 5
-    lines.append(
-        f"- **Bytes.** Secure aggregation sends about (R k + k - 1) m 8 bytes up per party (R rounds; k - 1 "
-        f"k-means++ steps); here R was {', '.join(map(str, rounds))} at m = {', '.join(f'{m:,}' for m in full)}. "
-        "That is linear in m like DRBT's m k_j 8 bytes, so there is no crossover with DRBT: secure aggregation "
-        "costs " + ", ".join(
-            f"{(at[(m, 'secure aggregation', plain)]['payload_up'] + at[(m, 'secure aggregation', plain)]['payload_down']) / (at[(m, 'drbt k=3', plain)]['payload_up'] + at[(m, 'drbt k=3', plain)]['payload_down']):.0f}x"
-            for m in full) + " the bytes of DRBT with k = 3 at those m. OSBR's m(m-1)/2 8 bytes per party are "
-        f"quadratic: OSBR sends fewer bytes only while m - 1 < 2 (R k + k - 1), i.e. below about "
-        f"m = {2 * (rounds[0] * k + k - 1) + 1:,} records at R = {rounds[0]}; above it secure aggregation is "
-        "the cheaper of the two exact-distance protocols.")
-    secure_t = np.array([r["protocol_seconds"] for r in sec])
-    osbr_model = lambda m: m * (m - 1) / 2 * 8 / 12.5e6  # noqa: E731  (one party's transfer at 100 Mbit/s)
-    cross = crossover(np.array(full, dtype=float), secure_t, osbr_model)
-    drbt_t = np.array([at[(m, "drbt k=3", shaped)]["protocol_seconds"] for m in full])
-    faster = [f"{m:,}" for m, a, b in zip(full, secure_t, drbt_t) if a < b]
-    # where the measured time curves cross (interpolated in log m between the measured m)
-    grid = np.logspace(np.log10(full[0]), np.log10(full[-1]), 2000)
-    gap = np.interp(np.log10(grid), np.log10(full), secure_t - drbt_t)
-    turns = np.flatnonzero(np.diff(np.sign(gap)) != 0)
-    meet = (f" The measured curves cross at about m = {grid[turns[-1]]:,.0f} (interpolated between the measured m)."
-            if len(turns) else "")
-    lines.append(
-        "- **Time on 100 Mbit/s, 20 ms.** Each round costs at least two latencies (post, then labels) plus its "
-        f"transfer: secure aggregation took {', '.join(f'{t:.1f} s' for t in secure_t)} at m = "
-        f"{', '.join(f'{m:,}' for m in full)}, DRBT (k = 3) {', '.join(f'{t:.1f} s' for t in drbt_t)} for its one "
-        "upload and k-means with 10 restarts at the coordinator (the one-shot runs' time includes that "
-        "clustering, and loading scikit-learn for it; the arbiter's work is inside the rounds). "
-        + (f"Secure aggregation was the faster at m = {', '.join(faster)}; " if faster else
-           "DRBT was the faster at every m; ")
-        + f"at the largest m it took {secure_t[-1] / drbt_t[-1]:.1f}x DRBT's time.{meet} OSBR's transfer alone "
-        "(m(m-1)/2 8 bytes a party at 100 Mbit/s) overtakes the secure run's measured time "
-        + (f"from about m = {cross:,.0f} records." if cross else "nowhere in the measured range."))
+    lines += ["## Crossover points", ""] if full else []
+    if full:  # a part run alone (--variants mpc) may have no size where both ran
+        sec = [at[(m, "secure aggregation", shaped)] for m in full]
+        rounds = [r["rounds"] for r in sec]
+        k = 5
+        lines.append(
+            f"- **Bytes.** Secure aggregation sends about (R k + k - 1) m 8 bytes up per party (R rounds; k - 1 "
+            f"k-means++ steps); here R was {', '.join(map(str, rounds))} at m = {', '.join(f'{m:,}' for m in full)}. "
+            "That is linear in m like DRBT's m k_j 8 bytes, so there is no crossover with DRBT: secure aggregation "
+            "costs " + ", ".join(
+                f"{(at[(m, 'secure aggregation', plain)]['payload_up'] + at[(m, 'secure aggregation', plain)]['payload_down']) / (at[(m, 'drbt k=3', plain)]['payload_up'] + at[(m, 'drbt k=3', plain)]['payload_down']):.0f}x"
+                for m in full) + " the bytes of DRBT with k = 3 at those m. OSBR's m(m-1)/2 8 bytes per party are "
+            f"quadratic: OSBR sends fewer bytes only while m - 1 < 2 (R k + k - 1), i.e. below about "
+            f"m = {2 * (rounds[0] * k + k - 1) + 1:,} records at R = {rounds[0]}; above it secure aggregation is "
+            "the cheaper of the two exact-distance protocols.")
+        secure_t = np.array([r["protocol_seconds"] for r in sec])
+        osbr_model = lambda m: m * (m - 1) / 2 * 8 / 12.5e6  # noqa: E731  (one party's transfer at 100 Mbit/s)
+        cross = crossover(np.array(full, dtype=float), secure_t, osbr_model)
+        drbt_t = np.array([at[(m, "drbt k=3", shaped)]["protocol_seconds"] for m in full])
+        faster = [f"{m:,}" for m, a, b in zip(full, secure_t, drbt_t) if a < b]
+        # where the measured time curves cross (interpolated in log m between the measured m)
+        grid = np.logspace(np.log10(full[0]), np.log10(full[-1]), 2000)
+        gap = np.interp(np.log10(grid), np.log10(full), secure_t - drbt_t)
+        turns = np.flatnonzero(np.diff(np.sign(gap)) != 0)
+        meet = (f" The measured curves cross at about m = {grid[turns[-1]]:,.0f} (interpolated between the measured m)."
+                if len(turns) else "")
+        lines.append(
+            "- **Time on 100 Mbit/s, 20 ms.** Each round costs at least two latencies (post, then labels) plus its "
+            f"transfer: secure aggregation took {', '.join(f'{t:.1f} s' for t in secure_t)} at m = "
+            f"{', '.join(f'{m:,}' for m in full)}, DRBT (k = 3) {', '.join(f'{t:.1f} s' for t in drbt_t)} for its one "
+            "upload and k-means with 10 restarts at the coordinator (the one-shot runs' time includes that "
+            "clustering, and loading scikit-learn for it; the arbiter's work is inside the rounds). "
+            + (f"Secure aggregation was the faster at m = {', '.join(faster)}; " if faster else
+               "DRBT was the faster at every m; ")
+            + f"at the largest m it took {secure_t[-1] / drbt_t[-1]:.1f}x DRBT's time.{meet} OSBR's transfer alone "
+            "(m(m-1)/2 8 bytes a party at 100 Mbit/s) overtakes the secure run's measured time "
+            + (f"from about m = {cross:,.0f} records." if cross else "nowhere in the measured range."))
     lines += ["- **Utility.** Secure aggregation is k-means exactly (one k-means++ start; labels equal "
               "scikit-learn's from the same records): its ARI against the plain clustering is below 1 only "
               "where a single start ends in another local optimum than the plain run's ten restarts. DRBT's "
@@ -508,8 +528,8 @@ def probe(rows: list[dict]) -> list[str]:
         counted = [x["sequential"] / x["steps"] for x in (r, q) if x["sequential"] != ""]
         count = " and ".join(f"{c:.0f}" for c in counted) if counted else "-"
         doubled = " and ".join(f"{2 * c:.0f}" for c in counted) if counted else "-"
-        by_time = f"{per_step:.1f}" if per_step > 0.5 else "lost in the noise"
-        lines.append(f"| {name} | {q['steps']} | {r['protocol_seconds']:.1f} s | {q['protocol_seconds']:.1f} s | "
+        by_time = f"{per_step:.1f}" if per_step > 0.5 and not spread.overlap(r, q) else "lost in the noise"
+        lines.append(f"| {name} | {q['steps']} | {spread.cell(r)} | {spread.cell(q)} | "
                      f"{by_time} | {count} | {doubled} |")
         if name == "mpc" and counted:
             notes.append(f"For the MPC the two measures agree: {per_step:.0f} one-way latencies per assignment by "
@@ -523,8 +543,9 @@ def probe(rows: list[dict]) -> list[str]:
                          f"{per_step:.1f} measured.")
         if name.startswith("drbt"):
             notes.append("A disguise waits for the latency a handful of times in all (Join, the keys, its upload, "
-                         "the result), not per round: on this machine that was lost in the noise of starting "
-                         "processes and clustering.")
+                         "the result), not per round: "
+                         + (f"{per_step:.1f} one-way latencies here, once." if by_time != "lost in the noise" else
+                            "on this machine that was lost in the noise of starting processes and clustering."))
     return lines + [""] + [" ".join(notes), ""]
 
 
@@ -563,37 +584,6 @@ def mpc_points(at: dict, ms: list[int], plain: str, shaped: str) -> list[str]:
             "rounds make it nearly). "
             + (latency_note(mpc["protocol_seconds"], mpc_q["protocol_seconds"], mpc["rounds"]) if mpc_q else ""))
     return out + [""]
-
-
-def figure(rows: list[dict], folder: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    folder.mkdir(parents=True, exist_ok=True)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    data = [r for r in rows if r["workload"] == "comparison"]
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for colour, name in zip(colours, VARIANTS):
-        for link, style in zip(LINKS, ("--", "-")):
-            pts = sorted((r["rows"], r["payload_up"] + r["payload_down"], r["protocol_seconds"])
-                         for r in data if r["variant"] == name and r["link"] == link)
-            if not pts:
-                continue
-            m, b, s = (np.array(x) for x in zip(*pts))
-            if style == "-":
-                left.loglog(m, b, "o-", label=name, color=colour)
-            right.loglog(m, s, "o" + style, color=colour, label=f"{name} ({link})" if style == "-" else None)
-    left.set(xlabel="records m", ylabel="payload bytes, up and down (all parties)", title="bytes")
-    right.set(xlabel="records m", ylabel="seconds, last Join to result", title="time (dashed: unshaped)")
-    left.legend(fontsize=8)
-    right.legend(fontsize=7)
-    for ax in (left, right):
-        ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(folder / "comparison.png", dpi=120)
-    plt.close(fig)
 
 
 if __name__ == "__main__":

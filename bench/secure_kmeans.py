@@ -123,8 +123,9 @@ def processes_run(path: Path, masked: bool) -> tuple[float, object, dict]:
 
 def relayed_bytes(report: dict) -> int:
     """Payload up and down of every party (and the helper's frames, an MPC's), as the ledger counted it."""
-    totals = report["communication"]["totals"]
-    return totals["up"]["payload"] + totals["down"]["payload"]
+    comm = report["communication"]
+    counted = [comm["totals"], *([comm["helper"]] if "helper" in comm else [])]  # the helper's, outside the totals
+    return sum(t["up"]["payload"] + t["down"]["payload"] for t in counted)
 
 
 def labels_only(args) -> None:

@@ -64,7 +64,8 @@ html_theme_options = {
 }
 # the section navigation where a section has pages of its own; none beside a single page
 html_sidebars = {"*": [], "tutorials/**": ["sidebar-nav-bs"], "reference/**": ["sidebar-nav-bs"]}
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["wide-code.css"]  # the article as wide as the page, long code lines wrapped
 html_extra_path = ["report.schema.json"]
 html_show_sourcelink = False
 

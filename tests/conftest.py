@@ -33,10 +33,12 @@ def run_ppc(*args: str, timeout: float = 180.0, cwd: Path | None = None) -> subp
     )
 
 
-def by_hand(path: Path, tmp_path: Path, parties: list[str], timeout: float = 120.0) -> dict[str, str]:
+def by_hand(path: Path, tmp_path: Path, parties: list[str], timeout: float = 120.0,
+            party_options: tuple[str, ...] = ()) -> dict[str, str]:
     """The by-hand roles of scenario ``path``: ``ppc credentials``, then ``ppc coordinator`` and one ``ppc party``
-    per name, each in its own process over loopback; every party writes ``tmp_path/<name>.csv`` and the
-    coordinator ``tmp_path/out``. Returns each party's stderr; asserts every process exited 0."""
+    per name (with ``party_options`` added), each in its own process over loopback; every party writes
+    ``tmp_path/<name>.csv`` and the coordinator ``tmp_path/out``. Returns each party's stderr; asserts every
+    process exited 0."""
     creds, out, port_file = tmp_path / "creds", tmp_path / "out", tmp_path / "port"
     assert run_ppc("credentials", path, "--out", creds).returncode == 0
     ppc = [sys.executable, "-m", "ppcsim"]
@@ -54,7 +56,8 @@ def by_hand(path: Path, tmp_path: Path, parties: list[str], timeout: float = 120
         for name in parties:
             procs[name] = subprocess.Popen(
                 ppc + ["party", "--coordinator", address, "--scenario", str(path), "--party", name, "--credentials",
-                       str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv")], **opts)
+                       str(creds / "parties" / name), "--labels-out", str(tmp_path / f"{name}.csv"),
+                       *party_options], **opts)
         for name, p in procs.items():
             _, errors[name] = p.communicate(timeout=timeout)
             assert p.returncode == 0, errors[name]

@@ -14,6 +14,7 @@ from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.attackers import ATTACKS
 from ppcsim.evaluate.classification import CLASSIFIERS
 from ppcsim.evaluate.scores import PRIVACY_METRICS
+from ppcsim.report.ledger import apart_lines
 from ppcsim.report.model import ABSENT, AttackScore, MpcPrivacy, OwnCheck, Party, Report, SecurePrivacy, Skipped, as_report, given
 from ppcsim.report.outputs import own_check_words, uniformity
 
@@ -27,7 +28,7 @@ img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{margin:1em 0}figcaption{color:#555;font-size:.9em}
 .note{color:#555;font-size:.9em}
 .na{color:#999;font-style:italic}
-.zero{font-weight:bold;color:#b00}
+.zero{font-weight:bold;color:#b00}.exact{font-weight:bold;color:#070}
 sup a{text-decoration:none}
 dt{font-weight:bold;margin-top:.6em}dd{margin-left:1.5em}
 ol.notes{font-size:.85em;color:#444}
@@ -59,13 +60,20 @@ class Raw:
         self.html, self.left = text, left
 
 
+#: What a stress of 0 means: every distance kept, the best value (004 eq. 6), marked as good, not as a loss.
+STRESS_ZERO = "every distance kept exactly: the best value"
+
+
 def score(value: float | None, *, zero_means: str = "recovered exactly") -> Raw:
-    """A privacy or stress value; an exact (or rounding-level) zero is marked, and never looks like a gap."""
+    """A privacy or stress value; an exact (or rounding-level) zero is marked, and never looks like a gap: in red
+    where it is a loss (a column recovered exactly), in green where it is the best value (stress: every distance
+    kept, ``STRESS_ZERO``)."""
     if value is None:
         return Raw(NOT_MEASURED, left=False)
     if abs(value) < ROUNDING:
         shown = "0" if value == 0 else f"0 <span class='note'>({value:.3g}, floating-point rounding)</span>"
-        return Raw(f"<span class='zero' title='{html.escape(zero_means)}'>{shown}</span>", left=False)
+        mark = "exact" if zero_means == STRESS_ZERO else "zero"
+        return Raw(f"<span class='{mark}' title='{html.escape(zero_means)}'>{shown}</span>", left=False)
     return Raw(f"{value:.4g}", left=False)
 
 
@@ -337,7 +345,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], artifacts: RunArti
     if u:
         st = given(u.stress)
         s.append(f"<h2>Utility: what the disguise cost</h2><p>Distance distortion (stress{notes('004 eq. 6')}): "
-                 f"{_cell(score(st, zero_means='every distance kept'))} over {u.stress_records:,} records"
+                 f"{_cell(score(st, zero_means=STRESS_ZERO))} over {u.stress_records:,} records"
                  + (" (zero but for rounding: every distance was kept)" if st is not None and st < ROUNDING else "")
                  + f". Compared with {html.escape(str(u.reference))}.</p>")
         against = [(k, m) for k, m in (("vs_original", u.vs_original), ("vs_truth", u.vs_truth),
@@ -411,6 +419,7 @@ def run_page(report: Report | dict, figures: dict[str, Path], artifacts: RunArti
     s.append(f"<h2>Communication</h2><p>up: {tot.up.messages} messages, {tot.up.serialized:,} B "
              f"serialized ({tot.up.payload:,} B payload); down: {tot.down.messages} messages, "
              f"{tot.down.serialized:,} B. Every message is in report.json under communication.ledger.</p>")
+    s += [f"<p>{html.escape(line)}</p>" for line in apart_lines(report)]  # the helper's, status polls
     s.append(glossary(notes))
     s.append(notes.html())
     return page(f"ppc-sim run: {report.scenario}", s)
@@ -517,6 +526,10 @@ SWEEP_CAPTIONS = {
                           "swept values. ",
     "methods": "One point per run: agreement (ARI) against the privacy left by the strongest attack that "
                "applies; the marker's area grows with the bytes sent. ",
+    "parties": "The same columns re-split over more parties (each a disguise of its own): agreement (ARI), the "
+               "privacy left by the strongest attack that applies (when attacks ran) and the payload each party "
+               "sent, against the number of parties, at the mean over the other swept values with their range "
+               "shaded. ",
     "bytes_vs_rows": "Bytes uploaded by all parties against the records: the paper's prediction (line), the "
                      "arrays received (dots) and, where the points ran as processes, the wire (crosses). ",
 }
@@ -525,6 +538,28 @@ SWEEP_CAPTIONS = {
 def _is_score(key: str, value) -> bool:
     """Stress and privacy columns: a zero there means 'kept exactly' or 'recovered exactly', and is marked."""
     return (key == "stress" or key.startswith("privacy_")) and (value is None or isinstance(value, float))
+
+
+def _runs_cell(key: str, value):
+    """A cell of the sweep page's table: a stress or privacy score marked at zero, anything else as it is."""
+    if not _is_score(key, value):
+        return value
+    return score(value, zero_means=STRESS_ZERO if key == "stress" else "recovered exactly")
+
+
+#: The sweep page's table: after the point and its swept values, these columns of sweep.csv, where measured.
+RUNS_COLUMNS = ("rows", "methods", "parties", "output_dims", "stress", "ari", "ari_truth", "nmds_stress_1",
+                "own_local_stress", "privacy_worst_mean", *(f"privacy_{a}_mean" for a in ATTACKS), "rounds",
+                "labels_equal_same_init", "bytes_predicted", "bytes_payload", "bytes_serialized", "bytes_wire",
+                "seconds")
+
+
+def runs_columns(rows: list[dict]) -> list[str]:
+    """The columns of the sweep page's table: the point, the swept values, then ``RUNS_COLUMNS``; each only
+    where some run has a value (a sweep without attacks shows no privacy column)."""
+    every = list(dict.fromkeys(k for r in rows for k in r))
+    wanted = ["point", *(k for k in every if k.startswith("param_")), *RUNS_COLUMNS]
+    return [k for k in wanted if k in every and any(r.get(k) is not None for r in rows)]
 
 
 def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dict | None = None,
@@ -548,9 +583,11 @@ def sweep_page(title: str, rows: list[dict], figures: dict[str, Path], grid: dic
             "Left out: " + "; ".join(f"{html.escape(m)} ({html.escape(why)})" for m, why in missing.items())
             + "." if missing else "Every run of the sweep is drawn.")
         s.append(image(path, name, caption))
-    header = list(dict.fromkeys(k for r in rows for k in r))
-    s.append("<h2>Runs</h2><p class='note'>One row per run, as in sweep.csv; "
-             f"{NOT_MEASURED} where a run has no such value.</p>"
-             + table(header, [[score(r.get(k)) if _is_score(k, r.get(k)) else r.get(k) for k in header] for r in rows],
-                     nowrap=True))
+    every = list(dict.fromkeys(k for r in rows for k in r))
+    header = runs_columns(rows)
+    s.append("<h2>Runs</h2><p class='note'>One row per run: the swept values and the main figures, "
+             f"{NOT_MEASURED} where a run has no such value. sweep.csv has every figure of every run "
+             f"({len(every)} columns: each attack's distortion measures, the classifiers' accuracy, ...); columns "
+             "no run measured are left out here.</p>"
+             + table(header, [[_runs_cell(k, r.get(k)) for k in header] for r in rows], nowrap=True))
     return page(f"ppc-sim sweep: {title}", s)

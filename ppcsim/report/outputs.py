@@ -17,6 +17,7 @@ from coordinator.summary import SessionSummary
 from coordinator.types import Contribution
 from parties.client import WITHOUT_MUTUAL_TLS
 from parties.metrics import peak_rss
+from ppcsim.report import ledger, settings
 from ppcsim.report.model import (
     ABSENT,
     FORMAT,
@@ -25,8 +26,6 @@ from ppcsim.report.model import (
     Cluster,
     Clustering,
     Communication,
-    Count,
-    Directions,
     Evaluation,
     IdBytes,
     Join,
@@ -190,7 +189,8 @@ def build(
                                     # measured by the party: Join and the Upload stream
                                     upload_seconds=party.timing.get("upload"))
         parties.append(party)
-    totals = session.totals
+    # the parties' traffic; the helper's and status polls' apart (ppcsim.report.ledger)
+    parties_total, by_party, helper, status = ledger.split(session.totals, session.parties)
     spec = session.clustering
     report = Report(
         format=FORMAT,
@@ -203,7 +203,7 @@ def build(
         join=Join(rows_joined=len(outcome.join.ids) if outcome else None,
                   dropped=outcome.join.dropped if outcome else None),
         clustering=Clustering.from_json({
-            **spec.__dict__,
+            **settings.applied(spec),  # the settings this run used, no other
             "input": outcome.combined.description if outcome else None,
             "embedding": outcome.combined.embedding if outcome else None,
             "sizes": outcome.sizes if outcome else None,
@@ -219,12 +219,8 @@ def build(
             coordinator_learns=coordinator_learns(scenario),
         ),
         communication=Communication(
-            totals=Directions(**{
-                direction: Count(**{key: sum(t[direction][key] for t in totals.values())
-                                    for key in ("messages", "payload", "serialized")})
-                for direction in ("up", "down")
-            }),
-            by_party={party: Directions(up=Count(**t["up"]), down=Count(**t["down"])) for party, t in totals.items()},
+            totals=parties_total, by_party=by_party,
+            **{k: v for k, v in (("helper", helper), ("status", status)) if v is not None},
             refused=[Refusal(**r) for r in session.refused],
             ids=id_bytes(session, summaries),
             ledger=[LedgerEntry(**e) for e in session.ledger],
@@ -424,9 +420,11 @@ def summary_table(report: Report | dict) -> str:
                         if given(secure.seeding_steps, 0) else "") + ")")
     m = report.mpc
     if m is not ABSENT and m.by_party is not ABSENT:
-        most = max((v.up for v in m.by_party.values()), default=0)
+        name, most = ledger.most_sent(report)
+        frames = m.by_party[name].up if name in m.by_party else 0
         lines.append(f"mpc: {len(m.parties)} share-holders ({', '.join(m.parties)}), threshold t = {m.threshold}, "
-                     f"{m.rounds} rounds; up to {most:,} B sent per party, all relayed sealed"
+                     f"{m.rounds} rounds; up to {most:,} B payload sent per party (the table's, {name}: "
+                     f"{frames:,} B of it sealed MPC frames), all relayed"
                      + (f", {m.seconds:.1f} s" if isinstance(m.seconds, float) else ""))
     u = report.utility if report.utility is not ABSENT else None
     if u and u.labels_equal_same_init is not ABSENT:
@@ -504,4 +502,5 @@ def summary_table(report: Report | dict) -> str:
     up, down = [given(p.bytes.wire) for p in report.parties], [given(p.bytes.wire_down) for p in report.parties]
     if report.parties and None not in up and None not in down:
         lines.append(f"wire (TLS, HTTP/2, counted by the relays): up {sum(up):,} B; down {sum(down):,} B")
+    lines += ledger.apart_lines(report)  # the helper's traffic and status polls, outside the totals
     return "\n".join(lines)

@@ -12,6 +12,7 @@ from ppcsim.evaluate.artifacts import RunArtifacts
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from ppcsim.evaluate.attackers import ATTACKS  # noqa: E402
 from ppcsim.report.model import AttackScore, Report, as_report, given  # noqa: E402
@@ -46,6 +47,7 @@ FIGURE_NEEDS = {
     "utility_vs_privacy": ("<privacy>", "ari"),
     "methods": ("privacy_worst_mean", "ari"),
     "bytes_vs_rows": ("rows", "bytes_payload"),
+    "parties": ("param_parties", "ari"),
 }
 #: Why a run lacks a figure's column, for the page's caption.
 MISSING_WHY = {
@@ -82,6 +84,25 @@ def _legend_outside(fig, ax) -> None:
 MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
 
 
+#: Up to this many distinct whole numbers, a swept value is drawn with a colour each, not on a colour scale.
+FEW = 10
+
+
+def _few_whole(numbers: list) -> bool:
+    """Whether ``numbers`` are whole numbers of at most FEW distinct values (parties, k, tries)."""
+    return all(isinstance(v, int) or float(v).is_integer() for v in numbers) and len(set(numbers)) <= FEW
+
+
+def _whole_ticks(ax, values) -> None:
+    """The x axis ticked at the values drawn, when they are whole numbers (no 2.5 parties)."""
+    ticks = sorted({int(v) for v in values})
+    if len(ticks) <= 2 * FEW:
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.minorticks_off()
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape: str | None = None) -> None:
     """One point per run at (x, y), coloured by the swept parameter ``key`` (a colour scale for numbers, one
     colour per value otherwise) and, with ``shape``, shaped by a second swept parameter."""
@@ -89,8 +110,9 @@ def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape
     shapes = list(dict.fromkeys(r.get(f"param_{shape}") for r in rows)) if shape else [None]
     values = [r.get(f"param_{key}") for r in rows] if key else [None] * len(rows)
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    numeric = key and len(numbers) == len(values)
-    colours = list(dict.fromkeys(values))
+    # a colour scale for many or fractional numbers; a few whole numbers (parties, k) get a colour each
+    numeric = key and len(numbers) == len(values) and not _few_whole(numbers)
+    colours = sorted(set(numbers)) if numbers and len(numbers) == len(values) else list(dict.fromkeys(values))
     points = None
     for j, form in enumerate(shapes):
         marker = MARKERS[j % len(MARKERS)]
@@ -108,7 +130,10 @@ def _colour_by(fig, ax, rows: list[dict], x: str, y: str, key: str | None, shape
                 ax.scatter([r[x] for r in chosen], [r[y] for r in chosen], s=24, marker=marker,
                            color=f"C{i % 10}", label=label or None)
     if numeric:
-        fig.colorbar(points, ax=ax, label=f"swept: {key}")
+        bar = fig.colorbar(points, ax=ax, label=f"swept: {key}")
+        if all(isinstance(v, int) for v in numbers):
+            bar.locator = MaxNLocator(integer=True)
+            bar.update_ticks()
         if shape:  # the colour bar holds the right: the shapes' legend goes below the axes
             ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=len(shapes), frameon=False)
     else:
@@ -123,6 +148,7 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
         _mean_band(ax, rows, "output_dims", "stress", {"k", "seed", "parties"})
         ax.set(xlabel="output dimensions sent (sum over parties)", ylabel="stress (004 eq. 6)",
                title="Distance distortion vs output dimension")
+        _whole_ticks(ax, [r["output_dims"] for r in rows if r.get("output_dims") is not None])
         _legend_outside(fig, ax)
         figures["stress_vs_dims"] = _save_outside(fig, out, "stress_vs_dims")
     privacy = privacy_column(rows)
@@ -137,6 +163,8 @@ def sweep_figures(rows: list[dict], out: Path) -> dict[str, Path]:
         figures["methods"] = methods_figure(rows, out)
     if _varies(rows, "param_tries") and any(r.get("own_local_stress") is not None for r in rows):
         figures["tries"] = tries_figure(rows, out)
+    if _varies(rows, "param_parties"):
+        figures["parties"] = parties_figure(rows, out)
     if _varies(rows, "rows"):
         fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
         by_method = defaultdict(list)
@@ -200,6 +228,38 @@ def tries_figure(rows: list[dict], out: Path) -> Path:
         ax.legend(fontsize=7, frameon=False)
     fig.suptitle("drbt: trying more projections (004 §5.2 step 3)", fontsize=10)
     return _save_outside(fig, out, "tries")
+
+
+def parties_figure(rows: list[dict], out: Path) -> Path:
+    """A sweep over the number of parties (the columns re-split over p1..pN, 004 §6.2): against it, agreement
+    with the original clustering and with the true classes, the privacy left by the strongest attack that applies
+    (when attacks ran), and the payload each party sent; the mean over the other swept values (seeds) with a
+    min-max band."""
+    privacy = any(r.get("privacy_worst_mean") is not None for r in rows)
+    fig, axes = plt.subplots(1, 3 if privacy else 2, figsize=(9 if privacy else 6.5, 2.8), layout="constrained")
+    per_party = [{**r, "bytes_per_party": r["bytes_payload"] / r["parties"] if r.get("parties") else None}
+                 for r in rows]
+    panels: list[tuple] = [(axes[0], (("ari", "vs original clustering"), ("ari_truth", "vs true classes")), "ARI")]
+    if privacy:
+        panels.append((axes[1], (("privacy_worst_mean", "strongest attack"),), "mean column privacy"))
+    panels.append((axes[-1], (("bytes_per_party", "payload per party"),), "payload B sent per party (mean)"))
+    for ax, series, ylabel in panels:
+        for column, label in series:
+            by_count: defaultdict[int, list[float]] = defaultdict(list)
+            for r in per_party:
+                if r.get("param_parties") is not None and r.get(column) is not None:
+                    by_count[int(r["param_parties"])].append(float(r[column]))
+            if by_count:
+                xs = sorted(by_count)
+                values = [np.asarray(by_count[x]) for x in xs]
+                ax.plot(xs, [v.mean() for v in values], marker="o", markersize=3, label=label)
+                ax.fill_between(xs, [v.min() for v in values], [v.max() for v in values], alpha=0.2)
+        ax.set(xlabel="parties", ylabel=ylabel)
+        _whole_ticks(ax, [r["param_parties"] for r in rows if r.get("param_parties") is not None])
+        if len(series) > 1:
+            ax.legend(fontsize=7, frameon=False)
+    fig.suptitle("The same columns over more parties", fontsize=10)
+    return _save_outside(fig, out, "parties")
 
 
 def methods_figure(rows: list[dict], out: Path) -> Path:

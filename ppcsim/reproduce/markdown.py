@@ -579,8 +579,11 @@ def _differences(r: dict) -> str:
 
 def _runtime(r: dict) -> str:
     rows = [[step, _seconds(s)] for step, s in r["runtime_s"].items()]
-    cpu = (f" The run used {_seconds(r['cpu_s'])} of CPU time in all (this process and its workers), so about "
-           f"{_seconds(r['cpu_s'] / 2)} of wall time on two otherwise idle cores." if r.get("cpu_s") else "")
+    total = r["runtime_s"].get("total")
+    took = f"took {_seconds(total)} of wall time and " if total else ""
+    cpu = (f" The run {took}used {_seconds(r['cpu_s'])} of CPU time in all (this process and its workers): on "
+           f"two otherwise idle cores it would take about {_seconds(r['cpu_s'] / 2)} of wall time; the rest of the "
+           "wall time is other work on the shared machine." if r.get("cpu_s") else "")
     return (f"## Runtime\n\n{r['jobs']} worker process{'es' if r['jobs'] != 1 else ''} on {r['environment']['cpus']} CPUs "
             f"({r['environment']['machine']}); wall-clock times per step below.{cpu} Mushroom's 8124 rows make "
             "33 million pairs: the original distances are computed once per data set and normalisation and "

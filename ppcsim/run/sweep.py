@@ -313,6 +313,8 @@ def row(point: Point, report: Report | dict) -> dict:
     # what the parties' TCP connections carried: measured only when the point ran as processes
     wire = [p.bytes.wire for p in parties]
     out["bytes_wire"] = sum(w for w in wire if w is not ABSENT) if wire and ABSENT not in wire else None
+    for p in parties:  # what each party sent (a cost per party), beside the sums above
+        out[f"bytes_payload_{p.name}"] = p.bytes.payload
     out["seconds"] = given(report.timing.total)
     if report.secure_aggregation is not ABSENT:
         out["rounds"] = report.secure_aggregation.rounds

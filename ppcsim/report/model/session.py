@@ -27,16 +27,17 @@ class Join(Section):
 
 @dataclass(kw_only=True)
 class Clustering(Section):
-    """The clustering the coordinator ran (the scenario's ``[clustering]``) and what it found.
+    """The clustering the coordinator ran (the settings of the scenario's ``[clustering]`` that the run used, and
+    no other: ppcsim.report.settings) and what it found.
 
     Attributes
     ----------
     algorithm : str
         ``kmeans``, ``agglomerative``, ``dbscan``, ...
     n_clusters : int
-        Clusters asked for.
+        Clusters asked for (absent for an algorithm that finds its own number, DBSCAN).
     protocol : str
-        ``upload`` (the disguised data, once) or ``secure_aggregation`` (k-means rounds).
+        ``upload`` (the disguised data, once), ``secure_aggregation`` (k-means rounds) or ``mpc``.
     input : str or null
         What it clustered, in words.
     embedding : object or null
@@ -55,7 +56,7 @@ class Clustering(Section):
 
     OPEN = True
     algorithm: str
-    n_clusters: int
+    n_clusters: int | Absent = ABSENT
     linkage: str | Absent = ABSENT
     eps: float | Absent = ABSENT
     min_samples: int | Absent = ABSENT
@@ -231,12 +232,12 @@ class LedgerEntry(Section):
 
 @dataclass(kw_only=True)
 class Communication(Section):
-    """Every message of the session, counted by the coordinator.
+    """Every message of the session, counted by the coordinator (ppcsim.report.ledger).
 
     Attributes
     ----------
     totals : Directions
-        All parties together.
+        The parties' protocol messages, all parties together: not the helper's, not status polls.
     by_party : object
         Per party, its Directions.
     refused : array
@@ -244,7 +245,14 @@ class Communication(Section):
     ids : object
         Per party, how its record ids travelled.
     ledger : array
-        Every message, in order.
+        Every message, in order: the parties', the helper's (party ``helper``) and status polls (party ``""``).
+    helper : Directions
+        The coordinator's helper (MPC with ``helper = true``): its Relay stream, which runs in the coordinator's
+        process and crosses no connection (no wire bytes); not in the totals. What it sends a party is in that
+        party's ``down`` as well, as the party received it.
+    status : Directions
+        Status polls (``GetStatus``), asked by whoever watches the session (``ppc status``, a by-hand party's
+        progress line): anonymous, no part of the protocol, not in the totals.
     """
 
     totals: Directions
@@ -252,6 +260,8 @@ class Communication(Section):
     refused: list[Refusal]
     ids: dict[str, IdBytes]
     ledger: list[LedgerEntry]
+    helper: Directions | Absent = ABSENT
+    status: Directions | Absent = ABSENT
 
 
 @dataclass(kw_only=True)

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coordinator.clustering import MPC, MPC_FIELDS, SECURE, SECURE_FIELDS, ClusteringSpec, fields
+from ppcsim.report.protocols import report_of
+from protos.clustering import ClusteringSpec, fields
 
 #: What every run uses, whatever its algorithm and protocol.
 ALWAYS = ("algorithm", "n_clusters", "protocol", "seed")
@@ -35,15 +36,7 @@ def used(spec: ClusteringSpec) -> set[str]:
     keep = set(ALWAYS)
     if algorithm is not None and not algorithm.n_clusters:
         keep.discard("n_clusters")
-    if spec.protocol == SECURE:
-        keep |= set(SECURE_FIELDS)
-        if spec.labels_only:
-            keep |= {"mpc_bits", "mpc_frac", "helper"}
-    elif spec.protocol == MPC:
-        keep |= {"max_iter", "init", *MPC_FIELDS}
-    elif algorithm is not None:
-        keep |= set(algorithm.params)
-    return keep
+    return keep | report_of(spec.protocol).settings_used(spec)  # each protocol's own (ppcsim.report.protocols)
 
 
 def applied(spec: ClusteringSpec) -> dict[str, Any]:

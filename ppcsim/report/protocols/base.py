@@ -7,6 +7,7 @@ from __future__ import annotations
 from coordinator.summary import SessionSummary
 from ppcsim.report.model import Party, Report
 from ppcsim.scenario.load import Scenario
+from protos.clustering import ClusteringSpec
 
 
 class ProtocolReport:
@@ -17,6 +18,11 @@ class ProtocolReport:
 
     def sections(self, report: Report, summary: SessionSummary, summaries: dict[str, dict]) -> None:
         """Add the protocol's own sections to ``report`` from ``summary.sections``."""
+
+    def settings_used(self, spec: ClusteringSpec) -> set[str]:
+        """The ``[clustering]`` fields a run of this protocol uses beyond ppcsim.report.settings.ALWAYS: by
+        default (an upload) the algorithm's own fields."""
+        return set(spec.method.params) if spec.method is not None else set()
 
     def learns(self, scenario: Scenario, ids: str, active: str) -> list[str]:
         """In plain words, what the coordinator of such a session learned: ``ids`` says what it learned of the

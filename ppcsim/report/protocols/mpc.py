@@ -6,6 +6,7 @@ from coordinator.summary import SessionSummary
 from ppcsim.report.model import Mpc, Party, Report
 from ppcsim.report.protocols.base import ProtocolReport
 from ppcsim.scenario.load import Scenario
+from protos.clustering import MPC_FIELDS
 from protos.vocabulary import MPC
 
 #: What the coordinator of an MPC session learns beside the ids (coordinator.protocols.mpc).
@@ -41,6 +42,10 @@ class MpcReport(ProtocolReport):
     def sections(self, report: Report, summary: SessionSummary, summaries: dict[str, dict]) -> None:
         report.mpc = Mpc.from_json(summary.sections["mpc"], "mpc")
         sequential(report.mpc, summaries)
+
+    def settings_used(self, spec):
+        """Its rounds (``max_iter``, ``init``) and the MPC's fields."""
+        return {"max_iter", "init", *MPC_FIELDS}
 
     def learns(self, scenario: Scenario, ids: str, active: str) -> list[str]:
         return [ids, *MPC_COORDINATOR_LEARNS, active

@@ -8,6 +8,7 @@ from ppcsim.report.model import Mpc, Party, Report, SecureAggregation
 from ppcsim.report.protocols.base import ProtocolReport
 from ppcsim.report.protocols.mpc import sequential
 from ppcsim.scenario.load import Scenario
+from protos.clustering import SECURE_FIELDS
 from protos.vocabulary import SECURE
 
 #: What the coordinator of a secure-aggregation session opening the labels only learns beside the ids
@@ -42,6 +43,10 @@ class SecureAggregationReport(ProtocolReport):
         if summary.clustering.labels_only:
             report.mpc = Mpc.from_json(summary.sections["mpc"], "mpc")
             sequential(report.mpc, summaries)
+
+    def settings_used(self, spec):
+        """Its rounds' fields and a party's ``min_cluster_size``; opening the labels only, the MPC argmin's too."""
+        return set(SECURE_FIELDS) | ({"mpc_bits", "mpc_frac", "helper"} if spec.labels_only else set())
 
     def learns(self, scenario: Scenario, ids: str, active: str) -> list[str]:
         if scenario.clustering.labels_only:

@@ -40,6 +40,7 @@ from parties.keys import KeyPair
 from parties.mpc import MpcResult, mpc_fields, run_mpc
 from parties.secagg import METHOD, RoundsResult, check_alignment, confirm_alignment, run_rounds
 from parties.serde import Alignment, upload_messages
+from parties.spu_run import ARGMIN, refuse_unless_ready, run_spu
 from parties.terms import Terms
 from protos.extras import missing
 
@@ -102,7 +103,10 @@ def labels_rounds(link, header: Alignment, positions: np.ndarray, X: np.ndarray,
         raise
     confirm_alignment(link, pair, peers, order, session, me, labels_fields(header, positions, ids))
     Xj = np.ascontiguousarray(X[positions.astype(np.intp)], dtype=np.float64)
-    result = run_mpc(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=PROGRAM)
+    if header.mpc_engine == "spu":
+        result = run_spu(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=ARGMIN)
+    else:
+        result = run_mpc(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=PROGRAM)
     result.positions, result.protocol = positions, METHOD
     return result
 
@@ -133,7 +137,10 @@ def secure_session(link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids:
         link.refuse(why)
         raise PartyError(why)
     result: RoundsResult | MpcResult
-    if mode == LABELS and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None:
+    if mode == LABELS:
+        refuse_unless_ready(link, header)  # SPU's environment, before any share of the data leaves
+    if (mode == LABELS and header.mpc_engine != "spu"
+            and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None):
         link.refuse(problem)  # before any share of the data leaves: the argmin runs on MPyC
         raise PartyError(problem)
     if mode == LABELS:

@@ -111,8 +111,9 @@ def programs(k: int, rounds: int, init: list[int]):
     return start, update, assign
 
 
-def main(args) -> None:
-    # run by path: its folder (the project's parties/) must not shadow the SPU environment's own modules
+def spu_modules():
+    """Import SPU (and numpy) from the SPU environment: run by path, this file's folder (the project's parties/)
+    must first leave ``sys.path``, so that it shadows none of that environment's own modules."""
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     import numpy as np
@@ -120,29 +121,24 @@ def main(args) -> None:
     import spu.libspu as libspu
     from spu.utils import frontend
 
-    data = np.load(args.data)
-    X_own = np.asarray(data["X"], dtype=np.float64)
-    columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
-    k, rounds, bits, frac = (int(data[key]) for key in ("k", "rounds", "bits", "frac"))
-    m, reveal_centres = int(data["m"]), bool(data["reveal_centres"])
-    n, me = len(args.party), args.rank
-    if n != 3:
-        raise SystemExit(f"ABY3 needs three share-holders, got {n}")
+    return np, spu, libspu, frontend
 
-    # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
-    names = [f"block{p}" for p, d in enumerate(columns) if d]
-    start, update, assign = programs(k, rounds, init)
 
+def compiler(np, libspu, frontend):
+    """A function compiling a jax function to SPU for public input shapes, named inputs (all secret) and named
+    outputs."""
     def compiled(fn, shapes, inputs, outputs):
         executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
                                          [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
         return executable
 
-    D = sum(columns)
-    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"])
-    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"])
-    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"])
+    return compiled
 
+
+def connect(args, spu, libspu, bits: int, frac: int):
+    """This share-holder's SPU link (brpc, one connection per ordered pair, at the ``--party`` addresses) and an
+    ABY3 runtime and I/O over it: ``(lctx, runtime, io)``."""
+    n, me = len(args.party), args.rank
     desc = libspu.link.Desc()
     desc.id = args.link_id  # the same at every share-holder: it names the messages
     for i, address in enumerate(args.party):
@@ -160,43 +156,77 @@ def main(args) -> None:
     config.protocol = libspu.ProtocolKind.ABY3
     config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
     config.fxp_fraction_bits = frac
-    runtime, io = spu.Runtime(lctx, config), spu.Io(n, config)
+    return lctx, spu.Runtime(lctx, config), spu.Io(n, config)
+
+
+def share(lctx, runtime, io, libspu, name: str, owner: int, value=None) -> None:
+    """Set the secret variable ``name``, input by share-holder ``owner``: the owner splits ``value`` into the three
+    ABY3 shares and sends each other holder its own over the link; the others receive theirs."""
+    me, n = lctx.rank, lctx.world_size
+    if owner == me:
+        shares = io.make_shares(value, libspu.Visibility.VIS_SECRET)
+        for j in range(n):
+            if j != me:
+                lctx.send(j, pack(shares[j]))
+        runtime.set_var(name, shares[me])
+    else:
+        runtime.set_var(name, unpack(lctx.recv(owner), libspu))
+
+
+def reveal(lctx, runtime, io, libspu, np, name: str):
+    """Open the secret variable ``name`` to every share-holder: each sends its shares of it to the others."""
+    me, n = lctx.rank, lctx.world_size
+    mine = runtime.get_var(name)
+    for j in range(n):
+        if j != me:
+            lctx.send(j, pack(mine))
+    shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
+    return np.asarray(io.reconstruct(shares))
+
+
+def main(args) -> None:
+    np, spu, libspu, frontend = spu_modules()
+    data = np.load(args.data)
+    X_own = np.asarray(data["X"], dtype=np.float64)
+    columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
+    k, rounds, bits, frac = (int(data[key]) for key in ("k", "rounds", "bits", "frac"))
+    m, reveal_centres = int(data["m"]), bool(data["reveal_centres"])
+    n, me = len(args.party), args.rank
+    if n != 3:
+        raise SystemExit(f"ABY3 needs three share-holders, got {n}")
+
+    # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
+    names = [f"block{p}" for p, d in enumerate(columns) if d]
+    start, update, assign = programs(k, rounds, init)
+    compiled = compiler(np, libspu, frontend)
+    D = sum(columns)
+    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"])
+    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"])
+    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"])
+    lctx, runtime, io = connect(args, spu, libspu, bits, frac)
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
     for p, d in enumerate(columns):
-        if d == 0:
-            continue
-        if p == me:
-            shares = io.make_shares(X_own, libspu.Visibility.VIS_SECRET)
-            for j in range(n):
-                if j != me:
-                    lctx.send(j, pack(shares[j]))
-            runtime.set_var(f"block{p}", shares[me])
-        else:
-            runtime.set_var(f"block{p}", unpack(lctx.recv(p), libspu))
+        if d:
+            share(lctx, runtime, io, libspu, f"block{p}", p, X_own if p == me else None)
     runtime.run(run_start)
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
         runtime.run(run_update if r < rounds else run_assign)
 
     # 4. open: every share-holder sends its shares of the labels (and centres) to the others
-    def open_(name: str):
-        mine = runtime.get_var(name)
-        for j in range(n):
-            if j != me:
-                lctx.send(j, pack(mine))
-        shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
-        return np.asarray(io.reconstruct(shares))
-
-    labels = np.rint(open_("labels")).astype(np.int32)
-    centres = open_("C").astype(np.float64) if reveal_centres else np.zeros((0, sum(columns)))
+    labels = np.rint(reveal(lctx, runtime, io, libspu, np, "labels")).astype(np.int32)
+    centres = (reveal(lctx, runtime, io, libspu, np, "C").astype(np.float64) if reveal_centres
+               else np.zeros((0, sum(columns))))
     lctx.barrier()  # nobody closes its links before every share-holder has what it needs
     lctx.stop_link()
     np.savez(args.result, labels=labels, centres=centres)
 
 
-def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="spu_kmeans.py", description=__doc__.splitlines()[0])
+def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py", doc: str | None = None) -> None:
+    """Parse the command line and run ``program`` (by default this file's ``main``) on it; with ``--watch-stdin``
+    exit as soon as standard input closes; print the program's seconds at the end."""
+    parser = argparse.ArgumentParser(prog=prog, description=(doc or __doc__).splitlines()[0])
     parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
     parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
     parser.add_argument("--rank", type=int, required=True, help="this share-holder's index in the MPC's order")
@@ -218,7 +248,7 @@ def cli(argv: list[str] | None = None) -> None:
 
         threading.Thread(target=watch, name="watch-parent", daemon=True).start()
     t = time.perf_counter()
-    main(args)
+    (program or main)(args)
     finished.set()
     print(f"seconds {time.perf_counter() - t:.3f}", flush=True)
 

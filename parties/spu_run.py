@@ -44,8 +44,10 @@ from parties.serde import Alignment, Mark, Opened
 from parties.spu_env import interpreter
 from parties.spu_env import problem as spu_problem
 
-#: The program each share-holder runs, started by path with the SPU environment's interpreter.
+#: The program each share-holder runs, started by path with the SPU environment's interpreter: the full k-means.
 PROGRAM = Path(__file__).with_name("spu_kmeans.py")
+#: Secure aggregation's labels-only argmin on SPU (parties.secagg_labels).
+ARGMIN = Path(__file__).with_name("spu_argmin.py")
 #: The first plaintext byte of a frame: on the connection its sender dialled, or the one its receiver dialled.
 DIALLED_BY_SENDER, DIALLED_BY_RECEIVER = 0, 1
 
@@ -219,9 +221,9 @@ def refuse_unless_ready(link, header: Alignment) -> None:
 
 
 def program_command(data: Path, result: Path, rank: int, addresses: list[str], link_id: str,
-                    seconds: float) -> list[str]:
-    """The command line of one share-holder's SPU program (``parties/spu_kmeans.py``)."""
-    return [str(interpreter()), str(PROGRAM), "--data", str(data), "--result", str(result), "--rank", str(rank),
+                    seconds: float, program: Path = PROGRAM) -> list[str]:
+    """The command line of one share-holder's SPU program (``parties/spu_kmeans.py``, or ``ARGMIN``)."""
+    return [str(interpreter()), str(program), "--data", str(data), "--result", str(result), "--rank", str(rank),
             *[a for address in addresses for a in ("--party", address)], "--link-id", link_id,
             "--timeout", f"{max(seconds, 1.0):.0f}"]
 
@@ -233,9 +235,10 @@ def program_env() -> dict[str, str]:
 
 
 def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
-            session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
+            session: str, me: str, deadline: float, log=sys.stderr, program: Path = PROGRAM) -> MpcResult:
     """Run this share-holder's SPU program on ``X`` (its joined rows in the join's order; no columns for the
-    helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``)."""
+    helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``).
+    ``program``: the full k-means (``PROGRAM``) or secure aggregation's labels-only argmin (``ARGMIN``)."""
     problem = spu_problem()
     if problem:
         raise PartyError(problem)
@@ -257,7 +260,7 @@ def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="spu-receive", daemon=True)
         receiver.start()
         command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
-                                    deadline - time.monotonic()), "--watch-stdin"]
+                                    deadline - time.monotonic(), program), "--watch-stdin"]
         rounds = 0
         with open(errfile, "wb") as err:
             child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,

@@ -77,7 +77,8 @@ class SecureParty(Section):
         Serialised bytes of its key exchange (Join, peers, sealed keys).
     exact : bool
         Whether the measured payload equals the prediction (reveal = ``labels``: whether it lies between the
-        prediction and the prediction plus its tolerance, coordinator.protocols.secagg_labels.TOLERANCE).
+        prediction and the prediction plus its tolerance, coordinator.protocols.secagg_labels.TOLERANCE; on
+        engine ``spu``, within SPU_TOLERANCE of the prediction either way).
     """
 
     predicted: UpDown

@@ -1,0 +1,81 @@
+"""Secure aggregation opening the labels only with engine = "spu": the argmin on SPU's ABY3 shares, relayed.
+
+The tests that run SPU skip, saying why, where its separate environment is absent (``ppc spu-env`` creates it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import blobs, read_report, run_ppc, scenario_toml, split_x, write_scenario
+from conftest import kmeans as kmeans_table
+from parties import spu_env
+from ppcsim.scenario.load import ScenarioError, load_scenario
+
+LABELS = dict(seed=5, deadline=300, data=blobs(80, 6, 3, label_column="target"),
+              clustering=kmeans_table(3, "secure_aggregation", reveal="labels", max_iter=6, engine="spu"))
+THREE = scenario_toml("blobs-spu-labels", split_x(2, 2, 2), **LABELS)
+TWO = scenario_toml("blobs-spu-labels", split_x(3, 3), **LABELS)
+
+_problem = spu_env.problem()
+needs_spu = pytest.mark.skipif(_problem is not None, reason=f"SPU cannot run here: {_problem}")
+
+
+def test_the_loader_takes_spu_for_the_labels_only_argmin_with_three_share_holders_only(tmp_path):
+    assert load_scenario(write_scenario(tmp_path, THREE)).clustering.engine == "spu"
+    assert load_scenario(write_scenario(tmp_path, TWO + "helper = true\n")).clustering.helper
+    with pytest.raises(ScenarioError, match="needs exactly three share-holders"):
+        load_scenario(write_scenario(tmp_path, scenario_toml("blobs-spu-labels", split_x(2, 2, 1, 1), **LABELS)))
+    with pytest.raises(ScenarioError, match="'engine' to protocol = \"secure_aggregation\" with reveal = \"labels\""):
+        load_scenario(write_scenario(tmp_path, THREE.replace('reveal = "labels"', 'reveal = "distances"')))
+
+
+def test_ppc_run_refuses_before_anything_starts_when_spu_is_not_set_up(tmp_path, monkeypatch):
+    monkeypatch.setenv(spu_env.VARIABLE, str(tmp_path / "no-such-env" / "bin" / "python"))
+    done = run_ppc("run", write_scenario(tmp_path, THREE), "--out", tmp_path / "out", timeout=120)
+    assert done.returncode != 0
+    assert "engine = \"spu\"" in done.stderr and "no-such-env" in done.stderr and "Traceback" not in done.stderr
+
+
+def _lloyd(report, tmp_path) -> None:
+    """The report's labels equal scikit-learn's Lloyd's from the same initial records, as the observer says."""
+    assert report["state"] == "done"
+    assert report["utility"]["labels_equal_same_init"]
+    assert report["utility"]["vs_same_init"]["ari"] == 1.0
+
+
+@needs_spu
+def test_three_parties_open_only_lloyds_labels_with_every_byte_relayed(tmp_path):
+    done = run_ppc("run", write_scenario(tmp_path, THREE), "--out", tmp_path / "out", timeout=400)
+    assert done.returncode == 0, done.stderr
+    report = read_report(tmp_path / "out")
+    _lloyd(report, tmp_path)
+    secure, mpc = report["secure_aggregation"], report["mpc"]
+    assert secure["reveal"] == "labels" and mpc["engine"] == "spu" and mpc["parties"] == ["a", "b", "c"]
+    assert 2 <= secure["rounds"] <= 7  # max_iter = 6 updates, or fewer once no label changed
+    # round -1: the links' set-up before round 0's shares
+    assert [r["round"] for r in mpc["per_round"] if r["round"] >= 0] == list(range(secure["rounds"]))
+    relay = [e for e in report["communication"]["ledger"] if e["rpc"] == "Relay"]
+    for name, party in mpc["by_party"].items():
+        assert party["down"] == sum(e["payload"] for e in relay if e["party"] == name and e["direction"] == "down")
+        assert party["up"] == sum(link["bytes"] for link in mpc["links"] if link["sender"] == name)
+        assert party["up"] > 10_000  # each round's shares and comparisons: far beyond the labels
+    assert {(link["sender"], link["receiver"]) for link in mpc["links"]} == {
+        (s, r) for s in "abc" for r in "abc" if s != r}
+    assert "ABY3" in report["privacy"]["assumption"]
+    assert all(p["exact"] for p in secure["by_party"].values()), secure["by_party"]  # the SPU cost model
+    labels = np.loadtxt(tmp_path / "out" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
+    assert len(labels) == 80
+
+
+@needs_spu
+def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path):
+    done = run_ppc("run", write_scenario(tmp_path, TWO + "helper = true\n"), "--out", tmp_path / "out", timeout=400)
+    assert done.returncode == 0, done.stderr
+    report = read_report(tmp_path / "out")
+    _lloyd(report, tmp_path)
+    mpc = report["mpc"]
+    assert mpc["engine"] == "spu" and mpc["parties"] == ["a", "b", "helper"]
+    assert mpc["by_party"]["helper"]["up"] > 10_000
+    assert "must not collude" in report["privacy"]["assumption"]

@@ -47,8 +47,9 @@ _spec.loader.exec_module(kmeans)
 
 def argmin_program(senders: int, k: int):
     """The jax function compiled to SPU: the sum of the ``senders`` secret m x k partial distances and each row's
-    argmin, by a tournament over the centres (ceil(log2 k) levels of comparisons; the lower index wins a tie)."""
-    import jax.numpy as jnp
+    argmin, by a tournament over the centres (ceil(log2 k) levels of comparisons; the lower index wins a tie).
+    jax is imported as it is traced, only when it is compiled, not when it comes from the cache."""
+    jnp = kmeans.LazyJaxNumpy()
 
     def argmin(*parts):
         S = parts[0]
@@ -92,7 +93,7 @@ def update(np, X, labels, centres):
 
 
 def main(args) -> None:
-    np, spu, libspu, frontend = kmeans.spu_modules()
+    np, api, libspu = kmeans.spu_modules()
     data = np.load(args.data)
     X_own = np.asarray(data["X"], dtype=np.float64)
     columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
@@ -103,9 +104,9 @@ def main(args) -> None:
     senders = [p for p, d in enumerate(columns) if d > 0]
     mine = columns[me] > 0
     names = [f"d{p}" for p in senders]
-    run_argmin = kmeans.compiler(np, libspu, frontend)(argmin_program(len(senders), k), [(m, k)] * len(senders),
-                                                       names, ["labels"])
-    lctx, runtime, io = kmeans.connect(args, spu, libspu, bits, frac)
+    compiled = kmeans.compiler(np, libspu, kmeans.source_of(os.path.abspath(__file__), _spec.origin or ""))
+    run_argmin = compiled(argmin_program(len(senders), k), [(m, k)] * len(senders), names, ["labels"], repr(k))
+    lctx, runtime, io = kmeans.connect(args, api, libspu, bits, frac)
     centres = np.asarray(X_own[init], dtype=np.float64) if mine else np.zeros((k, 0))
     labels = np.zeros(m, dtype=np.int32)
     for r in range(rounds + 1):

@@ -68,10 +68,20 @@ def unpack(data: bytes, libspu):
     return share
 
 
+class LazyJaxNumpy:
+    """``jax.numpy``, imported at its first use (it takes seconds)."""
+
+    def __getattr__(self, name: str):
+        import jax.numpy
+
+        return getattr(jax.numpy, name)
+
+
 def programs(k: int, rounds: int, init: list[int]):
     """The jax functions compiled to SPU: stack the blocks and take the initial centres; one Lloyd round (an
-    assignment and an update); the last assignment (labels)."""
-    import jax.numpy as jnp
+    assignment and an update); the last assignment (labels). jax is imported as they are traced, only when a
+    program is compiled, not when it comes from the cache (``compiler``)."""
+    jnp = LazyJaxNumpy()
 
     def start(*blocks):
         X = jnp.hstack(blocks) if len(blocks) > 1 else blocks[0]
@@ -112,30 +122,96 @@ def programs(k: int, rounds: int, init: list[int]):
 
 
 def spu_modules():
-    """Import SPU (and numpy) from the SPU environment: run by path, this file's folder (the project's parties/)
-    must first leave ``sys.path``, so that it shadows none of that environment's own modules."""
+    """Import SPU's runtime (and numpy) from the SPU environment, without jax: ``(np, api, libspu)``. Run by path,
+    this file's folder (the project's parties/) must first leave ``sys.path``, so that it shadows none of that
+    environment's own modules. The ``spu`` package's ``__init__`` imports jax (seconds); the runtime, its I/O and
+    its link need only ``spu.libspu`` and ``spu.api``, so the package is entered without it; ``compiler`` imports
+    jax only when a program is not in the cache."""
+    import importlib.util
+    import types
+
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     import numpy as np
-    import spu
+
+    if "spu" not in sys.modules:
+        found = importlib.util.find_spec("spu")
+        if found is None or not found.submodule_search_locations:
+            raise SystemExit("SPU is not installed in this environment")
+        package = types.ModuleType("spu")
+        package.__path__ = list(found.submodule_search_locations)
+        sys.modules["spu"] = package
+    import spu.api as api
     import spu.libspu as libspu
-    from spu.utils import frontend
 
-    return np, spu, libspu, frontend
+    return np, api, libspu
 
 
-def compiler(np, libspu, frontend):
+#: The environment variable naming the folder of compiled SPU programs (default: ppc-sim/spu-programs in the
+#: user's cache folder); "off" compiles every time.
+CACHE_VARIABLE = "PPC_SPU_CACHE"
+
+
+def cache_folder() -> str | None:
+    """Where compiled programs are kept: ``PPC_SPU_CACHE``, else ``$XDG_CACHE_HOME/ppc-sim/spu-programs``; None
+    if ``PPC_SPU_CACHE`` is "off"."""
+    named = os.environ.get(CACHE_VARIABLE, "")
+    if named == "off":
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return named or os.path.join(base, "ppc-sim", "spu-programs")
+
+
+def compiler(np, libspu, source: str):
     """A function compiling a jax function to SPU for public input shapes, named inputs (all secret) and named
-    outputs."""
-    def compiled(fn, shapes, inputs, outputs):
+    outputs: ``compiled(fn, shapes, inputs, outputs, key)``. A program is kept in ``cache_folder()`` under a
+    SHA-256 of ``source`` (the calling program's text, which defines ``fn``), SPU's version, ``key`` (every
+    public parameter ``fn`` closes over: k, the initial positions), the shapes and the names, so a later run
+    with the same public settings skips jax's import and the compilation; the programs hold public shapes and
+    positions only, never data."""
+    import hashlib
+
+    from spu.version import __version__
+
+    folder = cache_folder()
+
+    def compiled(fn, shapes, inputs, outputs, key=""):
+        digest = hashlib.sha256(repr((__version__, source, fn.__name__, key, [tuple(s) for s in shapes], inputs,
+                                      outputs)).encode()).hexdigest()
+        path = os.path.join(folder, digest + ".spu") if folder else None
+        if path and os.path.exists(path):
+            executable = libspu.Executable()
+            with open(path, "rb") as cached:
+                if executable.ParseFromString(cached.read()):
+                    return executable
+        from spu.utils import frontend  # imports jax: seconds
+
         executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
                                          [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
+        if path:
+            try:
+                os.makedirs(folder, exist_ok=True)
+                partial = f"{path}.{os.getpid()}"
+                with open(partial, "wb") as out:
+                    out.write(executable.SerializeToString())
+                os.replace(partial, path)  # whole or not at all, with another share-holder writing the same
+            except OSError:
+                pass  # a cache that cannot be written only costs the next run the compilation
         return executable
 
     return compiled
 
 
-def connect(args, spu, libspu, bits: int, frac: int):
+def source_of(*files: str) -> str:
+    """The text of ``files`` (the programs that define what is compiled), for the cache's key."""
+    out = []
+    for name in files:
+        with open(name, encoding="utf-8") as f:
+            out.append(f.read())
+    return "\n".join(out)
+
+
+def connect(args, api, libspu, bits: int, frac: int):
     """This share-holder's SPU link (brpc, one connection per ordered pair, at the ``--party`` addresses) and an
     ABY3 runtime and I/O over it: ``(lctx, runtime, io)``."""
     n, me = len(args.party), args.rank
@@ -156,7 +232,7 @@ def connect(args, spu, libspu, bits: int, frac: int):
     config.protocol = libspu.ProtocolKind.ABY3
     config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
     config.fxp_fraction_bits = frac
-    return lctx, spu.Runtime(lctx, config), spu.Io(n, config)
+    return lctx, api.Runtime(lctx, config), api.Io(n, config)
 
 
 def share(lctx, runtime, io, libspu, name: str, owner: int, value=None) -> None:
@@ -185,7 +261,7 @@ def reveal(lctx, runtime, io, libspu, np, name: str):
 
 
 def main(args) -> None:
-    np, spu, libspu, frontend = spu_modules()
+    np, api, libspu = spu_modules()
     data = np.load(args.data)
     X_own = np.asarray(data["X"], dtype=np.float64)
     columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
@@ -198,12 +274,12 @@ def main(args) -> None:
     # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
     names = [f"block{p}" for p, d in enumerate(columns) if d]
     start, update, assign = programs(k, rounds, init)
-    compiled = compiler(np, libspu, frontend)
+    compiled = compiler(np, libspu, source_of(os.path.abspath(__file__)))
     D = sum(columns)
-    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"])
-    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"])
-    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"])
-    lctx, runtime, io = connect(args, spu, libspu, bits, frac)
+    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
+    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"], repr(k))
+    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"], repr(k))
+    lctx, runtime, io = connect(args, api, libspu, bits, frac)
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
     for p, d in enumerate(columns):

@@ -21,18 +21,25 @@ the labels are opened, side by side with the others in one run, each a
 `ppc run` of the same data (``--rows 1000 --parties 3 --columns 2
 --clusters 4 --rounds 10`` are the targets' sizes):
 
-  labels     secure aggregation opening the labels only: each round an MPC argmin (MPyC) over the parties'
-             secret-shared partial distances, relayed sealed through the coordinator
-  distances  secure aggregation in which the arbiter reads the summed distances (masked posts)
-  mpc        k-means as a full MPC (MPyC), exactly --rounds updates
+  labels         secure aggregation opening the labels only: each round an MPC argmin (MPyC) over the parties'
+                 secret-shared partial distances, relayed sealed through the coordinator
+  labels-Nbit    the same at mpc_bits = N, the fewest the data need (fewest_bits; --bits N to choose)
+  labels-spu     the same argmin on SPU (ABY3; engine = "spu")
+  mpc            k-means as a full MPC (MPyC), exactly --rounds updates
+  mpc-spu        the full MPC on SPU
+  distances      secure aggregation in which the arbiter reads the summed distances (masked posts)
 
-Targets: the labels-only run's labels equal scikit-learn's Lloyd's from the
-same initial records (its report's ``utility.labels_equal_same_init``); its
-bytes and its time at most a tenth of the full MPC's. The load average is
-printed with the figures (``os.getloadavg``).
+With --cold-spu each SPU way runs twice, first with an empty cache of
+compiled SPU programs ("cold": jax imported, the programs compiled), then
+again (the cache filled). Targets: every labels-only run's labels equal
+scikit-learn's Lloyd's from the same initial records (its report's
+``utility.labels_equal_same_init``); its bytes and its time at most a tenth
+of the full MPC's, checked against the full MPC on the same engine and
+against the default full MPC (MPyC). The load average is printed with the
+figures (``os.getloadavg``).
 
     python bench/secure_kmeans.py [--rows 100000] [--parties 3] [--columns 10] [--json PATH]
-    python bench/secure_kmeans.py --labels-only [--rows 1000] [--parties 3] [--columns 2] [--json PATH]
+    python bench/secure_kmeans.py --labels-only [--rows 1000] [--parties 3] [--columns 2] [--cold-spu] [--json PATH]
 """
 
 from __future__ import annotations
@@ -161,8 +168,12 @@ def labels_only(args) -> None:
                                                                  f'reveal = "labels"\nmpc_bits = {bits}\n'
                                                                       f'mpc_frac = {args.frac}')},
                 **{k: v for k, v in ways.items() if k != "labels"}}
-    for name, (protocol, _engine, extra) in ways.items():
-        text = blobs_scenario(f"bench-{name}", args.rows, args.parties, args.columns, "",
+    runs = [(name, way) for name, way in ways.items()]
+    if args.cold_spu:  # each SPU way first with no compiled program kept: that run compiles and fills the cache
+        os.environ["PPC_SPU_CACHE"] = tempfile.mkdtemp(prefix="ppc-bench-spu-cache-")
+        runs = [run for name, way in runs for run in ([(f"{name} cold", way)] if way[1] == "spu" else []) + [(name, way)]]
+    for name, (protocol, _engine, extra) in runs:
+        text = blobs_scenario(f"bench-{name.split()[0]}", args.rows, args.parties, args.columns, "",
                               f'algorithm = "kmeans"\nprotocol = "{protocol}"\nn_clusters = {args.clusters}\n'
                               f"max_iter = {args.rounds}\n{extra}\n"
                               + ("helper = true\n" if name != "distances" and args.parties == 2 else ""),
@@ -189,7 +200,7 @@ def labels_only(args) -> None:
     out.add("load average", max(f["load"] for f in found.values()))
     mpc = found["mpc"]
     summary = []
-    for name in [n for n in found if n.startswith("labels")]:
+    for name in [n for n in found if n.startswith("labels") and not n.endswith(" cold")]:
         lab = found[name]
         engine = ways[name][1]
         same = found.get("mpc-spu" if engine == "spu" else "mpc")
@@ -223,6 +234,8 @@ def main() -> None:
     parser.add_argument("--bits", type=int, default=0, help="--labels-only: also the MPyC argmin at mpc_bits = BITS "
                         "(0: the fewest the data need, see fewest_bits; -1: none)")
     parser.add_argument("--frac", type=int, default=16, help="--labels-only: mpc_frac of the --bits row")
+    parser.add_argument("--cold-spu", action="store_true",
+                        help="--labels-only: run each SPU way twice, first with an empty cache of compiled programs")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     if args.labels_only:

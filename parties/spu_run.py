@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import queue
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,8 +38,8 @@ import numpy as np
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input
-from parties.serde import Alignment, Mark, Opened
+from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input, watch_program
+from parties.serde import Alignment, Opened
 from parties.spu_env import interpreter
 from parties.spu_env import problem as spu_problem
 
@@ -261,31 +260,7 @@ def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
         receiver.start()
         command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
                                     deadline - time.monotonic(), program), "--watch-stdin"]
-        rounds = 0
-        with open(errfile, "wb") as err:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,
-                                     env=program_env())
-            timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
-            timer.start()
-            try:
-                assert child.stdout is not None
-                for line in child.stdout:  # "round r" as each round begins
-                    words = line.decode("utf-8", "replace").split()
-                    if len(words) == 2 and words[0] == "round" and words[1].isdigit():
-                        rounds = int(words[1])
-                        with tunnel.count_lock:
-                            tunnel.round = rounds
-                        tunnel.outgoing.put(Mark(round=rounds))
-                        if rounds and rounds % 5 == 0:
-                            print(f"party {me}: MPC round {rounds}", file=log, flush=True)
-                code = child.wait()
-            finally:
-                timer.cancel()
-                if child.poll() is None:
-                    child.kill()
-                    child.wait()
-                if child.stdin is not None:
-                    child.stdin.close()
+        code, rounds = watch_program(command, program_env(), errfile, tunnel, deadline, me, log)
         timing["mpc"] = time.perf_counter() - t0
         for pump in list(tunnel.pumps):
             pump.join(timeout=max(min(deadline - time.monotonic(), 5.0), 0.1))

@@ -79,3 +79,49 @@ def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path
     assert mpc["engine"] == "spu" and mpc["parties"] == ["a", "b", "helper"]
     assert mpc["by_party"]["helper"]["up"] > 10_000
     assert "must not collude" in report["privacy"]["assumption"]
+
+
+@needs_spu
+def test_the_argmin_program_keeps_its_compiled_program_and_a_warm_run_gives_the_same_labels(tmp_path, monkeypatch):
+    """Three programs on direct loopback links, twice: the first compiles and fills the cache, the second reads it
+    (the files are not written again) and opens the same labels, which are Lloyd's in the clear."""
+    import subprocess
+
+    from parties.mpc import free_port
+    from parties.secagg_argmin import partial, update
+    from parties.spu_run import ARGMIN, program_command, program_env
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PPC_SPU_CACHE", str(cache))
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(c, 0.5, size=(30, 6)) for c in (-2.0, 0.0, 2.0)])
+    init, k, rounds = [0, 40, 80], 3, 5
+    for i in range(3):
+        np.savez(tmp_path / f"in{i}.npz", X=X[:, 2 * i:2 * i + 2], columns=[2, 2, 2], init=init, k=k, rounds=rounds,
+                 bits=32, frac=16, m=len(X), reveal_centres=False)
+
+    def run(tag: str) -> np.ndarray:
+        addresses = [f"127.0.0.1:{free_port()}" for _ in range(3)]
+        procs = [subprocess.Popen(program_command(tmp_path / f"in{i}.npz", tmp_path / f"{tag}{i}.npz", i, addresses,
+                                                  "test", 300, ARGMIN), env=program_env(), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE) for i in range(3)]
+        errors = [p.communicate(timeout=300)[1] for p in procs]
+        assert all(p.returncode == 0 for p in procs), errors
+        labels = [np.load(tmp_path / f"{tag}{i}.npz")["labels"] for i in range(3)]
+        assert all(np.array_equal(labels[0], other) for other in labels[1:])
+        return labels[0]
+
+    cold = run("cold")
+    kept = {p.name: p.stat().st_mtime_ns for p in cache.iterdir()}
+    assert len(kept) == 1 and all(name.endswith(".spu") for name in kept)
+    warm = run("warm")
+    assert {p.name: p.stat().st_mtime_ns for p in cache.iterdir()} == kept
+    centres, labels = X[init].copy(), np.zeros(len(X), dtype=int)
+    for r in range(rounds + 1):  # Lloyd's in the clear, stopping as the program does
+        new = np.argmin(partial(X, centres), axis=1)
+        done = r > 0 and np.array_equal(new, labels)
+        labels = new
+        if done or r >= rounds:
+            break
+        centres = update(X, labels, centres)
+    assert np.array_equal(cold, labels) and np.array_equal(warm, labels)

@@ -376,37 +376,44 @@ def program_input(path: Path, X: np.ndarray, header: Alignment, inbox: int = 0) 
              names=np.asarray(list(header.mpc_parties), dtype=str))
 
 
-def watch_program(command: list[str], env: dict[str, str], errfile: Path, tunnel, deadline: float, me: str,
-                  log=sys.stderr) -> tuple[int, int]:
-    """Start an MPC program (either engine's: ``command``, in ``env``, its standard error to ``errfile``) and watch
-    it until it exits or ``deadline`` passes (then it is killed): each "round r" line it prints becomes the
-    round of ``tunnel``'s counts and a ``Mark`` on its stream (every fifth said on ``log``). Its standard input
-    is a pipe this process never writes to, so that it exits if this process dies (``--watch-stdin``). Returns
-    its exit code and the last round it announced."""
-    rounds = 0
+def start_program(command: list[str], env: dict[str, str], errfile: Path) -> subprocess.Popen:
+    """Start an MPC program (either engine's: ``command``, in ``env``, its standard error to ``errfile``). Its
+    standard input is a pipe this process writes nothing to (or one line: parties.spu_run's "go"), so that it
+    exits if this process dies (``--watch-stdin``)."""
     with open(errfile, "wb") as err:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE, env=env)
-        timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
-        timer.start()
-        try:
-            assert child.stdout is not None
-            for line in child.stdout:  # "round r" as each round begins
-                words = line.decode("utf-8", "replace").split()
-                if len(words) == 2 and words[0] == "round" and words[1].isdigit():
-                    rounds = int(words[1])
-                    with tunnel.count_lock:
-                        tunnel.round = rounds
-                    tunnel.outgoing.put(Mark(round=rounds))
-                    if rounds and rounds % 5 == 0:
-                        print(f"party {me}: MPC round {rounds}", file=log, flush=True)
-            code = child.wait()
-        finally:
-            timer.cancel()
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-            if child.stdin is not None:
-                child.stdin.close()
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE, env=env)
+
+
+def watch_program(command: list[str], env: dict[str, str], errfile: Path, tunnel, deadline: float, me: str,
+                  log=sys.stderr, child: subprocess.Popen | None = None) -> tuple[int, int]:
+    """Start an MPC program (``start_program``; or take ``child``, started so already) and watch it until it exits
+    or ``deadline`` passes (then it is killed): each "round r" line it prints becomes the round of ``tunnel``'s
+    counts and a ``Mark`` on its stream (every fifth said on ``log``). Returns its exit code and the last round
+    it announced."""
+    rounds = 0
+    if child is None:
+        child = start_program(command, env, errfile)
+    timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
+    timer.start()
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:  # "round r" as each round begins
+            words = line.decode("utf-8", "replace").split()
+            if len(words) == 2 and words[0] == "round" and words[1].isdigit():
+                rounds = int(words[1])
+                with tunnel.count_lock:
+                    tunnel.round = rounds
+                tunnel.outgoing.put(Mark(round=rounds))
+                if rounds and rounds % 5 == 0:
+                    print(f"party {me}: MPC round {rounds}", file=log, flush=True)
+        code = child.wait()
+    finally:
+        timer.cancel()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdin is not None:
+            child.stdin.close()
     return code, rounds
 
 

@@ -101,11 +101,15 @@ def labels_rounds(link, header: Alignment, positions: np.ndarray, X: np.ndarray,
     except PartyError as exc:
         link.refuse(str(exc))
         raise
-    confirm_alignment(link, pair, peers, order, session, me, labels_fields(header, positions, ids))
+    def confirm() -> None:
+        confirm_alignment(link, pair, peers, order, session, me, labels_fields(header, positions, ids))
+
     Xj = np.ascontiguousarray(X[positions.astype(np.intp)], dtype=np.float64)
-    if header.mpc_engine == "spu":
-        result = run_spu(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=ARGMIN)
+    if header.mpc_engine == "spu":  # its program starts (jax, compilation) while the parties confirm
+        result = run_spu(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=ARGMIN,
+                         confirm=confirm)
     else:
+        confirm()
         result = run_mpc(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=PROGRAM)
     result.positions, result.protocol = positions, METHOD
     return result

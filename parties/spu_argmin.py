@@ -106,6 +106,7 @@ def main(args) -> None:
     names = [f"d{p}" for p in senders]
     compiled = kmeans.compiler(np, libspu, kmeans.source_of(os.path.abspath(__file__), _spec.origin or ""))
     run_argmin = compiled(argmin_program(len(senders), k), [(m, k)] * len(senders), names, ["labels"], repr(k))
+    args.go.wait()  # --wait-go: the party has confirmed the session
     lctx, runtime, io = kmeans.connect(args, api, libspu, bits, frac)
     centres = np.asarray(X_own[init], dtype=np.float64) if mine else np.zeros((k, 0))
     labels = np.zeros(m, dtype=np.int32)

@@ -279,6 +279,7 @@ def main(args) -> None:
     run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
     run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"], repr(k))
     run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"], repr(k))
+    args.go.wait()  # --wait-go: the party has confirmed the session
     lctx, runtime, io = connect(args, api, libspu, bits, frac)
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
@@ -310,16 +311,28 @@ def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py"
     parser.add_argument("--link-id", default="ppc-spu", help="the MPC's name, the same at every share-holder")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a link waits for a message")
     parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
+    parser.add_argument("--wait-go", action="store_true",
+                        help="read a line from standard input before connecting to the peers (the party confirms "
+                             "the session first; the program imports and compiles meanwhile)")
     args = parser.parse_args(argv)
     finished = threading.Event()
-    if args.watch_stdin:
+    args.go = threading.Event()
+    if not args.wait_go:
+        args.go.set()
+    if args.watch_stdin or args.wait_go:
         def watch() -> None:
             try:
+                if args.wait_go:
+                    with os.fdopen(0, "rb", closefd=False) as stdin:
+                        if stdin.readline().strip() == b"go":
+                            args.go.set()
+                        else:
+                            os._exit(3)  # the party refused the session, or died, before any share existed
                 while os.read(0, 4096):
                     pass
             except OSError:
                 return
-            if not finished.is_set():
+            if args.watch_stdin and not finished.is_set():
                 os._exit(3)
 
         threading.Thread(target=watch, name="watch-parent", daemon=True).start()

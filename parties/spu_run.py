@@ -27,10 +27,12 @@ from __future__ import annotations
 import os
 import queue
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +40,7 @@ import numpy as np
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input, watch_program
+from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input, start_program, watch_program
 from parties.serde import Alignment, Opened
 from parties.spu_env import interpreter
 from parties.spu_env import problem as spu_problem
@@ -85,6 +87,11 @@ class SpuTunnel:
         self.pumps: list[threading.Thread] = []
         self.waited = True
         self.count_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the listening ports of a tunnel that will not be started."""
+        for server in self.listeners.values():
+            server.close()
 
     def addresses(self) -> list[str]:
         """The program's ``--party`` list: its own listening address, each peer at the tunnel's port for it."""
@@ -234,10 +241,16 @@ def program_env() -> dict[str, str]:
 
 
 def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
-            session: str, me: str, deadline: float, log=sys.stderr, program: Path = PROGRAM) -> MpcResult:
+            session: str, me: str, deadline: float, log=sys.stderr, program: Path = PROGRAM,
+            confirm: Callable[[], None] | None = None) -> MpcResult:
     """Run this share-holder's SPU program on ``X`` (its joined rows in the join's order; no columns for the
     helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``).
-    ``program``: the full k-means (``PROGRAM``) or secure aggregation's labels-only argmin (``ARGMIN``)."""
+    ``program``: the full k-means (``PROGRAM``) or secure aggregation's labels-only argmin (``ARGMIN``).
+
+    ``confirm``: the party's confirmation of the alignment with the others (it raises to refuse). The program is
+    started first, with ``--wait-go``: it imports SPU and compiles (or reads its compiled program from the cache)
+    while the parties confirm, and connects to no peer, so holds no share, until this process writes "go" after
+    ``confirm`` returned; if ``confirm`` raises, the program is ended before it connected."""
     problem = spu_problem()
     if problem:
         raise PartyError(problem)
@@ -254,13 +267,31 @@ def run_spu(relay, header: Alignment, X: np.ndarray, pair: KeyPair, peers: dict[
     with tempfile.TemporaryDirectory(prefix="ppc-spu-") as tmp:
         data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
         program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
+        command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
+                                    deadline - time.monotonic(), program), "--watch-stdin"]
+        child = None
+        if confirm is not None:
+            child = start_program([*command, "--wait-go"], program_env(), errfile)
+            try:
+                confirm()
+                assert child.stdin is not None
+                child.stdin.write(b"go\n")
+                child.stdin.flush()
+            except BaseException:
+                tunnel.close()
+                if child.stdin is not None:
+                    child.stdin.close()  # the program exits before connecting to any peer
+                try:
+                    child.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+                raise
         tunnel.start()
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="spu-receive", daemon=True)
         receiver.start()
-        command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
-                                    deadline - time.monotonic(), program), "--watch-stdin"]
-        code, rounds = watch_program(command, program_env(), errfile, tunnel, deadline, me, log)
+        code, rounds = watch_program(command, program_env(), errfile, tunnel, deadline, me, log, child)
         timing["mpc"] = time.perf_counter() - t0
         for pump in list(tunnel.pumps):
             pump.join(timeout=max(min(deadline - time.monotonic(), 5.0), 0.1))

@@ -125,3 +125,47 @@ def test_the_argmin_program_keeps_its_compiled_program_and_a_warm_run_gives_the_
             break
         centres = update(X, labels, centres)
     assert np.array_equal(cold, labels) and np.array_equal(warm, labels)
+
+
+@needs_spu
+def test_a_program_waiting_for_go_connects_to_no_peer_and_exits_when_the_party_refuses(tmp_path):
+    """run_spu starts the program before the parties confirm; until "go" it must not dial a peer (no share may
+    exist before the confirmation), and a closed standard input without "go" ends it."""
+    import socket
+    import subprocess
+    import time
+
+    from parties.spu_run import ARGMIN, program_command, program_env
+
+    data = tmp_path / "in.npz"
+    np.savez(data, X=np.zeros((3, 1)), columns=[1, 1, 1], init=[0, 1], k=2, rounds=1, bits=32, frac=16, m=3,
+             reveal_centres=False)
+    peers = [socket.socket() for _ in range(2)]
+    for peer in peers:
+        peer.bind(("127.0.0.1", 0))
+        peer.listen(4)
+        peer.settimeout(0.5)
+    own = socket.socket()
+    own.bind(("127.0.0.1", 0))
+    addresses = [f"127.0.0.1:{own.getsockname()[1]}", *[f"127.0.0.1:{p.getsockname()[1]}" for p in peers]]
+    own.close()
+    command = [*program_command(data, tmp_path / "out.npz", 0, addresses, "test", 300, ARGMIN), "--watch-stdin",
+               "--wait-go"]
+    program = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env=program_env())
+    try:
+        deadline = time.monotonic() + 20.0  # time enough to import, compile and, were it not waiting, dial
+        while time.monotonic() < deadline:
+            for peer in peers:
+                with pytest.raises(TimeoutError):
+                    peer.accept()
+        assert program.poll() is None
+        program.stdin.close()
+        assert program.wait(timeout=30) == 3
+        assert not (tmp_path / "out.npz").exists()
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()
+        for peer in peers:
+            peer.close()

@@ -7,7 +7,8 @@ block of every centre (its own columns; the centres follow from the
 previous round's public labels), exactly as in the distances mode
 (parties.secagg); but instead of posting them masked to an arbiter that
 reads their sum, it secret-shares them among the parties (Shamir, MPyC;
-parties.secagg_argmin is the program), and the parties compute each
+parties.secagg_argmin is the program; or with ``engine = "spu"`` ABY3 on
+SPU, parties/spu_argmin.py), and the parties compute each
 record's nearest centre on the shares of the sum and open only that: the
 round's labels. Sums of shares are local and the argmin needs comparisons
 only, no product of two secrets, which is why it costs a fraction of the
@@ -145,7 +146,7 @@ def secure_session(link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids:
         refuse_unless_ready(link, header)  # SPU's environment, before any share of the data leaves
     if (mode == LABELS and header.mpc_engine != "spu"
             and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None):
-        link.refuse(problem)  # before any share of the data leaves: the argmin runs on MPyC
+        link.refuse(problem)  # before any share of the data leaves: this argmin runs on MPyC
         raise PartyError(problem)
     if mode == LABELS:
         result = labels_rounds(link, header, positions, X, ids, pair, keys, session, me, deadline, parties=parties,

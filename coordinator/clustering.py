@@ -123,7 +123,9 @@ MPC_FIELDS = {
                       doc="mpc: fractional bits f of SecFxp(l, f)"),
     "reveal_centres": Param(bool, False, doc="mpc: open the final centres too (the labels are always opened)"),
     "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
-    "engine": Param(str, "mpyc", choices=ENGINES, doc="mpc, and secure_aggregation with reveal = \"labels\": the MPC engine, MPyC or SPU (ABY3, three share-holders)"),
+    "engine": Param(str, "mpyc", choices=ENGINES,
+                    doc="mpc, and secure_aggregation with reveal = \"labels\": the MPC engine, MPyC or SPU (ABY3, "
+                        "three share-holders)"),
 }
 
 

@@ -38,9 +38,11 @@ import importlib.util
 import os
 import sys
 
-_spec = importlib.util.spec_from_file_location("spu_kmeans", os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                          "spu_kmeans.py"))
-assert _spec is not None and _spec.loader is not None
+#: The SPU k-means program beside this one, whose link, runtime, sharing and opening this program uses.
+KMEANS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spu_kmeans.py")
+_spec = importlib.util.spec_from_file_location("spu_kmeans", KMEANS)
+if _spec is None or _spec.loader is None:
+    raise SystemExit("spu_kmeans.py is missing beside spu_argmin.py")
 kmeans = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(kmeans)
 
@@ -104,7 +106,7 @@ def main(args) -> None:
     senders = [p for p, d in enumerate(columns) if d > 0]
     mine = columns[me] > 0
     names = [f"d{p}" for p in senders]
-    compiled = kmeans.compiler(np, libspu, kmeans.source_of(os.path.abspath(__file__), _spec.origin or ""))
+    compiled = kmeans.compiler(np, libspu, kmeans.source_of(os.path.abspath(__file__), KMEANS))
     run_argmin = compiled(argmin_program(len(senders), k), [(m, k)] * len(senders), names, ["labels"], repr(k))
     args.go.wait()  # --wait-go: the party has confirmed the session
     lctx, runtime, io = kmeans.connect(args, api, libspu, bits, frac)

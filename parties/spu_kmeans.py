@@ -179,7 +179,7 @@ def compiler(np, libspu, source: str):
         digest = hashlib.sha256(repr((__version__, source, fn.__name__, key, [tuple(s) for s in shapes], inputs,
                                       outputs)).encode()).hexdigest()
         path = os.path.join(folder, digest + ".spu") if folder else None
-        if path and os.path.exists(path):
+        if folder is not None and path is not None and os.path.exists(path):
             executable = libspu.Executable()
             with open(path, "rb") as cached:
                 if executable.ParseFromString(cached.read()):
@@ -188,7 +188,7 @@ def compiler(np, libspu, source: str):
 
         executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
                                          [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
-        if path:
+        if folder is not None and path is not None:
             try:
                 os.makedirs(folder, exist_ok=True)
                 partial = f"{path}.{os.getpid()}"

@@ -21,18 +21,25 @@ the labels are opened, side by side with the others in one run, each a
 `ppc run` of the same data (``--rows 1000 --parties 3 --columns 2
 --clusters 4 --rounds 10`` are the targets' sizes):
 
-  labels     secure aggregation opening the labels only: each round an MPC argmin (MPyC) over the parties'
-             secret-shared partial distances, relayed sealed through the coordinator
-  distances  secure aggregation in which the arbiter reads the summed distances (masked posts)
-  mpc        k-means as a full MPC (MPyC), exactly --rounds updates
+  labels         secure aggregation opening the labels only: each round an MPC argmin (MPyC) over the parties'
+                 secret-shared partial distances, relayed sealed through the coordinator
+  labels-Nbit    the same at mpc_bits = N, the fewest the data need (fewest_bits; --bits N to choose)
+  labels-spu     the same argmin on SPU (ABY3; engine = "spu")
+  mpc            k-means as a full MPC (MPyC), exactly --rounds updates
+  mpc-spu        the full MPC on SPU
+  distances      secure aggregation in which the arbiter reads the summed distances (masked posts)
 
-Targets: the labels-only run's labels equal scikit-learn's Lloyd's from the
-same initial records (its report's ``utility.labels_equal_same_init``); its
-bytes and its time at most a tenth of the full MPC's. The load average is
-printed with the figures (``os.getloadavg``).
+With --cold-spu each SPU way runs twice, first with an empty cache of
+compiled SPU programs ("cold": jax imported, the programs compiled), then
+again (the cache filled). Targets: every labels-only run's labels equal
+scikit-learn's Lloyd's from the same initial records (its report's
+``utility.labels_equal_same_init``); its bytes and its time at most a tenth
+of the full MPC's, checked against the full MPC on the same engine and
+against the default full MPC (MPyC). The load average is printed with the
+figures (``os.getloadavg``).
 
     python bench/secure_kmeans.py [--rows 100000] [--parties 3] [--columns 10] [--json PATH]
-    python bench/secure_kmeans.py --labels-only [--rows 1000] [--parties 3] [--columns 2] [--json PATH]
+    python bench/secure_kmeans.py --labels-only [--rows 1000] [--parties 3] [--columns 2] [--cold-spu] [--json PATH]
 """
 
 from __future__ import annotations
@@ -128,46 +135,90 @@ def relayed_bytes(report: dict) -> int:
     return sum(t["up"]["payload"] + t["down"]["payload"] for t in counted)
 
 
+#: The ways --labels-only runs, in order: protocol, engine, and the [clustering] lines beyond k and max_iter.
+WAYS = {"labels": ("secure_aggregation", "mpyc", 'reveal = "labels"'),
+        "labels-spu": ("secure_aggregation", "spu", 'reveal = "labels"\nengine = "spu"'),
+        "mpc": ("mpc", "mpyc", ""),
+        "mpc-spu": ("mpc", "spu", 'engine = "spu"'),
+        "distances": ("secure_aggregation", "", 'reveal = "distances"')}
+
+
+def fewest_bits(rows: int, parties: int, columns: int, clusters: int, frac: int) -> int:
+    """The fewest bits SecInt(l) needs for the labels-only argmin of the bench's blobs, by the bound the argmin's
+    program enforces (parties.secagg_argmin.encode: every party's partial distance |D_p| below 2^(l - f - 2) / P):
+    |D_p[i, j]| = | ||c_j||^2 - 2 x_i . c_j | <= 3 max_i ||x_i||^2 over the party's own columns (a centre is a
+    mean of rows, so ||c_j|| <= max_i ||x_i||), plus one bit of margin; at least f + 8 (the loader's rule)."""
+    text = blobs_scenario("bench-bits", rows, parties, columns, "", SECURE.replace(f"= {CLUSTERS}", f"= {clusters}"),
+                          clusters=clusters)
+    with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
+        path = Path(tmp) / "s.toml"
+        path.write_text(text)
+        scenario = load_scenario(path)
+        _, _, own = simulate_secure(scenario, masked=False)
+    top = max(3.0 * float(np.max(np.sum(own[p.name].X ** 2, axis=1))) for p in scenario.parties)
+    return max(frac + 8, frac + 3 + int(np.ceil(np.log2(parties * top))))
+
+
 def labels_only(args) -> None:
-    """The labels-only mode beside the distances mode and the full MPC, on the same data, in this one run."""
-    ways = {"labels": f'reveal = "labels"\nmax_iter = {args.rounds}',
-            "distances": f'reveal = "distances"\nmax_iter = {args.rounds}',
-            "mpc": f'max_iter = {args.rounds}'}
+    """Labels-only secure aggregation and the full MPC, each on MPyC and on SPU, and the distances mode, on the
+    same data, in this one run."""
     found = {}
-    for name, extra in ways.items():
-        protocol = "mpc" if name == "mpc" else "secure_aggregation"
-        text = blobs_scenario(f"bench-{name}", args.rows, args.parties, args.columns, "",
-                              f'algorithm = "kmeans"\nprotocol = "{protocol}"\nn_clusters = {args.clusters}\n{extra}\n'
+    ways = {name: way for name, way in WAYS.items() if args.spu or way[1] != "spu"}
+    bits = fewest_bits(args.rows, args.parties, args.columns, args.clusters, args.frac) if args.bits == 0 else args.bits
+    if bits > 0:
+        print(f"the MPyC argmin at mpc_bits = {bits}, mpc_frac = {args.frac} too", flush=True)
+        ways = {**{"labels": ways["labels"], f"labels-{bits}bit": ("secure_aggregation", "mpyc",
+                                                                 f'reveal = "labels"\nmpc_bits = {bits}\n'
+                                                                      f'mpc_frac = {args.frac}')},
+                **{k: v for k, v in ways.items() if k != "labels"}}
+    runs = [(name, way) for name, way in ways.items()]
+    if args.cold_spu:  # each SPU way first with no compiled program kept: that run compiles and fills the cache
+        os.environ["PPC_SPU_CACHE"] = tempfile.mkdtemp(prefix="ppc-bench-spu-cache-")
+        runs = [run for name, way in runs for run in ([(f"{name} cold", way)] if way[1] == "spu" else []) + [(name, way)]]
+    for name, (protocol, _engine, extra) in runs:
+        text = blobs_scenario(f"bench-{name.split()[0]}", args.rows, args.parties, args.columns, "",
+                              f'algorithm = "kmeans"\nprotocol = "{protocol}"\nn_clusters = {args.clusters}\n'
+                              f"max_iter = {args.rounds}\n{extra}\n"
                               + ("helper = true\n" if name != "distances" and args.parties == 2 else ""),
                               clusters=args.clusters) + MUTUAL
         seconds, report = ppc_run(text, "--no-attacks")
         coord = report["timing"]["coordinator"]
         joined = max(e["time"] for e in report["communication"]["ledger"] if e["rpc"] == "Join" and e["direction"] == "up")
+        secure = report.get("secure_aggregation") or {}
         found[name] = {"wall": seconds, "protocol": coord["done"] - joined, "bytes": relayed_bytes(report),
-                       "rounds": (report.get("secure_aggregation") or report["mpc"])["rounds"],
+                       "rounds": (secure or report["mpc"])["rounds"],
+                       "model": all(p["exact"] for p in secure.get("by_party", {}).values()) if secure else None,
                        "equal": report["utility"]["labels_equal_same_init"], "load": os.getloadavg()[0]}
         f = found[name]
-        print(f"{name:9s} {f['protocol']:8.2f} s  {f['bytes']:>13,} B  {f['rounds']} rounds; labels "
-              f"{'equal to' if f['equal'] else 'DIFFER from'} scikit-learn's from the same records; load {f['load']:.1f}",
-              flush=True)
-    lab, mpc = found["labels"], found["mpc"]
-    bytes_ratio, time_ratio = lab["bytes"] / mpc["bytes"], lab["protocol"] / mpc["protocol"]
-    print(f"labels / mpc: bytes {bytes_ratio:.3f}x, time {time_ratio:.3f}x (targets <= 0.1x: bytes "
-          f"{'met' if bytes_ratio <= 0.1 else 'NOT met'}, time {'met' if time_ratio <= 0.1 else 'NOT met'}); "
-          f"labels / distances: bytes {lab['bytes'] / found['distances']['bytes']:.0f}x")
+        model = "" if f["model"] is None else f"; cost model {'holds' if f['model'] else 'MISSED'}"
+        print(f"{name:14s} {f['protocol']:8.2f} s (whole run {f['wall']:7.2f} s) {f['bytes']:>13,} B  {f['rounds']} "
+              f"rounds; labels {'equal to' if f['equal'] else 'DIFFER from'} scikit-learn's from the same records"
+              f"{model}; load {f['load']:.1f}", flush=True)
     out = Figures("secure_kmeans.py")
     for name, f in found.items():
         out.add(f"{name} s", f["protocol"])
+        out.add(f"{name} whole run s", f["wall"])
         out.add(f"{name} bytes", f["bytes"])
         out.add(f"{name} rounds", f["rounds"])
     out.add("load average", max(f["load"] for f in found.values()))
-    out.check("labels-only labels equal scikit-learn's", float(lab["equal"]), "==", 1)
-    out.check("labels-only bytes / mpc bytes", bytes_ratio, "<=", 0.1)
-    out.check("labels-only time / mpc time", time_ratio, "<=", 0.1)
-    out.write(args.json, f"{args.rows:,} records, {args.parties} parties, k = {args.clusters}, {args.rounds} rounds: "
-              f"labels-only {lab['bytes']:,} B in {lab['protocol']:.1f} s ({lab['rounds']} rounds), full MPC "
-              f"{mpc['bytes']:,} B in {mpc['protocol']:.1f} s: {bytes_ratio:.2f}x the bytes, {time_ratio:.2f}x the time")
-    if not lab["equal"]:
+    mpc = found["mpc"]
+    summary = []
+    for name in [n for n in found if n.startswith("labels") and not n.endswith(" cold")]:
+        lab = found[name]
+        engine = ways[name][1]
+        same = found.get("mpc-spu" if engine == "spu" else "mpc")
+        pairs = [("mpc", mpc)] + ([("mpc-spu", same)] if engine == "spu" and same else [])
+        for against, ref in pairs:
+            b, t = lab["bytes"] / ref["bytes"], lab["protocol"] / ref["protocol"]
+            print(f"{name} / {against}: bytes {b:.3f}x, time {t:.3f}x (targets <= 0.1x: bytes "
+                  f"{'met' if b <= 0.1 else 'NOT met'}, time {'met' if t <= 0.1 else 'NOT met'})", flush=True)
+            out.check(f"{name} bytes / {against} bytes", b, "<=", 0.1)
+            out.check(f"{name} time / {against} time", t, "<=", 0.1)
+            summary.append(f"{name}/{against} {b:.3f}x B, {t:.3f}x s")
+        out.check(f"{name} labels equal scikit-learn's", float(lab["equal"]), "==", 1)
+    out.write(args.json, f"{args.rows:,} records, {args.parties} parties, k = {args.clusters}, {args.rounds} rounds, "
+              f"load {max(f['load'] for f in found.values()):.1f}: " + "; ".join(summary))
+    if not all(f["equal"] for n, f in found.items() if n.startswith("labels")):
         sys.exit(1)
 
 
@@ -181,6 +232,13 @@ def main() -> None:
                         help="the labels-only mode beside the distances mode and the full MPC (see above)")
     parser.add_argument("--clusters", type=int, default=4, help="--labels-only: k")
     parser.add_argument("--rounds", type=int, default=10, help="--labels-only: max_iter of every way")
+    parser.add_argument("--no-spu", dest="spu", action="store_false",
+                        help="--labels-only: leave out the SPU rows (they need `ppc spu-env`)")
+    parser.add_argument("--bits", type=int, default=0, help="--labels-only: also the MPyC argmin at mpc_bits = BITS "
+                        "(0: the fewest the data need, see fewest_bits; -1: none)")
+    parser.add_argument("--frac", type=int, default=16, help="--labels-only: mpc_frac of the --bits row")
+    parser.add_argument("--cold-spu", action="store_true",
+                        help="--labels-only: run each SPU way twice, first with an empty cache of compiled programs")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     args = parser.parse_args()
     if args.labels_only:

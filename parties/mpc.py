@@ -376,6 +376,47 @@ def program_input(path: Path, X: np.ndarray, header: AlignmentHeader, inbox: int
              names=np.asarray(list(header.mpc_parties), dtype=str))
 
 
+def start_program(command: list[str], env: dict[str, str], errfile: Path) -> subprocess.Popen:
+    """Start an MPC program (either engine's: ``command``, in ``env``, its standard error to ``errfile``). Its
+    standard input is a pipe this process writes nothing to (or one line: parties.spu_run's "go"), so that it
+    exits if this process dies (``--watch-stdin``)."""
+    with open(errfile, "wb") as err:
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE, env=env)
+
+
+def watch_program(command: list[str], env: dict[str, str], errfile: Path, tunnel, deadline: float, me: str,
+                  log=sys.stderr, child: subprocess.Popen | None = None) -> tuple[int, int]:
+    """Start an MPC program (``start_program``; or take ``child``, started so already) and watch it until it exits
+    or ``deadline`` passes (then it is killed): each "round r" line it prints becomes the round of ``tunnel``'s
+    counts and a ``Mark`` on its stream (every fifth said on ``log``). Returns its exit code and the last round
+    it announced."""
+    rounds = 0
+    if child is None:
+        child = start_program(command, env, errfile)
+    timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
+    timer.start()
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:  # "round r" as each round begins
+            words = line.decode("utf-8", "replace").split()
+            if len(words) == 2 and words[0] == "round" and words[1].isdigit():
+                rounds = int(words[1])
+                with tunnel.count_lock:
+                    tunnel.round = rounds
+                tunnel.outgoing.put(Mark(round=rounds))
+                if rounds and rounds % 5 == 0:
+                    print(f"party {me}: MPC round {rounds}", file=log, flush=True)
+        code = child.wait()
+    finally:
+        timer.cancel()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdin is not None:
+            child.stdin.close()
+    return code, rounds
+
+
 def run_mpc(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
             session: str, me: str, deadline: float, log=sys.stderr, program: str = PROGRAM, *, inbox: int = 0,
             written: Callable[[str], None] | None = None) -> MpcResult:
@@ -405,32 +446,8 @@ def run_mpc(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
         command = [sys.executable, "-m", program, "--data", str(data), "--result", str(result),
                    *[a for addr in tunnel.addresses() for a in ("-P", addr)], "-I", str(mine), "--no-log",
                    "--watch-stdin"]
-        rounds = 0
-        with open(errfile, "wb") as err:
-            # stdin: a pipe this process never writes to, so that the program exits if this process dies
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-            timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
-            timer.start()
-            try:
-                assert child.stdout is not None
-                for line in child.stdout:  # "round r" as each round begins
-                    words = line.decode("utf-8", "replace").split()
-                    if len(words) == 2 and words[0] == "round" and words[1].isdigit():
-                        rounds = int(words[1])
-                        with tunnel.count_lock:
-                            tunnel.round = rounds
-                        tunnel.outgoing.put(Mark(round=rounds))
-                        if rounds and rounds % 5 == 0:
-                            print(f"party {me}: MPC round {rounds}", file=log, flush=True)
-                code = child.wait()
-            finally:
-                timer.cancel()
-                if child.poll() is None:
-                    child.kill()
-                    child.wait()
-                if child.stdin is not None:
-                    child.stdin.close()
+        code, rounds = watch_program(command, {**os.environ, "PYTHONUNBUFFERED": "1"}, errfile, tunnel, deadline, me,
+                                     log)
         timing["mpc"] = time.perf_counter() - t0
         for pump in list(tunnel.pumps):
             pump.join(timeout=max(deadline - time.monotonic(), 0.1))

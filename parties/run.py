@@ -275,12 +275,18 @@ class Steps:
         if header.mpc_engine != "spu" and (problem := missing("mpc")) is not None:  # told before any share exists
             link.refuse(problem)
             raise PartyError(problem)
-        confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
-                    client.session, name, self.terms)
+        def confirm() -> None:
+            confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
+                        client.session, name, self.terms)
+
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
-        engine = run_spu if header.mpc_engine == "spu" else run_mpc
-        result = engine(lambda items: client.relay(items, timeout=self.left()), header, X, self.pair, keys,
-                        client.session, name, self.deadline, log=self.log)
+        relay = lambda items: client.relay(items, timeout=self.left())  # noqa: E731
+        if header.mpc_engine == "spu":  # its program starts (jax, compilation) while the parties confirm
+            result = run_spu(relay, header, X, self.pair, keys, client.session, name, self.deadline, log=self.log,
+                             confirm=confirm)
+        else:
+            confirm()
+            result = run_mpc(relay, header, X, self.pair, keys, client.session, name, self.deadline, log=self.log)
         result.timing["upload_ids"] = t_upload
         result.positions = positions
         say(name, f"{result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties", self.log)

@@ -7,7 +7,8 @@ block of every centre (its own columns; the centres follow from the
 previous round's public labels), exactly as in the distances mode
 (parties.secagg); but instead of posting them masked to an arbiter that
 reads their sum, it secret-shares them among the parties (Shamir, MPyC;
-parties.secagg_argmin is the program), and the parties compute each
+parties.secagg_argmin is the program; or with ``engine = "spu"`` ABY3 on
+SPU, parties/spu_argmin.py), and the parties compute each
 record's nearest centre on the shares of the sum and open only that: the
 round's labels. Sums of shares are local and the argmin needs comparisons
 only, no product of two secrets, which is why it costs a fraction of the
@@ -41,6 +42,7 @@ from parties.mpc import MpcResult, mpc_fields, run_mpc
 from parties.protocols.terms import Terms
 from parties.secagg import METHOD, RoundsResult, check_alignment, confirm_alignment, run_rounds
 from parties.serde import AlignmentHeader, upload_messages
+from parties.spu_run import ARGMIN, refuse_unless_ready, run_spu
 from protos.extras import missing
 
 #: What the session opens each round (AlignmentHeader.reveal): the labels only, or the summed distances.
@@ -100,9 +102,16 @@ def labels_rounds(link, header: AlignmentHeader, positions: np.ndarray, X: np.nd
     except PartyError as exc:
         link.refuse(str(exc))
         raise
-    confirm_alignment(link, pair, peers, order, session, me, labels_fields(header, positions, ids))
+    def confirm() -> None:
+        confirm_alignment(link, pair, peers, order, session, me, labels_fields(header, positions, ids))
+
     Xj = np.ascontiguousarray(X[positions.astype(np.intp)], dtype=np.float64)
-    result = run_mpc(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=PROGRAM)
+    if header.mpc_engine == "spu":  # its program starts (jax, compilation) while the parties confirm
+        result = run_spu(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=ARGMIN,
+                         confirm=confirm)
+    else:
+        confirm()
+        result = run_mpc(link.relay, header, Xj, pair, keys, session, me, deadline, log=log, program=PROGRAM)
     result.positions, result.protocol = positions, METHOD
     return result
 
@@ -133,8 +142,11 @@ def secure_session(link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids:
         link.refuse(why)
         raise PartyError(why)
     result: RoundsResult | MpcResult
-    if mode == LABELS and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None:
-        link.refuse(problem)  # before any share of the data leaves: the argmin runs on MPyC
+    if mode == LABELS:
+        refuse_unless_ready(link, header)  # SPU's environment, before any share of the data leaves
+    if (mode == LABELS and header.mpc_engine != "spu"
+            and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None):
+        link.refuse(problem)  # before any share of the data leaves: this argmin runs on MPyC
         raise PartyError(problem)
     if mode == LABELS:
         result = labels_rounds(link, header, positions, X, ids, pair, keys, session, me, deadline, parties=parties,

@@ -82,10 +82,25 @@ def machine_problem(cpuinfo: str | None = None) -> str | None:
     return None
 
 
+#: What ``probe`` runs in SPU's environment: load SPU's library (the C++ runtime, which checks the CPU) and its
+#: runtime's Python without the package's ``__init__``, which imports jax (seconds, on every party's critical
+#: path); jax itself is only looked for (the programs import it to compile, parties/spu_kmeans.py).
+PROBE = (
+    "import importlib.util as u, sys, types\n"
+    "found = u.find_spec('spu')\n"
+    "if found is None: sys.exit('No module named spu')\n"
+    "package = types.ModuleType('spu'); package.__path__ = list(found.submodule_search_locations)\n"
+    "sys.modules['spu'] = package\n"
+    "import numpy, spu.libspu, spu.api\n"
+    "from spu.version import __version__\n"
+    "if u.find_spec('jax') is None: sys.exit('No module named jax')\n"
+    "print(sys.version_info[0], sys.version_info[1], __version__)\n"
+)
+
+
 @functools.lru_cache(maxsize=4)
 def probe(python: str) -> str | None:
-    code = ("import sys, numpy, spu, spu.libspu; from spu.utils import frontend; "
-            "print(sys.version_info[0], sys.version_info[1], spu.__version__)")
+    code = PROBE
     try:
         run = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=CHECK_SECONDS,
                              env={**os.environ, "JAX_PLATFORMS": "cpu"})

@@ -68,10 +68,20 @@ def unpack(data: bytes, libspu):
     return share
 
 
+class LazyJaxNumpy:
+    """``jax.numpy``, imported at its first use (it takes seconds)."""
+
+    def __getattr__(self, name: str):
+        import jax.numpy
+
+        return getattr(jax.numpy, name)
+
+
 def programs(k: int, rounds: int, init: list[int]):
     """The jax functions compiled to SPU: stack the blocks and take the initial centres; one Lloyd round (an
-    assignment and an update); the last assignment (labels)."""
-    import jax.numpy as jnp
+    assignment and an update); the last assignment (labels). jax is imported as they are traced, only when a
+    program is compiled, not when it comes from the cache (``compiler``)."""
+    jnp = LazyJaxNumpy()
 
     def start(*blocks):
         X = jnp.hstack(blocks) if len(blocks) > 1 else blocks[0]
@@ -111,38 +121,100 @@ def programs(k: int, rounds: int, init: list[int]):
     return start, update, assign
 
 
-def main(args) -> None:
-    # run by path: its folder (the project's parties/) must not shadow the SPU environment's own modules
+def spu_modules():
+    """Import SPU's runtime (and numpy) from the SPU environment, without jax: ``(np, api, libspu)``. Run by path,
+    this file's folder (the project's parties/) must first leave ``sys.path``, so that it shadows none of that
+    environment's own modules. The ``spu`` package's ``__init__`` imports jax (seconds); the runtime, its I/O and
+    its link need only ``spu.libspu`` and ``spu.api``, so the package is entered without it; ``compiler`` imports
+    jax only when a program is not in the cache."""
+    import importlib.util
+    import types
+
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     import numpy as np
-    import spu
+
+    if "spu" not in sys.modules:
+        found = importlib.util.find_spec("spu")
+        if found is None or not found.submodule_search_locations:
+            raise SystemExit("SPU is not installed in this environment")
+        package = types.ModuleType("spu")
+        package.__path__ = list(found.submodule_search_locations)
+        sys.modules["spu"] = package
+    import spu.api as api
     import spu.libspu as libspu
-    from spu.utils import frontend
 
-    data = np.load(args.data)
-    X_own = np.asarray(data["X"], dtype=np.float64)
-    columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
-    k, rounds, bits, frac = (int(data[key]) for key in ("k", "rounds", "bits", "frac"))
-    m, reveal_centres = int(data["m"]), bool(data["reveal_centres"])
-    n, me = len(args.party), args.rank
-    if n != 3:
-        raise SystemExit(f"ABY3 needs three share-holders, got {n}")
+    return np, api, libspu
 
-    # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
-    names = [f"block{p}" for p, d in enumerate(columns) if d]
-    start, update, assign = programs(k, rounds, init)
 
-    def compiled(fn, shapes, inputs, outputs):
+#: The environment variable naming the folder of compiled SPU programs (default: ppc-sim/spu-programs in the
+#: user's cache folder); "off" compiles every time.
+CACHE_VARIABLE = "PPC_SPU_CACHE"
+
+
+def cache_folder() -> str | None:
+    """Where compiled programs are kept: ``PPC_SPU_CACHE``, else ``$XDG_CACHE_HOME/ppc-sim/spu-programs``; None
+    if ``PPC_SPU_CACHE`` is "off"."""
+    named = os.environ.get(CACHE_VARIABLE, "")
+    if named == "off":
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return named or os.path.join(base, "ppc-sim", "spu-programs")
+
+
+def compiler(np, libspu, source: str):
+    """A function compiling a jax function to SPU for public input shapes, named inputs (all secret) and named
+    outputs: ``compiled(fn, shapes, inputs, outputs, key)``. A program is kept in ``cache_folder()`` under a
+    SHA-256 of ``source`` (the calling program's text, which defines ``fn``), SPU's version, ``key`` (every
+    public parameter ``fn`` closes over: k, the initial positions), the shapes and the names, so a later run
+    with the same public settings skips jax's import and the compilation; the programs hold public shapes and
+    positions only, never data."""
+    import hashlib
+
+    from spu.version import __version__
+
+    folder = cache_folder()
+
+    def compiled(fn, shapes, inputs, outputs, key=""):
+        digest = hashlib.sha256(repr((__version__, source, fn.__name__, key, [tuple(s) for s in shapes], inputs,
+                                      outputs)).encode()).hexdigest()
+        path = os.path.join(folder, digest + ".spu") if folder else None
+        if folder is not None and path is not None and os.path.exists(path):
+            executable = libspu.Executable()
+            with open(path, "rb") as cached:
+                if executable.ParseFromString(cached.read()):
+                    return executable
+        from spu.utils import frontend  # imports jax: seconds
+
         executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
                                          [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
+        if folder is not None and path is not None:
+            try:
+                os.makedirs(folder, exist_ok=True)
+                partial = f"{path}.{os.getpid()}"
+                with open(partial, "wb") as out:
+                    out.write(executable.SerializeToString())
+                os.replace(partial, path)  # whole or not at all, with another share-holder writing the same
+            except OSError:
+                pass  # a cache that cannot be written only costs the next run the compilation
         return executable
 
-    D = sum(columns)
-    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"])
-    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"])
-    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"])
+    return compiled
 
+
+def source_of(*files: str) -> str:
+    """The text of ``files`` (the programs that define what is compiled), for the cache's key."""
+    out = []
+    for name in files:
+        with open(name, encoding="utf-8") as f:
+            out.append(f.read())
+    return "\n".join(out)
+
+
+def connect(args, api, libspu, bits: int, frac: int):
+    """This share-holder's SPU link (brpc, one connection per ordered pair, at the ``--party`` addresses) and an
+    ABY3 runtime and I/O over it: ``(lctx, runtime, io)``."""
+    n, me = len(args.party), args.rank
     desc = libspu.link.Desc()
     desc.id = args.link_id  # the same at every share-holder: it names the messages
     for i, address in enumerate(args.party):
@@ -160,43 +232,78 @@ def main(args) -> None:
     config.protocol = libspu.ProtocolKind.ABY3
     config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
     config.fxp_fraction_bits = frac
-    runtime, io = spu.Runtime(lctx, config), spu.Io(n, config)
+    return lctx, api.Runtime(lctx, config), api.Io(n, config)
+
+
+def share(lctx, runtime, io, libspu, name: str, owner: int, value=None) -> None:
+    """Set the secret variable ``name``, input by share-holder ``owner``: the owner splits ``value`` into the three
+    ABY3 shares and sends each other holder its own over the link; the others receive theirs."""
+    me, n = lctx.rank, lctx.world_size
+    if owner == me:
+        shares = io.make_shares(value, libspu.Visibility.VIS_SECRET)
+        for j in range(n):
+            if j != me:
+                lctx.send(j, pack(shares[j]))
+        runtime.set_var(name, shares[me])
+    else:
+        runtime.set_var(name, unpack(lctx.recv(owner), libspu))
+
+
+def reveal(lctx, runtime, io, libspu, np, name: str):
+    """Open the secret variable ``name`` to every share-holder: each sends its shares of it to the others."""
+    me, n = lctx.rank, lctx.world_size
+    mine = runtime.get_var(name)
+    for j in range(n):
+        if j != me:
+            lctx.send(j, pack(mine))
+    shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
+    return np.asarray(io.reconstruct(shares))
+
+
+def main(args) -> None:
+    np, api, libspu = spu_modules()
+    data = np.load(args.data)
+    X_own = np.asarray(data["X"], dtype=np.float64)
+    columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
+    k, rounds, bits, frac = (int(data[key]) for key in ("k", "rounds", "bits", "frac"))
+    m, reveal_centres = int(data["m"]), bool(data["reveal_centres"])
+    n, me = len(args.party), args.rank
+    if n != 3:
+        raise SystemExit(f"ABY3 needs three share-holders, got {n}")
+
+    # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
+    names = [f"block{p}" for p, d in enumerate(columns) if d]
+    start, update, assign = programs(k, rounds, init)
+    compiled = compiler(np, libspu, source_of(os.path.abspath(__file__)))
+    D = sum(columns)
+    run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
+    run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"], repr(k))
+    run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"], repr(k))
+    args.go.wait()  # --wait-go: the party has confirmed the session
+    lctx, runtime, io = connect(args, api, libspu, bits, frac)
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
     for p, d in enumerate(columns):
-        if d == 0:
-            continue
-        if p == me:
-            shares = io.make_shares(X_own, libspu.Visibility.VIS_SECRET)
-            for j in range(n):
-                if j != me:
-                    lctx.send(j, pack(shares[j]))
-            runtime.set_var(f"block{p}", shares[me])
-        else:
-            runtime.set_var(f"block{p}", unpack(lctx.recv(p), libspu))
+        if d:
+            share(lctx, runtime, io, libspu, f"block{p}", p, X_own if p == me else None)
     runtime.run(run_start)
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
         runtime.run(run_update if r < rounds else run_assign)
 
     # 4. open: every share-holder sends its shares of the labels (and centres) to the others
-    def open_(name: str):
-        mine = runtime.get_var(name)
-        for j in range(n):
-            if j != me:
-                lctx.send(j, pack(mine))
-        shares = [mine if j == me else unpack(lctx.recv(j), libspu) for j in range(n)]
-        return np.asarray(io.reconstruct(shares))
-
-    labels = np.rint(open_("labels")).astype(np.int32)
-    centres = open_("C").astype(np.float64) if reveal_centres else np.zeros((0, sum(columns)))
+    labels = np.rint(reveal(lctx, runtime, io, libspu, np, "labels")).astype(np.int32)
+    centres = (reveal(lctx, runtime, io, libspu, np, "C").astype(np.float64) if reveal_centres
+               else np.zeros((0, sum(columns))))
     lctx.barrier()  # nobody closes its links before every share-holder has what it needs
     lctx.stop_link()
     np.savez(args.result, labels=labels, centres=centres)
 
 
-def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="spu_kmeans.py", description=__doc__.splitlines()[0])
+def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py", doc: str | None = None) -> None:
+    """Parse the command line and run ``program`` (by default this file's ``main``) on it; with ``--watch-stdin``
+    exit as soon as standard input closes; print the program's seconds at the end."""
+    parser = argparse.ArgumentParser(prog=prog, description=(doc or __doc__).splitlines()[0])
     parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
     parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
     parser.add_argument("--rank", type=int, required=True, help="this share-holder's index in the MPC's order")
@@ -204,21 +311,33 @@ def cli(argv: list[str] | None = None) -> None:
     parser.add_argument("--link-id", default="ppc-spu", help="the MPC's name, the same at every share-holder")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a link waits for a message")
     parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
+    parser.add_argument("--wait-go", action="store_true",
+                        help="read a line from standard input before connecting to the peers (the party confirms "
+                             "the session first; the program imports and compiles meanwhile)")
     args = parser.parse_args(argv)
     finished = threading.Event()
-    if args.watch_stdin:
+    args.go = threading.Event()
+    if not args.wait_go:
+        args.go.set()
+    if args.watch_stdin or args.wait_go:
         def watch() -> None:
             try:
+                if args.wait_go:
+                    with os.fdopen(0, "rb", closefd=False) as stdin:
+                        if stdin.readline().strip() == b"go":
+                            args.go.set()
+                        else:
+                            os._exit(3)  # the party refused the session, or died, before any share existed
                 while os.read(0, 4096):
                     pass
             except OSError:
                 return
-            if not finished.is_set():
+            if args.watch_stdin and not finished.is_set():
                 os._exit(3)
 
         threading.Thread(target=watch, name="watch-parent", daemon=True).start()
     t = time.perf_counter()
-    main(args)
+    (program or main)(args)
     finished.set()
     print(f"seconds {time.perf_counter() - t:.3f}", flush=True)
 

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,13 +40,15 @@ import numpy as np
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input
-from parties.serde import AlignmentHeader, Mark, RelayResult
+from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input, start_program, watch_program
+from parties.serde import AlignmentHeader, RelayResult
 from parties.spu_env import interpreter
 from parties.spu_env import problem as spu_problem
 
-#: The program each share-holder runs, started by path with the SPU environment's interpreter.
+#: The program each share-holder runs, started by path with the SPU environment's interpreter: the full k-means.
 PROGRAM = Path(__file__).with_name("spu_kmeans.py")
+#: Secure aggregation's labels-only argmin on SPU (parties.secagg_labels).
+ARGMIN = Path(__file__).with_name("spu_argmin.py")
 #: The first plaintext byte of a frame: on the connection its sender dialled, or the one its receiver dialled.
 DIALLED_BY_SENDER, DIALLED_BY_RECEIVER = 0, 1
 
@@ -84,6 +87,11 @@ class SpuTunnel:
         self.pumps: list[threading.Thread] = []
         self.waited = True
         self.count_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the listening ports of a tunnel that will not be started."""
+        for server in self.listeners.values():
+            server.close()
 
     def addresses(self) -> list[str]:
         """The program's ``--party`` list: its own listening address, each peer at the tunnel's port for it."""
@@ -219,9 +227,9 @@ def refuse_unless_ready(link, header: AlignmentHeader) -> None:
 
 
 def program_command(data: Path, result: Path, rank: int, addresses: list[str], link_id: str,
-                    seconds: float) -> list[str]:
-    """The command line of one share-holder's SPU program (``parties/spu_kmeans.py``)."""
-    return [str(interpreter()), str(PROGRAM), "--data", str(data), "--result", str(result), "--rank", str(rank),
+                    seconds: float, program: Path = PROGRAM) -> list[str]:
+    """The command line of one share-holder's SPU program (``parties/spu_kmeans.py``, or ``ARGMIN``)."""
+    return [str(interpreter()), str(program), "--data", str(data), "--result", str(result), "--rank", str(rank),
             *[a for address in addresses for a in ("--party", address)], "--link-id", link_id,
             "--timeout", f"{max(seconds, 1.0):.0f}"]
 
@@ -233,9 +241,16 @@ def program_env() -> dict[str, str]:
 
 
 def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
-            session: str, me: str, deadline: float, log=sys.stderr) -> MpcResult:
+            session: str, me: str, deadline: float, log=sys.stderr, program: Path = PROGRAM,
+            confirm: Callable[[], None] | None = None) -> MpcResult:
     """Run this share-holder's SPU program on ``X`` (its joined rows in the join's order; no columns for the
-    helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``)."""
+    helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``).
+    ``program``: the full k-means (``PROGRAM``) or secure aggregation's labels-only argmin (``ARGMIN``).
+
+    ``confirm``: the party's confirmation of the alignment with the others (it raises to refuse). The program is
+    started first, with ``--wait-go``: it imports SPU and compiles (or reads its compiled program from the cache)
+    while the parties confirm, and connects to no peer, so holds no share, until this process writes "go" after
+    ``confirm`` returned; if ``confirm`` raises, the program is ended before it connected."""
     problem = spu_problem()
     if problem:
         raise PartyError(problem)
@@ -252,37 +267,31 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
     with tempfile.TemporaryDirectory(prefix="ppc-spu-") as tmp:
         data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
         program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
+        command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
+                                    deadline - time.monotonic(), program), "--watch-stdin"]
+        child = None
+        if confirm is not None:
+            child = start_program([*command, "--wait-go"], program_env(), errfile)
+            try:
+                confirm()
+                assert child.stdin is not None
+                child.stdin.write(b"go\n")
+                child.stdin.flush()
+            except BaseException:
+                tunnel.close()
+                if child.stdin is not None:
+                    child.stdin.close()  # the program exits before connecting to any peer
+                try:
+                    child.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
+                raise
         tunnel.start()
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="spu-receive", daemon=True)
         receiver.start()
-        command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
-                                    deadline - time.monotonic()), "--watch-stdin"]
-        rounds = 0
-        with open(errfile, "wb") as err:
-            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.PIPE,
-                                     env=program_env())
-            timer = threading.Timer(max(deadline - time.monotonic(), 0.1), child.kill)
-            timer.start()
-            try:
-                assert child.stdout is not None
-                for line in child.stdout:  # "round r" as each round begins
-                    words = line.decode("utf-8", "replace").split()
-                    if len(words) == 2 and words[0] == "round" and words[1].isdigit():
-                        rounds = int(words[1])
-                        with tunnel.count_lock:
-                            tunnel.round = rounds
-                        tunnel.outgoing.put(Mark(round=rounds))
-                        if rounds and rounds % 5 == 0:
-                            print(f"party {me}: MPC round {rounds}", file=log, flush=True)
-                code = child.wait()
-            finally:
-                timer.cancel()
-                if child.poll() is None:
-                    child.kill()
-                    child.wait()
-                if child.stdin is not None:
-                    child.stdin.close()
+        code, rounds = watch_program(command, program_env(), errfile, tunnel, deadline, me, log, child)
         timing["mpc"] = time.perf_counter() - t0
         for pump in list(tunnel.pumps):
             pump.join(timeout=max(min(deadline - time.monotonic(), 5.0), 0.1))

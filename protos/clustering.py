@@ -91,7 +91,9 @@ MPC_FIELDS = {
                       doc="mpc: fractional bits f of SecFxp(l, f)"),
     "reveal_centres": Param(bool, False, doc="mpc: open the final centres too (the labels are always opened)"),
     "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
-    "engine": Param(str, "mpyc", choices=ENGINES, doc="mpc: the MPC engine, MPyC or SPU (ABY3, three share-holders)"),
+    "engine": Param(str, "mpyc", choices=ENGINES,
+                    doc="mpc, and secure_aggregation with reveal = \"labels\": the MPC engine, MPyC or SPU (ABY3, "
+                        "three share-holders)"),
 }
 
 
@@ -190,8 +192,8 @@ class ClusteringSpec:
         elif self.protocol == MPC:
             errors += self._check_mpc()
         elif self.helper or self.reveal_centres or self.engine != MPYC:
-            errors.append("'helper', 'reveal_centres' and 'engine' apply to protocol = \"mpc\" (and 'helper' to "
-                          "protocol = \"secure_aggregation\" with reveal = \"labels\") only")
+            errors.append("'helper', 'reveal_centres' and 'engine' apply to protocol = \"mpc\" (and 'helper' and "
+                          "'engine' to protocol = \"secure_aggregation\" with reveal = \"labels\") only")
         if self.min_cluster_size and self.protocol != SECURE:
             errors.append(f"'min_cluster_size' applies to protocol = \"{SECURE}\" only (a party's bound on the "
                           "labels an arbiter answers)")
@@ -222,8 +224,6 @@ class ClusteringSpec:
         if self.reveal_centres:
             errors.append(f"'reveal_centres' applies to protocol = \"{MPC}\" only: with reveal = \"{LABELS}\" each "
                           "party holds its own block of the centres")
-        if self.engine != MPYC:
-            errors.append(f"'engine' applies to protocol = \"{MPC}\" only: the labels-only argmin runs on MPyC")
         if isinstance(self.mpc_bits, int) and isinstance(self.mpc_frac, int) and self.mpc_frac + 8 > self.mpc_bits:
             errors.append(f"'mpc_frac' ({self.mpc_frac}) must leave at least 8 integer bits in 'mpc_bits' "
                           f"({self.mpc_bits}) for the summed distances")

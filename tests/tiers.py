@@ -24,6 +24,7 @@ MARK = "processes"
 #: Test files every test of which starts a process or a server (paths from the repository's root).
 PROCESS_FILES = frozenset({
     "tests/ppcsim/run/test_spu_runs.py",
+    "tests/ppcsim/run/test_spu_labels_runs.py",
     "tests/ppcsim/run/test_paper_evaluation.py",
     "tests/parties/test_party_terms.py",
     "tests/parties/test_party_text.py",

@@ -91,7 +91,7 @@ def spu_ready(scenario, who: str) -> None:
     """RunError, before anything starts, if ``scenario`` runs its MPC on SPU and SPU cannot run here: why, and
     what to do (parties.spu_env)."""
     spec = scenario.clustering
-    if spec.engine == SPU:  # only an MPC may name it (ClusteringSpec.check)
+    if spec.relayed and spec.engine == SPU:  # an MPC, or secure aggregation's labels-only argmin
         from parties.spu_env import problem
 
         found = problem()

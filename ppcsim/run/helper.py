@@ -31,7 +31,8 @@ from parties.mpc import PROGRAM as MPC_PROGRAM
 from parties.mpc import run_mpc
 from parties.secagg_labels import PROGRAM
 from parties.serde import alignment_from_proto, relay_frames, relay_requests
-from parties.spu_run import run_spu
+from parties.spu_run import ARGMIN, run_spu
+from parties.spu_run import PROGRAM as SPU_PROGRAM
 from protos.ppcsim.v1 import session_pb2
 
 
@@ -66,7 +67,8 @@ def run(session, log=sys.stderr) -> None:
         budget = session.budget.limit or (session.budget.parent.limit if session.budget.parent else 0)
         if header.mpc_engine == "spu":
             run_spu(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name,
-                    HELPER, time.monotonic() + session.seconds_left(), log=log)
+                    HELPER, time.monotonic() + session.seconds_left(), log=log,
+                    program=ARGMIN if spec.labels_only else SPU_PROGRAM)
         else:
             run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name,
                     HELPER, time.monotonic() + session.seconds_left(), log=log,

@@ -76,8 +76,9 @@ class SecureParty(Section):
     key_exchange_serialized : int
         Serialised bytes of its key exchange (Join, peers, sealed keys).
     exact : bool
-        Whether the measured payload equals the prediction (reveal = ``labels``: whether it lies between the
-        prediction and the prediction plus its tolerance, coordinator.protocols.secagg_labels.TOLERANCE).
+        Whether the measured payload equals the prediction (reveal = ``labels``: whether it lies within the
+        tolerance of the prediction either way, coordinator.protocols.secagg_labels.TOLERANCE, or SPU_TOLERANCE on
+        engine ``spu``).
     """
 
     predicted: UpDown

@@ -46,7 +46,7 @@ class SecureAggregationReport(ProtocolReport):
 
     def settings_used(self, spec):
         """Its rounds' fields and a party's ``min_cluster_size``; opening the labels only, the MPC argmin's too."""
-        return set(SECURE_FIELDS) | ({"mpc_bits", "mpc_frac", "helper"} if spec.labels_only else set())
+        return set(SECURE_FIELDS) | ({"mpc_bits", "mpc_frac", "helper", "engine"} if spec.labels_only else set())
 
     def learns(self, scenario: Scenario, ids: str, active: str) -> list[str]:
         if scenario.clustering.labels_only:

@@ -3,8 +3,8 @@
 Utility: the labels against scikit-learn's Lloyd's k-means on the joined
 normalised data from the same initial records (``n_init = 1``, strict
 convergence, at most ``max_iter`` updates): the rounds stop, as
-scikit-learn's do, once no label changed; equal unless a fixed-point
-rounding of SecFxp(l, f) flips a near tie. Agreement with the usual
+scikit-learn's do, once no label changed; equal unless the fixed-point
+rounding (f fractional bits, on either engine) flips a near tie. Agreement with the usual
 clustering and with the true labels as in every report.
 
 Privacy: what each role learned, in words (ppcsim.run.observers.mpc.roles'
@@ -34,8 +34,9 @@ NOTHING = ("nothing to run on: the coordinator held no distance, only sealed fra
            "labels (reveal = \"labels\")")
 
 
-def roles(n_parties: int, helper: bool) -> MpcPrivacy:
-    """What each role of a labels-only secure-aggregation session learns, in words."""
+def roles(n_parties: int, helper: bool, engine: str = "mpyc") -> MpcPrivacy:
+    """What each role of a labels-only secure-aggregation session learns, in words (``engine``: the argmin's,
+    "mpyc" or "spu")."""
     t = threshold(n_parties + helper)
     out = {
         "coordinator": Arbiter(
@@ -61,7 +62,9 @@ def roles(n_parties: int, helper: bool) -> MpcPrivacy:
             sees=["shares of the parties' partial distances, and every round's labels"],
             never_sees=["any distance, so long as it does not collude with a party (with two parties t = 1: a party "
                         "and the helper together could open every share)"])
-    assumption = (f"honest majority: Shamir secret sharing with threshold t = {t} over {n_parties + helper} "
+    sharing = ("SPU's ABY3 (replicated secret sharing over the ring Z_2^64)" if engine == "spu"
+               else "Shamir secret sharing")
+    assumption = (f"honest majority: {sharing} with threshold t = {t} over {n_parties + helper} "
                   "share-holders hides every partial distance from any t of them, if all follow the protocol "
                   "(honest but curious); " + ("the helper is run beside the coordinator and must not collude with "
                                               "either party" if helper else f"no {t + 1} parties collude"))
@@ -88,6 +91,6 @@ def evaluate_labels(scenario: Scenario, session, settings: Settings | None, own=
     if truth is not None:
         utility.vs_truth = agreement(truth, labels)
         utility.original_vs_truth = agreement(truth, plain)
-    privacy = roles(len(scenario.parties), spec.helper)
+    privacy = roles(len(scenario.parties), spec.helper, spec.engine)
     return Evaluation(utility=utility, privacy=privacy if settings is None or settings.attacks
                       else Skipped(skipped="--no-attacks"))

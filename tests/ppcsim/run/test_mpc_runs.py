@@ -37,7 +37,7 @@ def test_the_loader_refuses_what_an_mpc_session_cannot_run(tmp_path):
     with pytest.raises(ScenarioError, match="'reveal_centres' applies to protocol = \"mpc\" only"):
         load_scenario(write_scenario(tmp_path, BLOBS.replace('protocol = "mpc"', 'protocol = "secure_aggregation"')
                                      .replace("max_iter = 3", "max_iter = 3\nreveal_centres = true")))
-    with pytest.raises(ScenarioError, match="apply to protocol = \"mpc\" \\(and 'helper' to protocol = "
+    with pytest.raises(ScenarioError, match="apply to protocol = \"mpc\" \\(and 'helper' and 'engine' to protocol = "
                                             "\"secure_aggregation\" with reveal = \"labels\"\\) only"):
         load_scenario(write_scenario(tmp_path, BLOBS.replace('protocol = "mpc"', 'protocol = "secure_aggregation"')
                                      .replace("max_iter = 3", "max_iter = 3\nreveal = \"distances\"\n"

@@ -37,7 +37,8 @@ def test_the_loader_refuses_an_spu_session_without_exactly_three_share_holders(t
     with pytest.raises(ScenarioError, match="'engine' must be one of"):
         load_scenario(write_scenario(tmp_path, THREE.replace('engine = "spu"', 'engine = "aby3"')))
     with pytest.raises(ScenarioError, match="appl(y|ies) to protocol = \"mpc\""):
-        load_scenario(write_scenario(tmp_path, THREE.replace('protocol = "mpc"', 'protocol = "secure_aggregation"')))
+        load_scenario(write_scenario(tmp_path, THREE.replace('protocol = "mpc"',
+                                                             'protocol = "secure_aggregation"\nreveal = "distances"')))
     assert load_scenario(write_scenario(tmp_path, TWO + "helper = true\n")).clustering.engine == "spu"
 
 

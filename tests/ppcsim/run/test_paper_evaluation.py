@@ -10,13 +10,14 @@ from sklearn.neighbors import KNeighborsClassifier
 
 import ppcsim
 from conftest import NO_TLS, WINE, WINE_LABELLED, party_table, scenario_toml
+from ppcsim.api import from_toml
 from ppcsim.report.html import run_page
 
 
 def test_a_wine_run_with_a_drbt_and_a_rotation_party_is_measured_as_the_papers_do(tmp_path):
     text = scenario_toml("papers", [party_table("lab", WINE[:7], "drbt", k=4), party_table("shop", WINE[7:], "rotation")],
                          seed=11, data=WINE_LABELLED, clustering={"n_clusters": 3}, security=NO_TLS)
-    run = ppcsim.simulate(text, processes=True, out=tmp_path / "run")
+    run = ppcsim.simulate(from_toml(text), processes=True, out=tmp_path / "run")
     privacy, utility = run.report["privacy"], run.report["utility"]
     lab, shop = privacy["lab"], privacy["shop"]
     # 000 §4.4 on both: a rotation keeps every distance, so its records are located exactly

@@ -67,13 +67,19 @@ def roles(n_parties: int, helper: bool, reveal_centres: bool, engine: str = "mpy
                   "with either party's shares (t = 1), every value: all of the other party's data"],
             never_sees=["any value from its shares alone (it runs in the coordinator's process: the coordinator "
                         "and either party together read the other's data)"])
-    sharing = ("SPU's ABY3 (replicated secret sharing over the ring Z_2^64 or Z_2^128)" if engine == "spu"
+    return MpcPrivacy(assumption=honest_majority(engine, n_parties, helper, "every value"), roles=out)
+
+
+def honest_majority(engine: str, n_parties: int, helper: bool, what: str, ring: str = "Z_2^64 or Z_2^128") -> str:
+    """The trust an MPC of ``n_parties`` (and the coordinator's helper) rests on, in words: the engine's sharing
+    hides ``what`` from any t share-holders (t: coordinator.protocols.mpc.threshold)."""
+    t = threshold(n_parties + helper)
+    sharing = (f"SPU's ABY3 (replicated secret sharing over the ring {ring})" if engine == "spu"
                else "Shamir secret sharing")
-    assumption = (f"honest majority: {sharing} with threshold t = {t} over {n_parties + helper} "
-                  "share-holders hides every value from any t of them, if all follow the protocol (honest but "
-                  "curious); " + ("the helper is run beside the coordinator and must not collude with either party"
-                                  if helper else f"no {t + 1} parties collude"))
-    return MpcPrivacy(assumption=assumption, roles=out)
+    return (f"honest majority: {sharing} with threshold t = {t} over {n_parties + helper} share-holders hides "
+            f"{what} from any t of them, if all follow the protocol (honest but curious); "
+            + ("the helper is run beside the coordinator and must not collude with either party" if helper
+               else f"no {t + 1} parties collude"))
 
 
 def evaluate_mpc(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:

@@ -64,9 +64,10 @@ def reference_labels(X: np.ndarray, init: np.ndarray, k: int, max_iter: int) -> 
                   algorithm="lloyd").fit(X).labels_
 
 
-def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
-    """The ``utility`` and ``privacy`` of a finished secure-aggregation session (``result["utility"]`` reads one
-    as report.json holds it)."""
+def rounds_utility(scenario: Scenario, session, own=None) -> tuple[dict, np.ndarray, np.ndarray, Utility]:
+    """What the rounds' labels are measured against, for either reveal: each party's data and disguise (``own``,
+    else replayed from the scenario), the joined normalised data, the scenario's usual clustering of it and the
+    ``Utility`` against scikit-learn's Lloyd's from the same initial records (``reference_labels``)."""
     own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
     outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
     X = joined_data(scenario, outcome, own)
@@ -80,6 +81,15 @@ def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=
         vs_original=agreement(plain, labels),
         reference_original="the scenario's k-means on the joined normalised data (its restarts)",
     )
+    return own, X, plain, utility
+
+
+def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
+    """The ``utility`` and ``privacy`` of a finished secure-aggregation session (``result["utility"]`` reads one
+    as report.json holds it)."""
+    own, X, plain, utility = rounds_utility(scenario, session, own)
+    outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
+    labels = outcome.labels
     # the fixed-point error of the last round's sums: at convergence its centres are the final clusters' means
     if arbiter.seen is not None and len(arbiter.records) > 1 and arbiter.records[-1].changed == 0:
         counts = np.bincount(labels, minlength=spec.n_clusters)

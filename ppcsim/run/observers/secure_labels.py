@@ -16,17 +16,13 @@ labels.
 
 from __future__ import annotations
 
-import numpy as np
-
-from coordinator.clustering import cluster
-from coordinator.combine import Combined
 from coordinator.protocols.mpc import HELPER, threshold
-from parties.disguise import disguise
 from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.settings import Settings
-from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Placement, Skipped, Utility
+from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Placement, Skipped
 from ppcsim.run.observer import true_labels
-from ppcsim.run.observers.secure_aggregation import PLACEMENT, joined_data, reference_labels
+from ppcsim.run.observers.mpc import honest_majority
+from ppcsim.run.observers.secure_aggregation import PLACEMENT, rounds_utility
 from ppcsim.scenario.load import Scenario
 
 #: Why the arbiter's attack has nothing to run on in this mode.
@@ -62,30 +58,15 @@ def roles(n_parties: int, helper: bool, engine: str = "mpyc") -> MpcPrivacy:
             sees=["shares of the parties' partial distances, and every round's labels"],
             never_sees=["any distance, so long as it does not collude with a party (with two parties t = 1: a party "
                         "and the helper together could open every share)"])
-    sharing = ("SPU's ABY3 (replicated secret sharing over the ring Z_2^64)" if engine == "spu"
-               else "Shamir secret sharing")
-    assumption = (f"honest majority: {sharing} with threshold t = {t} over {n_parties + helper} "
-                  "share-holders hides every partial distance from any t of them, if all follow the protocol "
-                  "(honest but curious); " + ("the helper is run beside the coordinator and must not collude with "
-                                              "either party" if helper else f"no {t + 1} parties collude"))
-    return MpcPrivacy(assumption=assumption, roles=out)
+    return MpcPrivacy(assumption=honest_majority(engine, n_parties, helper, "every partial distance",
+                                                 ring="Z_2^64"), roles=out)
 
 
 def evaluate_labels(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
     """The ``utility`` and ``privacy`` of a finished secure-aggregation session that opened the labels only."""
-    own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
-    outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
-    X = joined_data(scenario, outcome, own)
+    own, _, plain, utility = rounds_utility(scenario, session, own)
+    outcome, spec = session.outcome, session.spec.clustering
     labels = outcome.labels
-    same = reference_labels(X, arbiter.init, spec.n_clusters, spec.max_iter)
-    plain = cluster(scenario.clustering, Combined(features=X))
-    utility = Utility(
-        reference="scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, strict convergence)",
-        labels_equal_same_init=bool(np.array_equal(same, labels)),
-        vs_same_init=agreement(same, labels),
-        vs_original=agreement(plain, labels),
-        reference_original="the scenario's k-means on the joined normalised data (its restarts)",
-    )
     name = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
     truth = true_labels(scenario, own[name].data.ids[outcome.join.index[name]])
     if truth is not None:

@@ -385,3 +385,12 @@ def test_protocol_branches_are_found_outside_the_protocol_folders(tmp_path):
 def test_few_lines_outside_the_protocol_folders_branch_on_the_protocol():
     found = protocol_branches(ROOT)
     assert len(found) <= MAX_PROTOCOL_BRANCHES, "\n".join(found)
+
+
+def test_the_report_reads_a_summary_not_the_session():
+    """ppcsim.report builds from coordinator.summary.SessionSummary and the session's outcome and uploads, as
+    given: no module of it imports coordinator.session (whose attributes would then be its input)."""
+    graph = imports(ROOT)
+    readers = sorted(a for a, targets in graph.items()
+                     if a.startswith("ppcsim.report") and "coordinator.session" in targets)
+    assert readers == []

@@ -165,8 +165,8 @@ def _serve(args: argparse.Namespace) -> int:
     for scenario, session in zip(scenarios, sessions):
         report = build(scenario, summarise(session), by_hand=True)
         if args.out:
-            write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session,
-                          sent=not args.no_sent)
+            write_outputs(Path(args.out) / scenario.name if several else Path(args.out), report, session.outcome,
+                          session.contributions, sent=not args.no_sent)
         if session.error:
             failed.append(f"session '{scenario.name}' failed: {session.error}")
         else:

@@ -12,9 +12,8 @@ from typing import Any, BinaryIO, Protocol
 import numpy as np
 
 from coordinator.clustering import SECURE
-from coordinator.session import Session
 from coordinator.summary import SessionSummary
-from coordinator.types import Contribution
+from coordinator.types import Contribution, Outcome
 from parties.client import WITHOUT_MUTUAL_TLS
 from parties.metrics import peak_rss
 from ppcsim.report import ledger, settings
@@ -298,10 +297,11 @@ def id_bytes(session: SessionSummary, summaries: dict[str, dict]) -> dict[str, I
             for party, upload in session.uploads.items()}
 
 
-def write_outputs(out: Path, report: Report, session: Session, sent: bool = True,
-                  labels: bytes | None = None) -> None:
+def write_outputs(out: Path, report: Report, outcome: Outcome | None, contributions: Mapping[str, Contribution],
+                  sent: bool = True, labels: bytes | None = None) -> None:
     """report.json, labels.csv (id,cluster of the joined records) and, with ``sent``, clustered.npz and
-    sent/<party>.npz.
+    sent/<party>.npz: from the session's ``outcome`` (None if it failed) and each party's ``contributions`` (what
+    it uploaded), as the coordinator's session holds them.
 
     ``labels``: labels.csv as a party wrote it, by its own record ids (``ppc run``); else the coordinator's,
     by the ids it received (pseudonyms in hexadecimal when the session uses them). ``clustered.npz`` holds
@@ -310,7 +310,6 @@ def write_outputs(out: Path, report: Report, session: Session, sent: bool = True
     """
     # the observer's section holds every party's seed: then readable by its owner alone
     write_atomic(out / "report.json", report.dumps().encode(), private=report.observer is not ABSENT)
-    outcome = session.outcome
     if labels is not None:
         write_atomic(out / "labels.csv", labels)
     elif outcome is not None:
@@ -322,7 +321,7 @@ def write_outputs(out: Path, report: Report, session: Session, sent: bool = True
         # what the coordinator clustered (joined features, or an nmds embedding), rows in the join's order
         ids = for_file(outcome.join.ids)
         write_atomic(out / "clustered.npz", lambda fh: np.savez(fh, ids=ids, features=features))
-    for party, c in session.contributions.items():
+    for party, c in contributions.items():
         if not sent or not c.arrays:
             continue  # the coordinator only summed this party's dissimilarities (keep_uploads off)
         write_atomic(out / "sent" / f"{party}.npz", partial(_save_sent, c))

@@ -250,7 +250,7 @@ def run_scenario(
     report = build(scenario, summarise(session), summaries=summaries, timing=timing, relays=relays, failure=failure,
                    evaluation=evaluation, observer=True, coordinator_peak_rss=memory,
                    cluster=(scheduler, placed) if scheduler is not None and placed is not None else None)
-    write_outputs(out, report, session, sent=keep_sent, labels=labels)
+    write_outputs(out, report, session.outcome, session.contributions, sent=keep_sent, labels=labels)
     if failure:
         raise RunError(failure)
     print(summary_table(report), file=log, flush=True)

@@ -137,7 +137,7 @@ def test_run_writes_what_was_clustered(tmp_path):
                                  'algorithm = "kmeans"\nn_clusters = 3')
     outcome = session.wait(0)
     report = build(scenario, summarise(session))
-    write_outputs(tmp_path / "out", report, session)
+    write_outputs(tmp_path / "out", report, session.outcome, session.contributions)
     with np.load(tmp_path / "out" / "clustered.npz") as f:
         np.testing.assert_array_equal(f["features"], outcome.combined.features)
         assert f["ids"].shape == (150,) and f["features"].shape == (150, 1)

@@ -62,7 +62,7 @@ def test_a_session_that_keeps_no_uploads_lets_feature_uploads_go_once_joined(tmp
         assert all(np.shares_memory(a, session.matrix.matrix) for c in session.contributions.values()
                    for a in c.arrays.values())
         if keep:  # sent/ holds each party's array as it sent it, byte for byte, from its view in the matrix
-            write_outputs(tmp_path, Written(), session, sent=True)  # type: ignore[arg-type]
+            write_outputs(tmp_path, Written(), session.outcome, session.contributions, sent=True)  # type: ignore[arg-type]
             for party, X in blocks.items():
                 expected = io.BytesIO()
                 np.savez(expected, ids=for_file(session.contributions[party].ids), data=X)

@@ -149,7 +149,7 @@ def test_a_by_hand_coordinator_report_and_a_cluster_section(tmp_path):
         "utility", "privacy", "observer"}
     assert list(data["timing"]) == ["coordinator"]
     assert list(validator().iter_errors(data)) == []
-    write_outputs(tmp_path, by_hand, session, sent=False)
+    write_outputs(tmp_path, by_hand, session.outcome, session.contributions, sent=False)
     assert read(tmp_path / "report.json") == by_hand
     assert "not measured by the coordinator: utility, privacy, observer" in summary_table(by_hand)
     placed = build(scenario, summarise(session), observer=True, cluster=("local:2", {"a": "tcp://w1", "b": "tcp://w2"}))

@@ -382,6 +382,11 @@ class Session:
             change()
             self._wake()
 
+    def time_phase(self, name: str, seconds: float) -> None:
+        """Record how long a protocol's phase took (``timing[name]``, in the report's coordinator timings)."""
+        with self._cond:
+            self.timing[name] = seconds
+
     def notify(self) -> None:
         """Wake every waiter: a protocol object changed what a wait reads (call with no protocol's lock held)."""
         with self._cond:

@@ -16,7 +16,7 @@ from typing import Any
 
 from coordinator.clustering import ClusteringSpec
 from coordinator.types import Outcome
-from protos.ppcsim.v1 import session_pb2
+from coordinator.wire.serde import id_encoding_name
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def summarise(session) -> SessionSummary:
             continue
         uploads[party] = UploadSummary(
             rows=len(contribution.ids), shapes={a.name: list(a.shape) for a in upload.plan.arrays},
-            id_encoding=session_pb2.IdEncoding.Name(upload.plan.id_encoding),
+            id_encoding=id_encoding_name(upload.plan.id_encoding),
             id_bytes=int(upload.plan.packed_id_bytes) or int(upload.id_chars))
     return SessionSummary(
         name=session.spec.name, parties=tuple(session.spec.parties), state=STATE_NAMES[session.state],

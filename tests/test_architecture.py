@@ -357,7 +357,7 @@ PROTOCOL_FOLDERS = ("coordinator/protocols/", "parties/protocols/", "ppcsim/scen
 #: A line that branches on the session's protocol by its name (or on secure aggregation's reveal).
 PROTOCOL_BRANCH = re.compile(r"protocol ==|protocol in|== SECURE|== MPC|secure_only|protocol !=|\.labels_only|"
                              r"reveal ==")
-MAX_PROTOCOL_BRANCHES = 4  # the report's table and page wording of a secure-aggregation party, the helper's MPC program, a bench flag
+MAX_PROTOCOL_BRANCHES = 3  # the report's table and page wording of a secure-aggregation party, a bench flag
 
 
 def protocol_branches(root: Path, packages=("parties", "coordinator", "ppcsim", "bench")) -> list[str]:

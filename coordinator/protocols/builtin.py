@@ -60,7 +60,7 @@ class Rounds(SessionProtocol):
             arbiter = begin(session)
             if session.spec.clustering.relayed:  # an MPC, or secure aggregation opening the labels only
                 open_hub(session, arbiter)
-            session.timing["join_seconds"] = session.clock.now() - t
+            session.time_phase("join_seconds", session.clock.now() - t)
         except SessionError as exc:
             session.fail(str(exc))
             return

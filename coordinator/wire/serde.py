@@ -55,6 +55,12 @@ STATES = {WAITING: session_pb2.WAITING, CLUSTERING: session_pb2.CLUSTERING, DONE
 
 # -- keys ------------------------------------------------------------------------------------------
 
+def id_encoding_name(value: int) -> str:
+    """The wire's name of an upload's id encoding (``IdEncoding``, e.g. "ID_ENCODING_PSEUDONYM"), as the report
+    gives it."""
+    return session_pb2.IdEncoding.Name(value)
+
+
 def join_from_proto(request: session_pb2.JoinRequest) -> JoinAsk:
     return JoinAsk(request.party, request.public_key, request.key_signature)
 

@@ -14,7 +14,7 @@ one that shaped the result:
 * ``protocol = "secure_aggregation"``: its rounds' fields (``max_iter``, ``tol``,
   ``init``, ``scale_bits``, ``reveal``, and ``min_cluster_size``, a party's
   term), and with ``reveal = "labels"`` the MPC argmin's ``mpc_bits``,
-  ``mpc_frac`` and ``helper``;
+  ``mpc_frac``, ``helper`` and ``engine``;
 * ``protocol = "mpc"``: ``max_iter``, ``init`` and the MPC's fields
   (``mpc_bits``, ``mpc_frac``, ``reveal_centres``, ``helper``, ``engine``).
 """

@@ -34,6 +34,12 @@ from parties.serde import alignment_from_proto, relay_frames, relay_requests
 from parties.spu_run import ARGMIN, run_spu
 from parties.spu_run import PROGRAM as SPU_PROGRAM
 from protos.ppcsim.v1 import session_pb2
+from protos.vocabulary import MPC, SECURE, SPU
+
+#: The program the helper runs, by protocol, on each engine: secure aggregation's labels-only argmin, or an MPC's
+#: whole k-means (parties.secagg_labels, parties.mpc, parties.spu_run).
+MPYC_PROGRAMS = {SECURE: PROGRAM, MPC: MPC_PROGRAM}
+SPU_PROGRAMS = {SECURE: ARGMIN, MPC: SPU_PROGRAM}
 
 
 def start(session, log=sys.stderr) -> threading.Thread | None:
@@ -65,14 +71,14 @@ def run(session, log=sys.stderr) -> None:
 
         # what the helper's program may hold unasked-for: the session's budget (else the coordinator's)
         budget = session.budget.limit or (session.budget.parent.limit if session.budget.parent else 0)
-        if header.mpc_engine == "spu":
+        if spec.engine == SPU:
             run_spu(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name,
-                    HELPER, time.monotonic() + session.seconds_left(), log=log,
-                    program=ARGMIN if spec.labels_only else SPU_PROGRAM)
+                    HELPER, time.monotonic() + session.seconds_left(), log=log, program=SPU_PROGRAMS[spec.protocol])
         else:
             run_mpc(stream, alignment_from_proto(header), np.zeros((arbiter.m, 0)), pair, peers, session.spec.name,
                     HELPER, time.monotonic() + session.seconds_left(), log=log,
-                    program=PROGRAM if spec.labels_only else MPC_PROGRAM, inbox=budget or (1 << 30),
+                    program=MPYC_PROGRAMS[spec.protocol],
+                    inbox=budget or (1 << 30),
                     written=lambda peer: hub.consumed(HELPER, peer))
     except (SessionError, PartyError) as exc:
         session.fail(f"the coordinator's helper: {exc}")

@@ -19,7 +19,7 @@ COMMON = {"algorithm", "protocol", "seed"}
      {"n_clusters", "max_iter", "tol", "init", "scale_bits", "reveal", "min_cluster_size"}),
     ({"algorithm": "kmeans", "protocol": "secure_aggregation", "reveal": "labels"},
      {"n_clusters", "max_iter", "tol", "init", "scale_bits", "reveal", "min_cluster_size", "mpc_bits", "mpc_frac",
-      "helper"}),
+      "helper", "engine"}),  # the argmin's engine: MPyC or SPU
     ({"algorithm": "kmeans", "protocol": "mpc"},
      {"n_clusters", "max_iter", "init", "mpc_bits", "mpc_frac", "reveal_centres", "helper", "engine"}),
 ], ids=["kmeans", "agglomerative", "dbscan", "secure-distances", "secure-labels", "mpc"])

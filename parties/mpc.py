@@ -153,8 +153,56 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class RelayEnd:
+    """What either engine's tunnel (``Tunnel`` here, parties.spu_run.SpuTunnel) does the same way: its threads,
+    and the Relay stream's two directions. ``receive`` opens each relayed frame from a peer and hands it to the
+    tunnel's ``deliver``; a bad frame or a broken stream is kept in ``errors`` and every link is told it ended;
+    ``requests`` yields what the links and the program put out. The tunnel sets ``peers``, ``ciphers``,
+    ``inbound`` (its queues, None: the relay ended), ``outgoing``, ``errors`` and ``threads``."""
+
+    peers: list[str]
+    ciphers: dict[str, PairCipher]
+    inbound: dict
+    outgoing: queue.Queue
+    errors: list[str]
+    threads: list[threading.Thread]
+
+    def _thread(self, target, *args, name: str) -> threading.Thread:
+        t = threading.Thread(target=target, args=args, name=name, daemon=True)
+        t.start()
+        self.threads.append(t)
+        return t
+
+    def deliver(self, frame: Frame, data: bytes) -> None:
+        """Hand ``data``, opened from ``frame``, to its link (PartyError if it names none)."""
+        raise NotImplementedError
+
+    def receive(self, responses) -> None:
+        """Open every frame the coordinator relays and hand it to its link (run in its own thread)."""
+        try:
+            for frame in responses:
+                if frame.peer not in self.peers:
+                    raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
+                self.deliver(frame, self.ciphers[frame.peer].open(frame))
+        except PartyError as exc:
+            self.errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            self.errors.append(f"the relay stream ended: {details or type(exc).__name__}")
+        for q in self.inbound.values():
+            q.put(None)
+
+    def requests(self):
+        """What goes up the Relay stream after its opening: whatever the links and the program put out."""
+        while True:
+            message = self.outgoing.get()
+            if message is None:
+                return
+            yield message
+
+
 @dataclass
-class Tunnel:
+class Tunnel(RelayEnd):
     """One party's end of every MPC link: local sockets <-> sealed frames on the Relay stream."""
 
     session: str
@@ -181,7 +229,8 @@ class Tunnel:
             server.listen(1)
             self.listeners[peer] = server
         self.own_port = free_port() if mine else 0  # party 0 listens for nobody
-        self.inbound: dict[str, queue.Queue] = {p: queue.Queue() for p in self.order if p != self.me}
+        self.peers = [p for p in self.order if p != self.me]
+        self.inbound: dict[str, queue.Queue] = {p: queue.Queue() for p in self.peers}
         self.threads: list[threading.Thread] = []
         self.pumps: list[threading.Thread] = []
         n, me = len(self.order), self.order.index(self.me)
@@ -206,12 +255,6 @@ class Tunnel:
     def start(self) -> None:
         for peer in self.inbound:
             self._thread(self._link, peer, name=f"mpc-link-{peer}")
-
-    def _thread(self, target, *args, name: str) -> threading.Thread:
-        t = threading.Thread(target=target, args=args, name=name, daemon=True)
-        t.start()
-        self.threads.append(t)
-        return t
 
     def _connect(self, peer: str) -> socket.socket:
         if peer in self.listeners:  # our program dials the peer: it arrives at our listener
@@ -277,32 +320,11 @@ class Tunnel:
             self.errors.append(f"the link to '{peer}': {exc}")
             self.outgoing.put(cipher.seal(b""))
 
-    def receive(self, responses) -> None:
-        """Open every frame the coordinator relays and hand it to its link (run in its own thread)."""
-        try:
-            for frame in responses:
-                if frame.peer not in self.inbound:
-                    raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
-                data = self.ciphers[frame.peer].open(frame)
-                if self.received_framing[frame.peer].feed(data)[1]:
-                    with self.count_lock:
-                        self.waited = True
-                self.inbound[frame.peer].put(data)
-        except PartyError as exc:
-            self.errors.append(str(exc))
-        except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
-            details = exc.details() if hasattr(exc, "details") else str(exc)
-            self.errors.append(f"the relay stream ended: {details or type(exc).__name__}")
-        for q in self.inbound.values():
-            q.put(None)
-
-    def requests(self):
-        """What goes up the Relay stream after its opening: whatever the links and the program put out."""
-        while True:
-            message = self.outgoing.get()
-            if message is None:
-                return
-            yield message
+    def deliver(self, frame: Frame, data: bytes) -> None:
+        if self.received_framing[frame.peer].feed(data)[1]:  # a peer's MPyC message ended
+            with self.count_lock:
+                self.waited = True
+        self.inbound[frame.peer].put(data)
 
 
 @dataclass

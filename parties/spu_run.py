@@ -40,7 +40,7 @@ import numpy as np
 
 from parties.errors import PartyError
 from parties.keys import KeyPair
-from parties.mpc import READ_BYTES, MpcResult, PairCipher, program_input, start_program, watch_program
+from parties.mpc import READ_BYTES, MpcResult, PairCipher, RelayEnd, program_input, start_program, watch_program
 from parties.serde import AlignmentHeader, RelayResult
 from parties.spu_env import interpreter
 from parties.spu_env import problem as spu_problem
@@ -54,7 +54,7 @@ DIALLED_BY_SENDER, DIALLED_BY_RECEIVER = 0, 1
 
 
 @dataclass
-class SpuTunnel:
+class SpuTunnel(RelayEnd):
     """One party's end of every SPU link: two local sockets per peer <-> sealed frames on the Relay stream."""
 
     me: str
@@ -102,12 +102,6 @@ class SpuTunnel:
         for peer in self.peers:
             self._thread(self._dialled, peer, name=f"spu-out-{peer}")
             self._thread(self._answered, peer, name=f"spu-in-{peer}")
-
-    def _thread(self, target, *args, name: str) -> threading.Thread:
-        t = threading.Thread(target=target, args=args, name=name, daemon=True)
-        t.start()
-        self.threads.append(t)
-        return t
 
     def _send(self, peer: str, channel: int, data: bytes) -> None:
         with self.seal_locks[peer]:  # the frame's number is its place on the stream: seal and queue as one
@@ -186,33 +180,13 @@ class SpuTunnel:
             self.errors.append(f"the link with '{peer}': {exc}")
             self._send(peer, channel, b"")
 
-    def receive(self, responses) -> None:
-        """Open every relayed frame and hand it to its connection (run in its own thread)."""
-        try:
-            for frame in responses:
-                if frame.peer not in self.peers:
-                    raise PartyError(f"the coordinator relayed a frame from '{frame.peer}', not a peer of this MPC")
-                data = self.ciphers[frame.peer].open(frame)
-                if not data or data[0] not in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER):
-                    raise PartyError(f"frame {frame.seq} from '{frame.peer}' names no connection of the pair")
-                if len(data) > 1:
-                    with self.count_lock:
-                        self.waited = True
-                self.inbound[(frame.peer, data[0])].put(data[1:])
-        except PartyError as exc:
-            self.errors.append(str(exc))
-        except Exception as exc:  # noqa: BLE001 - the stream broke: the computation cannot go on
-            details = exc.details() if hasattr(exc, "details") else str(exc)
-            self.errors.append(f"the relay stream ended: {details or type(exc).__name__}")
-        for q in self.inbound.values():
-            q.put(None)
-
-    def requests(self):
-        while True:
-            message = self.outgoing.get()
-            if message is None:
-                return
-            yield message
+    def deliver(self, frame, data: bytes) -> None:
+        if not data or data[0] not in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER):
+            raise PartyError(f"frame {frame.seq} from '{frame.peer}' names no connection of the pair")
+        if len(data) > 1:
+            with self.count_lock:
+                self.waited = True
+        self.inbound[(frame.peer, data[0])].put(data[1:])
 
 
 def refuse_unless_ready(link, header: AlignmentHeader) -> None:

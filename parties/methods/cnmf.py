@@ -24,6 +24,15 @@ def check_nonnegative(X: np.ndarray, columns: list[str], method: str) -> None:
                          "non-negative data only (001 §3.1); normalise with normalize = \"minmax\"")
 
 
+def check_weights(params: dict[str, Any], method: str) -> list[str]:
+    """The NMF methods' weights of the fit and of the clustering term (``alpha``, ``beta``; default 0.5 each):
+    both 0 would leave nothing to minimise."""
+    alpha, beta = params.get("alpha", 0.5), params.get("beta", 0.5)
+    if isinstance(alpha, (int, float)) and isinstance(beta, (int, float)) and alpha + beta <= 0:
+        return [f"'alpha' and 'beta' must not both be 0 (method '{method}')"]
+    return []
+
+
 def kmeans_labels(A: np.ndarray, clusters: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The party's own k-means clustering of its block (001 §4.3: "C is initialized based on the k-means result on
     the original data"): each record's cluster and the centroids, seeded."""
@@ -143,11 +152,7 @@ class CNMF(Reduction):
 
     @classmethod
     def check_params(cls, params: dict[str, Any]) -> list[str]:
-        errors = super().check_params(params)
-        alpha, beta = params.get("alpha", 0.5), params.get("beta", 0.5)
-        if isinstance(alpha, (int, float)) and isinstance(beta, (int, float)) and alpha + beta <= 0:
-            errors.append(f"'alpha' and 'beta' must not both be 0 (method '{cls.name}')")
-        return errors
+        return super().check_params(params) + check_weights(params, cls.name)
 
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:
         super().check_data(X, columns)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from parties.methods.base import Param, Reduction, Sent, rows
-from parties.methods.cnmf import EPS, check_nonnegative, kmeans_labels
+from parties.methods.cnmf import EPS, check_nonnegative, check_weights, kmeans_labels
 
 
 def objective_comnmf(A, H, W, CL, alpha: float, beta: float) -> float:
@@ -105,11 +105,7 @@ class ComNMF(Reduction):
 
     @classmethod
     def check_params(cls, params: dict[str, Any]) -> list[str]:
-        errors = super().check_params(params)
-        alpha, beta = params.get("alpha", 0.5), params.get("beta", 0.5)
-        if isinstance(alpha, (int, float)) and isinstance(beta, (int, float)) and alpha + beta <= 0:
-            errors.append(f"'alpha' and 'beta' must not both be 0 (method '{cls.name}')")
-        return errors
+        return super().check_params(params) + check_weights(params, cls.name)
 
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:
         super().check_data(X, columns)

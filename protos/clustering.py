@@ -93,7 +93,7 @@ MPC_FIELDS = {
     "helper": Param(bool, False, doc="mpc: the coordinator runs a third share-holder with no data (two parties)"),
     "engine": Param(str, "mpyc", choices=ENGINES,
                     doc="mpc, and secure_aggregation with reveal = \"labels\": the MPC engine, MPyC or SPU (ABY3, "
-                        "three share-holders)"),
+                        "three share-holders); a party refuses a session on another engine than its file's"),
 }
 
 

@@ -4,8 +4,9 @@ A party takes no term of its session from the coordinator. Its own file
 says who the consortium is (the names of its ``[[parties]]`` tables), the
 protocol, whether a helper is expected, and the clustering terms that bound
 what its rounds reveal: ``n_clusters``, ``max_iter``, ``reveal_centres``,
-the fixed-point scale (``scale_bits``; ``mpc_bits`` and ``mpc_frac``) and
-``min_cluster_size``. Where the file is silent the documented default holds,
+the fixed-point scale (``scale_bits``; ``mpc_bits`` and ``mpc_frac``),
+``min_cluster_size`` and the MPC engine (``engine``: MPyC or SPU, for an MPC and
+for the labels-only argmin of secure aggregation). Where the file is silent the documented default holds,
 and every default is the safe value (no helper, centres kept closed).
 
 The checks run where the coordinator first says each thing, before the
@@ -20,7 +21,9 @@ party sends anything that depends on it:
 - ``check_alignment``: the same terms again as the alignment header gives
   them (the header is what the rounds compute with), and in an MPC its
   share-holders: the file's parties, the helper last if and only if the
-  file expects one, three at least (threshold t = (n - 1) // 2 >= 1).
+  file expects one, three at least (threshold t = (n - 1) // 2 >= 1); and
+  wherever the session runs an MPC (an MPC, or secure aggregation opening
+  the labels only), its engine.
   Before the first post of a partial distance or the first share.
 - ``check_labels``: every round's labels: no more rounds than the file
   allows, and no cluster smaller than ``min_cluster_size`` unless every
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from parties.errors import PartyError
+from protos.vocabulary import MPYC, engine_from_wire
 
 #: A cluster of fewer records than this is refused (``[clustering] min_cluster_size``; 0 there means this).
 DEFAULT_MIN_CLUSTER_SIZE = 2
@@ -66,6 +70,7 @@ class Terms:
     mpc_bits: int = 32
     mpc_frac: int = 16
     min_cluster_size: int = 0
+    engine: str = MPYC
 
     @property
     def least_cluster(self) -> int:
@@ -113,11 +118,17 @@ class Terms:
     def check_alignment(self, header) -> None:
         """PartyError unless the alignment header's terms are this file's: k, the rounds, the fixed-point scale,
         and in an MPC its share-holders (the file's parties, then the helper if and only if the file expects
-        one; three at least, so that the threshold is at least 1) and whether the centres are opened."""
+        one; three at least, so that the threshold is at least 1), whether the centres are opened, and the engine
+        of any MPC the session runs."""
         helper = header.mpc_helper
         self._compare({"n_clusters": header.n_clusters, "max_iter": header.max_iter, "scale_bits": header.scale_bits,
                        "mpc_bits": header.mpc_bits, "mpc_frac": header.mpc_frac,
                        "reveal_centres": header.reveal_centres, "helper": bool(helper)})
+        if self.protocol == "mpc" or header.reveal == "labels":
+            told = engine_from_wire(header.mpc_engine)
+            if told != self.engine:
+                raise self._refuse("MPC engine", f'[clustering] engine = "{self.engine}"', f'"{told}"',
+                                   "the engine, its protocol and its build are the file's to choose")
         if self.protocol != "mpc":
             return
         holders = list(header.mpc_parties)

@@ -225,7 +225,9 @@ def test_each_weaker_term_is_refused_naming_it_what_the_file_says_and_what_was_t
     for lie, says in [(dict(mpc_frac=12), "its [clustering] mpc_frac is 12"),
                       (dict(mpc_parties=["a", "b", "c", "helper"], mpc_helper="helper"),
                        "its helper is a helper, but this party's scenario file (study.toml) says no helper"),
-                      (dict(mpc_parties=["a", "b"]), "its list of MPC share-holders is ['a', 'b']")]:
+                      (dict(mpc_parties=["a", "b"]), "its list of MPC share-holders is ['a', 'b']"),
+                      (dict(mpc_engine="spu"), 'its MPC engine is "spu", but this party\'s scenario file (study.toml) '
+                                               'says [clustering] engine = "mpyc"')]:
         with pytest.raises(PartyError) as err:
             mpc.check_alignment(replace(honest, **lie))
         assert says in str(err.value), str(err.value)
@@ -236,6 +238,21 @@ def test_each_weaker_term_is_refused_naming_it_what_the_file_says_and_what_was_t
             replace(honest, mpc_parties=["a", "h"], mpc_helper="h"))
     with pytest.raises(PartyError, match="its scale_bits is 16|its \\[clustering\\] scale_bits is 16"):
         terms(protocol="secure_aggregation").check_alignment(AlignmentHeader(n_clusters=3, max_iter=300, scale_bits=16))
+
+
+def test_the_engine_is_the_files_wherever_the_session_runs_an_mpc():
+    """An MPC, or secure aggregation's labels-only argmin, runs on the engine the party's file names (absent:
+    MPyC); the distances mode runs no MPC, so no engine is checked there."""
+    header = AlignmentHeader(n_clusters=3, max_iter=300, scale_bits=32, mpc_bits=32, mpc_frac=16,
+                             mpc_parties=["a", "b", "c"])
+    terms(protocol="mpc", engine="spu").check_alignment(replace(header, mpc_engine="spu"))
+    with pytest.raises(PartyError, match='its MPC engine is "mpyc".*engine = "spu"'):
+        terms(protocol="mpc", engine="spu").check_alignment(header)
+    labels = replace(header, reveal="labels", mpc_parties=[])
+    terms(protocol="secure_aggregation").check_alignment(labels)
+    with pytest.raises(PartyError, match='its MPC engine is "spu"'):
+        terms(protocol="secure_aggregation").check_alignment(replace(labels, mpc_engine="spu"))
+    terms(protocol="secure_aggregation").check_alignment(replace(labels, reveal="distances", mpc_engine="spu"))
 
 
 def test_the_least_cluster_spares_empty_clusters_and_initial_centres_alone():

@@ -56,3 +56,31 @@ def test_the_readme_table_is_rewritten_from_the_figures_keeping_the_rows_not_rer
     assert done == 0 and old_row in text and "to be replaced" not in text and text.endswith("after\n")
     assert "| `wire_bytes.py --rows 3000` | worst wire / payload" in text
     assert (BENCH / "README.md").read_text().count(last_measured.BEGIN) == 1
+
+
+def test_the_comparison_page_and_figure_are_written_from_both_links_and_every_part(tmp_path, monkeypatch):
+    """The smoke run above measures one link; the page writer's other paths (both links' time columns, the
+    crossover points, the latency probe, the published workload) are checked here on docs/comparison.csv's
+    measured rows, in this process (``comparison.py --from-csv``)."""
+    import comparison
+    import matplotlib.image
+
+    (tmp_path / "comparison.csv").write_bytes((ROOT / "docs" / "comparison.csv").read_bytes())
+    monkeypatch.setattr(sys, "argv", ["comparison.py", "--from-csv", "--out", str(tmp_path)])
+    comparison.main()
+    page = (tmp_path / "comparison.md").read_text()
+    rows = comparison.read_rows(tmp_path / "comparison.csv")
+    assert {r["link"] for r in rows} == {*comparison.LINKS, *comparison.PROBE_LINKS}
+    heads = [line for line in page.splitlines() if line.startswith("## ")]
+    assert heads == ["## Crossover points", "## Message latencies in sequence", "## The published workload"]
+    table = [line for line in page.splitlines() if line.startswith("| 1,000 | ")]
+    assert [line.split(" | ")[1] for line in table] == list(comparison.VARIANTS)
+    # a row measured on both links has a time in both columns; every table row has the table's 9 cells
+    both = {r["variant"] for r in rows if r["rows"] == 1000 and r["workload"] == "comparison"
+            and r["link"] != list(comparison.LINKS)[0]}
+    for line in table:
+        cells = line.strip("|").split(" | ")
+        assert len(cells) == 9, line
+        assert ("not run" not in cells[5]) == (cells[1] in both), line
+    image = matplotlib.image.imread(tmp_path / "figures" / "comparison.png")
+    assert image.shape[0] > 300 and image.shape[1] > 800

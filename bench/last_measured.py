@@ -44,7 +44,8 @@ RUNS: dict[str, tuple[list[str], list[str]]] = {
     "mpc_engines.py": (["--rows", "1000", "--gmpy2"],
                        ["--rows", "30", "--columns", "1", "--rounds", "2", "--clusters", "2"]),
     "comparison.py": ([],
-                      ["--rows", "40", "--only", "comparison", "--no-eval", "--repeats", "1", "--out", "{tmp}/docs"]),
+                      ["--rows", "40", "--only", "comparison", "--links", "unshaped", "--no-eval", "--repeats", "1",
+                       "--out", "{tmp}/docs"]),
 }
 BEGIN, END = "<!-- last-measured: begin -->", "<!-- last-measured: end -->"
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-#: The unit and process tiers (tests/tiers.py): a test that starts a process or a server is marked "processes".
-pytest_plugins = ("tiers", "pytester")
+#: The unit and process tiers (tests/tiers.py): a test that starts a process or a server is marked "processes";
+#: the longest tests first (tests/longest_first.py), so that the workers of -n finish together.
+pytest_plugins = ("tiers", "longest_first", "pytester")
 
 #: The repository's root folder.
 ROOT = Path(__file__).resolve().parent.parent

@@ -65,7 +65,6 @@ PROCESS_TESTS = frozenset({
     "tests/parties/test_geometric_optimize.py::test_ppc_run_names_the_party_that_refuses",
     "tests/parties/test_nmf_methods.py::test_ppc_run_names_the_party_and_the_column",
     "tests/bench/test_bench_scripts.py::test_every_benchmark_runs_at_smoke_size_and_writes_well_formed_figures",
-    "tests/bench/test_bench_scripts.py::test_the_readme_table_is_rewritten_from_the_figures_keeping_the_rows_not_rerun",
     "tests/coordinator/test_limits.py::test_the_id_bomb_is_refused_at_the_default_settings_naming_the_id_budget_before_it_inflates",
     "tests/coordinator/test_transport_security.py::test_a_party_does_not_trust_a_coordinator_signed_by_another_ca",
     "tests/coordinator/test_transport_security.py::test_a_run_with_mutual_tls_reports_what_protected_each_connection",

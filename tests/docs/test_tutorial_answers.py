@@ -192,6 +192,7 @@ def test_tutorial_3_answer_1_osbr_bytes_at_800_records():
 def test_tutorial_3_answers_2_and_4_secure_aggregation_rounds_and_bytes():
     text = answers("03-costs")
 
+    @cache  # each size run once: 9 runs, not the 11 the assertions name
     def secure(m: int, n_clusters: int = 3):
         run = ppcsim.simulate(costs_scenario("secure aggregation", m, n_clusters), attacks=False)
         return run.report["secure_aggregation"]["rounds"], _payload(run)

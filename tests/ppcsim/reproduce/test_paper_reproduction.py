@@ -6,6 +6,7 @@ generated CSVs with the same layout.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 
@@ -18,6 +19,20 @@ from ppcsim.cli import parser as cli
 from ppcsim.reproduce import reproduction as rp
 from ppcsim.scenario.load import party_seeds
 from ppcsim.scenario.partition import share_k, split_sizes
+
+#: The exact orthogonality probabilities (an enumeration of a few CPU seconds at d = 6), made once per process for
+#: every test here that needs them.
+exact_orthogonality = functools.cache(rp.rp2_orthogonal_exact)
+
+
+@pytest.fixture
+def small_orthogonality_count(monkeypatch):
+    """``reproduce`` with its RP2 orthogonality count cut from 4,000,000 draws to 1,000 (most of a smoke-sized
+    reproduction's time) and the exact probabilities made once; test_rp2_is_rarely_orthogonal and
+    test_the_exact_orthogonality_probability check both in full."""
+    count = rp.rp2_orthogonal
+    monkeypatch.setattr(rp, "rp2_orthogonal", lambda: count(draws=1000))
+    monkeypatch.setattr(rp, "rp2_orthogonal_exact", exact_orthogonality)
 
 
 def test_table1_reproduces_eq11_exactly():
@@ -121,7 +136,7 @@ def _write_categorical(path, rows, columns, *, header, seed):
     path.write_text("\n".join(lines + [",".join(r) for r in cells]) + "\n")
 
 
-def test_reproduce_writes_report_and_records_seeds(tmp_path):
+def test_reproduce_writes_report_and_records_seeds(tmp_path, small_orthogonality_count):
     mushroom, chess = tmp_path / "m.csv", tmp_path / "c.csv"
     _write_categorical(mushroom, 40, 23, header=True, seed=1)
     _write_categorical(chess, 30, 37, header=False, seed=2)
@@ -142,7 +157,7 @@ def test_reproduce_writes_report_and_records_seeds(tmp_path):
     assert any("projections" in line for line in lines)
 
 
-def test_reproduce_without_uci_files(tmp_path):
+def test_reproduce_without_uci_files(tmp_path, small_orthogonality_count):
     results = rp.reproduce(None, None, tmp_path, seeds=3, progress=lambda _: None, table2_draws=30, thesis=False)
     assert results["seeds"] == [0, 1, 2]
     assert "fig1" not in results and "thesis000" not in results
@@ -269,8 +284,8 @@ def test_the_exact_orthogonality_probability():
             p = float(np.prod([prob[e] for e in entries]))
             total["sparse-unit"] += p
             total["sparse"] += p if np.all(np.diag(gram) == 1) else 0.0
-    small = rp.rp2_orthogonal_exact(3)["probability"]
+    small = exact_orthogonality(3)["probability"]
     assert small == pytest.approx(total, rel=1e-12)
-    exact = rp.rp2_orthogonal_exact(6)
+    exact = exact_orthogonality(6)
     assert exact["fraction"]["sparse-unit"] == "46659102840335/4269358515114641664"
     assert round(exact["probability"]["sparse-unit"], 7) == 1.09e-5 and exact["probability"]["sparse"] < 2e-8

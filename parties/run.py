@@ -16,6 +16,7 @@ import time
 from dataclasses import replace
 from itertools import chain
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import numpy as np
@@ -35,21 +36,23 @@ from parties.errors import PartyError
 from parties.files import write_private
 from parties.keys import KeyPair
 from parties.metrics import peak_rss
-from parties.mpc import METHOD as MPC_METHOD
-from parties.mpc import MpcResult, confirm_mpc, run_mpc
 from parties.progress import Progress
 from parties.protocols import party_protocol
 from parties.protocols.terms import Terms
 from parties.pseudonyms import pseudonyms
 from parties.retry import Retry
 from parties.secagg import RoundsResult, check_result
-from parties.secagg_labels import secure_session
 from parties.serde import Joined, Peer, upload_messages
-from parties.spu_run import refuse_unless_ready, run_spu
 from parties.text import escaped
 from protos.extras import missing
 from protos.ids import packed_size
 from protos.serde import CHUNK_BYTES
+
+if TYPE_CHECKING:
+    from parties.mpc import MpcResult
+
+# The MPC and labels-only modules (parties.mpc, parties.secagg_labels, parties.spu_run) are imported by the steps
+# that run them: a party of the plain protocol, most parties, starts without them.
 
 
 def run_party(
@@ -227,6 +230,9 @@ class Steps:
                       ids: np.ndarray | None, reveal: str | None = None) -> RoundsResult | MpcResult:
         """The secure-aggregation exchange on the party's normalised columns: the labels-only argmin
         (parties.secagg_labels) or the masked partial distances (parties.secagg), as the alignment says."""
+        from parties.mpc import MpcResult
+        from parties.secagg_labels import secure_session
+
         self.step = "running the secure-aggregation rounds"
         self._keep_columns(joined)
         watch = self.watch
@@ -252,6 +258,10 @@ class Steps:
     def mpc_rounds(self, joined: Joined, done: Disguised, peers: list[Peer], ids: np.ndarray | None) -> MpcResult:
         """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
         its MPyC program with every link relayed over the client's Relay stream."""
+        from parties.mpc import METHOD as MPC_METHOD
+        from parties.mpc import confirm_mpc, run_mpc
+        from parties.spu_run import refuse_unless_ready, run_spu
+
         self.step = "running the MPC k-means"
         self._keep_columns(joined)
         client, name = self.client, self.cfg.name
@@ -331,11 +341,12 @@ def summarise(cfg: PartyConfig, done: Disguised, result: Result, secure: RoundsR
     }
     if check := done.method.own_check():  # what the party measured of its own disguise (004 §5.2 step 3, 002 Alg. 6.1)
         summary["own_check"] = check
-    if secure is not None:
-        summary.update(method=secure.protocol if isinstance(secure, MpcResult) else "secure_aggregation", arrays={},
-                       rounds=secure.rounds)
-        if isinstance(secure, MpcResult):  # per round, the MPyC messages in sequence on this party's path
-            summary["mpc_turns"] = {str(r): n for r, n in sorted(secure.turns.items())}
+    if isinstance(secure, RoundsResult):
+        summary.update(method="secure_aggregation", arrays={}, rounds=secure.rounds)
+    elif secure is not None:  # an MpcResult (parties.mpc)
+        summary.update(method=secure.protocol, arrays={}, rounds=secure.rounds)
+        # per round, the MPyC messages in sequence on this party's path
+        summary["mpc_turns"] = {str(r): n for r, n in sorted(secure.turns.items())}
     if summary_out:  # it holds the party's master seed: 0600, never through a symbolic link
         write_private(summary_out, json.dumps(summary, indent=2).encode())
     return summary

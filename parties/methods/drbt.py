@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from parties.distances import pdist
 from parties.methods.base import Param, Reduction, Sent, rows
 from parties.methods.rotation import haar_orthogonal
 
@@ -186,8 +187,6 @@ class DRBT(Reduction):
 
     def choose(self, X: np.ndarray) -> None:
         """004 §5.2 steps 2-3: draw up to ``tries`` matrices, keep the one of least local stress (eq. 6)."""
-        from scipy.spatial.distance import pdist  # imported when used: a party process loads every method's module
-
         t = time.perf_counter()
         d = X.shape[1]
         self.scale_ = self.scale(d)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from parties.distances import pdist
 from parties.methods.base import Disguise, Param, Sent, condensed
 
 
@@ -96,8 +97,6 @@ class OSBR(Disguise):
                 raise ValueError(f"'binary' columns must hold only 0 and 1: {', '.join(self.binary)}")
 
     def disguise(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
-        from scipy.spatial.distance import pdist  # imported when used: a party process loads every method's module
-
         self.check_data(X, columns)
         X = np.asarray(X, dtype=np.float64)
         if self.metric == "euclidean":
@@ -109,8 +108,6 @@ class OSBR(Disguise):
 
     def _gower(self, X: np.ndarray, columns: list[str]) -> list[Sent]:
         """Numerator (and denominator) of eq. 5 over this party's columns."""
-        from scipy.spatial.distance import pdist
-
         kinds = ["categorical" if c in self.categorical else "binary" if c in self.binary else "interval" for c in columns]
         pick = lambda kind: [i for i, k in enumerate(kinds) if k == kind]  # noqa: E731
         interval, nominal, binary = pick("interval"), pick("categorical"), pick("binary")

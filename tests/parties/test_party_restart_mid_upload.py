@@ -21,12 +21,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from parties.client import ClientSecurity, CoordinatorClient
 
 TIMEOUT = 180.0
-ROWS = 100_000  # a's disguised array (ROWS x 2 float64, 1.6 MB) travels in two chunks of at most 1 MiB
+ROWS = 70_000  # a's disguised array (ROWS x 2 float64, 1.12 MB) travels in two chunks of at most 1 MiB
 SCENARIO = ('name = "midupload"\nseed = 5\ndeadline = 150\n'  # [security] ids: pseudonymous, the default
             '[[parties]]\nname = "a"\ndata = "a.csv"\nid_column = "id"\ncolumns = ["x1", "x2", "x3"]\n'
             'method = "drbt"\nk = 2\n'
@@ -151,48 +150,53 @@ def session(folder: Path, states: Path, mode: str) -> dict:
             "labels": {p: (folder / f"{p}.labels").read_text() for p in "ab"}}
 
 
-@pytest.mark.parametrize("mode", ["kill", "race"])
-def test_a_party_killed_mid_upload_comes_back_from_its_state_file_with_the_same_labels(tmp_path, mode):
+def test_a_party_killed_mid_upload_comes_back_from_its_state_file_with_the_same_labels(tmp_path):
     """"kill": killed, then started again; "race": started again while the coordinator still reads the upload of
-    the first (as when a host dies without its connection closing), which is then killed."""
-    (tmp_path / "killed").mkdir()
-    write_data(tmp_path / "killed")
-    (tmp_path / "killed" / "s.toml").write_text(SCENARIO)
-    states = tmp_path / "states"
-    killed = session(tmp_path / "killed", states, mode)
-    # the uninterrupted run: a fresh coordinator, the same data and copies of the same state files (the seeds
-    # drawn from entropy by the first run), so every party disguises and keys exactly as before
-    shutil.copytree(tmp_path / "killed", tmp_path / "whole", ignore=shutil.ignore_patterns(
-        "creds", "out", "port", "hook", "*.labels", "*.log", "*.err"))
-    shutil.copytree(states, tmp_path / "states-whole")
-    whole = session(tmp_path / "whole", tmp_path / "states-whole", "whole")
+    the first (as when a host dies without its connection closing), which is then killed. Both sessions start
+    from the same state files (the seeds the first "kill" party drew from entropy), and so does the uninterrupted
+    run both are compared with."""
+    (tmp_path / "kill").mkdir()
+    write_data(tmp_path / "kill")
+    (tmp_path / "kill" / "s.toml").write_text(SCENARIO)
+    states = tmp_path / "states-kill"
+    runs = {"kill": session(tmp_path / "kill", states, "kill")}
+    # the other runs: a fresh coordinator, the same data and copies of the same state files (the seeds drawn from
+    # entropy by the first run), so every party disguises and keys exactly as before
+    for mode in ("race", "whole"):
+        shutil.copytree(tmp_path / "kill", tmp_path / mode, ignore=shutil.ignore_patterns(
+            "creds", "out", "port", "hook", "*.labels", "*.log", "*.err"))
+        shutil.copytree(states, tmp_path / f"states-{mode}")
+        runs[mode] = session(tmp_path / mode, tmp_path / f"states-{mode}", mode)
+    whole = runs["whole"]
 
-    for p in "ab":  # the state file holds a seed from entropy, which both runs used
+    for p in "ab":  # the state file holds a seed from entropy, which every run used
         seed = json.loads((states / p / f"midupload.{p}.state").read_text())["seed"]
         assert seed.bit_length() > 64 and oct(os.stat(states / p / f"midupload.{p}.state").st_mode)[-3:] == "600"
-    assert killed["labels"] == whole["labels"]
-    labels = killed["labels"]["a"].splitlines()
-    assert labels[0] == "id,cluster" and len(labels) == 1 + ROWS - 500
-    assert {line.rsplit(",", 1)[1] for line in labels[1:]} == {"0", "1", "2"}
-    # the coordinator discarded the partial upload (counted as refused, with its bytes) and took the second
-    refused = killed["report"]["communication"]["refused"]
-    assert [r["party"] for r in refused] == ["a"], refused
-    assert 0 < refused[0]["payload"] < ROWS * 2 * 8 and refused[0]["messages"] >= 3
     assert whole["report"]["communication"]["refused"] == []
-    by_name = {run: {p["name"]: p for p in r["report"]["parties"]} for run, r in (("killed", killed), ("whole", whole))}
-    assert by_name["killed"]["a"]["refused"]["attempts"] == 1 and by_name["killed"]["b"]["refused"]["attempts"] == 0
-    for p in "ab":  # the accepted uploads are the same arrays in both runs
-        for key in ("predicted", "payload"):
-            assert by_name["killed"][p]["bytes"][key] == by_name["whole"][p]["bytes"][key], (p, key)
+    for mode in ("kill", "race"):
+        killed = runs[mode]
+        assert killed["labels"] == whole["labels"], mode
+        labels = killed["labels"]["a"].splitlines()
+        assert labels[0] == "id,cluster" and len(labels) == 1 + ROWS - 500
+        assert {line.rsplit(",", 1)[1] for line in labels[1:]} == {"0", "1", "2"}
+        # the coordinator discarded the partial upload (counted as refused, with its bytes) and took the second
+        refused = killed["report"]["communication"]["refused"]
+        assert [r["party"] for r in refused] == ["a"], (mode, refused)
+        assert 0 < refused[0]["payload"] < ROWS * 2 * 8 and refused[0]["messages"] >= 3
+        by_name = {run: {p["name"]: p for p in r["report"]["parties"]} for run, r in (("killed", killed), ("whole", whole))}
+        assert by_name["killed"]["a"]["refused"]["attempts"] == 1 and by_name["killed"]["b"]["refused"]["attempts"] == 0
+        for p in "ab":  # the accepted uploads are the same arrays in both runs
+            for key in ("predicted", "payload"):
+                assert by_name["killed"][p]["bytes"][key] == by_name["whole"][p]["bytes"][key], (mode, p, key)
 
-    def up(run: dict, upload: bool) -> int:  # a's messages to the coordinator, its Upload streams or the others
-        return sum(e["serialized"] for e in run["report"]["communication"]["ledger"]
-                   if e["party"] == "a" and e["direction"] == "up" and (e["rpc"] == "Upload") == upload)
+        def up(run: dict, upload: bool) -> int:  # a's messages to the coordinator, its Upload streams or the others
+            return sum(e["serialized"] for e in run["report"]["communication"]["ledger"]
+                       if e["party"] == "a" and e["direction"] == "up" and (e["rpc"] == "Upload") == upload)
 
-    # the refused upload's bytes are what a's Upload streams took beyond the uninterrupted run's one; the rest of
-    # the difference is the second process's Join, GetPeers and PostSealedKeys, counted as part of the exchange
-    assert up(killed, True) - refused[0]["serialized"] == up(whole, True)
-    assert (by_name["killed"]["a"]["bytes"]["serialized"] - by_name["whole"]["a"]["bytes"]["serialized"]
-            == up(killed, False) - up(whole, False) > 0)
-    assert by_name["killed"]["b"]["bytes"] == by_name["whole"]["b"]["bytes"]
-    assert killed["report"]["state"] == whole["report"]["state"] == "done"
+        # the refused upload's bytes are what a's Upload streams took beyond the uninterrupted run's one; the rest
+        # of the difference is the second process's Join, GetPeers and PostSealedKeys, counted as part of the exchange
+        assert up(killed, True) - refused[0]["serialized"] == up(whole, True), mode
+        assert (by_name["killed"]["a"]["bytes"]["serialized"] - by_name["whole"]["a"]["bytes"]["serialized"]
+                == up(killed, False) - up(whole, False) > 0), mode
+        assert by_name["killed"]["b"]["bytes"] == by_name["whole"]["b"]["bytes"], mode
+        assert killed["report"]["state"] == whole["report"]["state"] == "done"

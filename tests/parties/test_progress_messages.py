@@ -24,13 +24,13 @@ def lines(text: str) -> list[str]:
 def test_a_party_with_no_coordinator_says_so_every_few_seconds_and_nothing_when_quiet(tmp_path):
     path = write_scenario(tmp_path, SCENARIO)
     port = free_port()
-    args = ("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", path, "--party", "a", "--timeout", "8")
+    args = ("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", path, "--party", "a", "--timeout", "4")
     proc = run_ppc(*args, "--progress", "1", timeout=60)
     said = [line for line in lines(proc.stderr) if "unreachable" in line]
     assert proc.returncode != 0
     assert len(said) >= 2, proc.stderr
     assert said[0].startswith(f"party a: coordinator unreachable at 127.0.0.1:{port}, retrying (1 s so far, ")
-    assert "--timeout of 8 s ran out while joining" in proc.stderr
+    assert "--timeout of 4 s ran out while joining" in proc.stderr
 
     # quiet: nothing but the error, whenever its timeout runs out (2 s: no line to wait for)
     quiet = run_ppc(*args[:-1], "2", "--progress", "1", "--quiet", timeout=60)

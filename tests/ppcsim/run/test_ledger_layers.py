@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, by_hand, kmeans, party_table, read_report, run_ppc, scenario_toml, split_x, write_scenario
+from conftest import ROOT, by_hand, kmeans, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from parties import spu_env
 from ppcsim.report.ledger import layer_problems
 from ppcsim.report.model import as_report
@@ -20,6 +20,10 @@ from ppcsim.run.sweep import plan
 pytestmark = pytest.mark.processes
 
 SCENARIOS = sorted(ROOT.joinpath("scenarios").glob("*.toml"))
+#: Scenarios whose ledger is checked on a run another test makes anyway: the demo's (the session's ``ppc demo``,
+#: the same file) below, and tests/ppcsim/run/test_mpc_runs.py's run of wine-mpc.toml as it is bundled. The MPC
+#: over three parties, and over two with the coordinator's helper, are checked there too, on its runs.
+CHECKED_ELSEWHERE = {"wine-mpc"}
 NUMBER = r"[\d,]+"
 
 
@@ -100,7 +104,15 @@ def run(scenario, tmp_path, *options):
     return out, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_the_demos_ledger_lines_add_up(demo_run):
+    """scenarios/demo.toml is what ``ppc demo`` runs: its lines checked on the session's demo run."""
+    out, proc = demo_run
+    assert proc.returncode == 0, proc.stderr
+    check(out, proc.stdout + proc.stderr)
+
+
+@pytest.mark.parametrize("path", [p for p in SCENARIOS if p.stem not in CHECKED_ELSEWHERE | {"demo"}],
+                         ids=lambda p: p.stem)
 def test_every_scenarios_ledger_lines_add_up(path, tmp_path):
     text = path.read_text()
     if 'engine = "spu"' in text and spu_env.problem() is not None:
@@ -114,28 +126,6 @@ def test_secure_aggregation_opening_the_labels_only_adds_up(tmp_path):
                      helper="true")
     report = check(*run(scenario, tmp_path))
     assert report["secure_aggregation"]["reveal"] == "labels" and report["communication"]["helper"]["up"]["messages"]
-
-
-def test_the_helpers_traffic_is_a_line_of_its_own_outside_the_totals(tmp_path):
-    """Two MPC parties and the coordinator's helper: its Relay stream runs in the coordinator's process (no
-    connection, no wire bytes), so it is shown apart and the totals stay below the relays' wire bytes."""
-    parties = "\n".join(block for block in (ROOT / "scenarios" / "wine-mpc.toml").read_text().split("\n\n")
-                        if 'name = "shop"' not in block)
-    source = write_scenario(tmp_path, parties.replace("max_iter = 5", "max_iter = 2\nhelper = true"),
-                            filename="wine-helper.toml")
-    out, printed = run(source, tmp_path)
-    report = check(out, printed)
-    helper = report["communication"]["helper"]
-    assert report["mpc"]["helper"] == "helper" and helper["up"]["serialized"] > 0
-    # the helper's messages are every ledger entry of its name, and none of them is in the totals
-    mine = [e for e in report["communication"]["ledger"] if e["party"] == "helper"]
-    assert helper["up"]["messages"] + helper["down"]["messages"] == len(mine)
-    total = sum(e["serialized"] for e in report["communication"]["ledger"] if e["direction"] == "up")
-    assert report["communication"]["totals"]["up"]["serialized"] == total - helper["up"]["serialized"]
-    assert any(line.startswith("helper (") and "not in the totals" in line for line in printed.splitlines())
-    # "up to N B sent per party" is the table's largest payload
-    most = max(p["bytes"]["payload"] for p in report["parties"])
-    assert f"up to {most:,} B payload sent per party" in printed
 
 
 def test_status_polls_of_a_coordinator_run_by_hand_are_counted_apart(tmp_path):
@@ -154,13 +144,3 @@ def test_status_polls_of_a_coordinator_run_by_hand_are_counted_apart(tmp_path):
     assert "" not in comm["by_party"]
     up = [e for e in comm["ledger"] if e["direction"] == "up" and e["party"]]
     assert comm["totals"]["up"]["messages"] == len(up)
-
-
-def test_mpc_over_three_parties_adds_up(tmp_path):
-    """The three-party MPC (no helper) with two of the parties' columns only, a few rounds."""
-    path = write_scenario(tmp_path, scenario_toml("mpc-three", split_x(2, 2, 2), seed=2,
-                                                  data={"source": "synthetic:blobs", "rows": 90, "columns": 6,
-                                                        "clusters": 3},
-                                                  clustering=kmeans(3, "mpc", max_iter=2)))
-    report = check(*run(path, tmp_path))
-    assert "helper" not in report["communication"] and report["mpc"]["helper"] is None

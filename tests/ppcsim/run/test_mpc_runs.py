@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from test_ledger_layers import check as check_ledger
 
 from conftest import ROOT, blobs, by_hand, kmeans, read_report, run_ppc, scenario_toml, split_x, write_scenario
 from ppcsim.scenario.load import ScenarioError, load_scenario
@@ -49,10 +50,16 @@ def test_the_loader_refuses_what_an_mpc_session_cannot_run(tmp_path):
 # -- real processes ---------------------------------------------------------------------------------
 
 def test_ppc_run_three_parties_gives_plain_lloyds_labels_and_counts_every_relayed_byte(tmp_path):
+    """One run of the three-party MPC: its labels (scikit-learn's and numpy's Lloyd's), every relayed byte
+    counted, the ledger's layers, the roles and the page."""
     path = write_scenario(tmp_path, BLOBS + "reveal_centres = true\n")
     done = run_ppc("run", path, "--out", tmp_path / "out", "--html", timeout=300)
     assert done.returncode == 0, done.stderr
     report = read_report(tmp_path / "out")
+    # wire >= serialized >= payload on every line of the console and the report (tests/ppcsim/run/test_ledger_layers.py)
+    check_ledger(tmp_path / "out", done.stdout + done.stderr)
+    assert "helper" not in report["communication"] and report["mpc"]["helper"] is None
+    labels_are_plain_lloyds(path, tmp_path / "out", report)
     assert report["state"] == "done"
     u = report["utility"]
     assert u["labels_equal_same_init"] and u["reference"].endswith("max_iter = 3)")
@@ -99,12 +106,8 @@ def _result_bytes(report, name):
     return 4 * m + (8 * k * d if report["clustering"]["reveal_centres"] else 0)
 
 
-def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
+def labels_are_plain_lloyds(path, out, report) -> None:
     """The MPC's labels against a numpy Lloyd's from the same records (no scikit-learn), on the run's data."""
-    path = write_scenario(tmp_path, BLOBS.replace("seed = 5", "seed = 11"))
-    done = run_ppc("run", path, "--out", tmp_path / "out", timeout=300)
-    assert done.returncode == 0, done.stderr
-    report = read_report(tmp_path / "out")
     scenario = load_scenario(path)
     from parties.disguise import disguise
     from ppcsim.run.observers.secure_aggregation import joined_data
@@ -121,7 +124,7 @@ def test_labels_of_the_mpc_equal_plain_lloyds_in_numpy(tmp_path):
         labels = np.argmin(((X[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
         C = np.array([X[labels == j].mean(axis=0) if np.any(labels == j) else C[j] for j in range(3)])
     labels = np.argmin(((X[:, None, :] - C[None]) ** 2).sum(axis=2), axis=1)
-    got = np.loadtxt(tmp_path / "out" / "labels.csv", delimiter=",", skiprows=1, dtype=str)
+    got = np.loadtxt(out / "labels.csv", delimiter=",", skiprows=1, dtype=str)
     ids = [str(i) for i in own["a"].data.ids]
     by_id = dict(zip(got[:, 0], got[:, 1].astype(int)))
     assert [by_id[i] for i in ids] == labels.tolist()
@@ -141,6 +144,21 @@ def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path
     assert mpc["by_party"]["helper"]["up"] > 0
     assert "helper" in report["privacy"]["roles"] and "must not collude" in report["privacy"]["assumption"]
     assert [p["name"] for p in report["parties"]] == ["a", "b"]  # the helper holds no data: not a party
+    # its Relay stream runs in the coordinator's process (no connection, no wire bytes), so its traffic is shown
+    # apart and the totals stay below the relays' wire bytes
+    printed = done.stdout + done.stderr
+    check_ledger(tmp_path / "out", printed)
+    helper = report["communication"]["helper"]
+    assert helper["up"]["serialized"] > 0
+    # the helper's messages are every ledger entry of its name, and none of them is in the totals
+    mine = [e for e in report["communication"]["ledger"] if e["party"] == "helper"]
+    assert helper["up"]["messages"] + helper["down"]["messages"] == len(mine)
+    total = sum(e["serialized"] for e in report["communication"]["ledger"] if e["direction"] == "up")
+    assert report["communication"]["totals"]["up"]["serialized"] == total - helper["up"]["serialized"]
+    assert any(line.startswith("helper (") and "not in the totals" in line for line in printed.splitlines())
+    # "up to N B sent per party" is the table's largest payload
+    most = max(p["bytes"]["payload"] for p in report["parties"])
+    assert f"up to {most:,} B payload sent per party" in printed
 
 
 def test_roles_by_hand_over_mutual_tls_two_parties_and_the_coordinators_helper(tmp_path):
@@ -166,6 +184,7 @@ def test_bundled_wine_scenario_runs_through_ppc_run(tmp_path):
     report = read_report(tmp_path / "out")
     assert report["utility"]["labels_equal_same_init"] and report["join"]["rows_joined"] == 178
     assert report["mpc"]["rounds"] == 5 and [r["round"] for r in report["mpc"]["per_round"]] == list(range(-1, 6))
+    check_ledger(tmp_path / "out", done.stdout + done.stderr)  # the bundled scenario's ledger adds up, as every other's
 
 
 def test_the_mpc_program_never_outlives_the_party_that_started_it(tmp_path):

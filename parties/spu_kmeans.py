@@ -48,6 +48,21 @@ import sys
 import threading
 import time
 
+#: The environment variable that, set to 1, makes the program write "# trace STEP UNIX-SECONDS" lines to its
+#: standard error as each step ends (interpreter up, SPU imported, programs ready, link up, inputs shared, each
+#: round, labels opened, exit), so that a run's time can be split.
+TRACE_VARIABLE = "PPC_SPU_TRACE"
+TRACING = os.environ.get(TRACE_VARIABLE, "") == "1"
+
+
+def trace(step: str) -> None:
+    """Write ``# trace step seconds`` (wall clock, seconds since the epoch) to standard error if tracing."""
+    if TRACING:
+        print(f"# trace {step} {time.time():.4f}", file=sys.stderr, flush=True)
+
+
+trace("interpreter")
+
 
 def pack(share) -> bytes:
     """One ``libspu.Share`` as bytes: the number of parts (4 bytes), then each part's length (8 bytes) and bytes:
@@ -262,6 +277,7 @@ def reveal(lctx, runtime, io, libspu, np, name: str):
 
 def main(args) -> None:
     np, api, libspu = spu_modules()
+    trace("imported")
     data = np.load(args.data)
     X_own = np.asarray(data["X"], dtype=np.float64)
     columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
@@ -279,25 +295,32 @@ def main(args) -> None:
     run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
     run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"], repr(k))
     run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"], repr(k))
+    trace("compiled")
     args.go.wait()  # --wait-go: the party has confirmed the session
+    trace("go")
     lctx, runtime, io = connect(args, api, libspu, bits, frac)
+    trace("linked")
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
     for p, d in enumerate(columns):
         if d:
             share(lctx, runtime, io, libspu, f"block{p}", p, X_own if p == me else None)
     runtime.run(run_start)
+    trace("shared")
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
         runtime.run(run_update if r < rounds else run_assign)
+        trace(f"round{r}")
 
     # 4. open: every share-holder sends its shares of the labels (and centres) to the others
     labels = np.rint(reveal(lctx, runtime, io, libspu, np, "labels")).astype(np.int32)
     centres = (reveal(lctx, runtime, io, libspu, np, "C").astype(np.float64) if reveal_centres
                else np.zeros((0, sum(columns))))
+    trace("opened")
     lctx.barrier()  # nobody closes its links before every share-holder has what it needs
     lctx.stop_link()
     np.savez(args.result, labels=labels, centres=centres)
+    trace("written")
 
 
 def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py", doc: str | None = None) -> None:

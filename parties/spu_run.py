@@ -87,6 +87,7 @@ class SpuTunnel(RelayEnd):
         self.pumps: list[threading.Thread] = []
         self.waited = True
         self.count_lock = threading.Lock()
+        self.first_frame = self.last_frame = 0.0  # wall-clock times a peer's frame arrived first and last
 
     def close(self) -> None:
         """Close the listening ports of a tunnel that will not be started."""
@@ -181,12 +182,33 @@ class SpuTunnel(RelayEnd):
             self._send(peer, channel, b"")
 
     def deliver(self, frame, data: bytes) -> None:
+        now = time.time()
+        self.first_frame = self.first_frame or now
+        self.last_frame = now
         if not data or data[0] not in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER):
             raise PartyError(f"frame {frame.seq} from '{frame.peer}' names no connection of the pair")
         if len(data) > 1:
             with self.count_lock:
                 self.waited = True
         self.inbound[(frame.peer, data[0])].put(data[1:])
+
+
+#: Set to 1 (``PPC_SPU_TRACE=1``), the party writes to its log when each step of its SPU engine ends, wall-clock
+#: seconds since the epoch: "spu trace PARTY STEP SECONDS" (program spawned, tunnel up, first and last frame
+#: relayed, result read) and its program's own steps (parties/spu_kmeans.py's ``trace``), so that a run's time
+#: can be split (bench/mpc_engines.py --trace).
+TRACE_VARIABLE = "PPC_SPU_TRACE"
+
+
+def tracing() -> bool:
+    """Whether ``PPC_SPU_TRACE`` asks for the steps' times."""
+    return os.environ.get(TRACE_VARIABLE, "") == "1"
+
+
+def trace(log, me: str, step: str, at: float | None = None) -> None:
+    """Write "spu trace ME STEP SECONDS" to ``log`` if tracing (``at``: the step's wall-clock time, else now)."""
+    if tracing():
+        print(f"spu trace {me} {step} {time.time() if at is None else at:.4f}", file=log, flush=True)
 
 
 def refuse_unless_ready(link, header: AlignmentHeader) -> None:
@@ -246,8 +268,10 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
         child = None
         if confirm is not None:
             child = start_program([*command, "--wait-go"], program_env(), errfile)
+            trace(log, me, "spawned")
             try:
                 confirm()
+                trace(log, me, "confirmed")
                 assert child.stdin is not None
                 child.stdin.write(b"go\n")
                 child.stdin.flush()
@@ -265,6 +289,7 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="spu-receive", daemon=True)
         receiver.start()
+        trace(log, me, "tunnel")
         code, rounds = watch_program(command, program_env(), errfile, tunnel, deadline, me, log, child)
         timing["mpc"] = time.perf_counter() - t0
         for pump in list(tunnel.pumps):
@@ -279,6 +304,13 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
                              f"{problems or 'no message'}")
         opened = np.load(result)
         labels, centres = opened["labels"].astype(np.int32), opened["centres"]
+        if tracing():
+            for line in errfile.read_text(errors="replace").splitlines():
+                if line.startswith("# trace "):
+                    trace(log, me, "program-" + line.split()[2], float(line.split()[3]))
+            trace(log, me, "first-frame", tunnel.first_frame)
+            trace(log, me, "last-frame", tunnel.last_frame)
+            trace(log, me, "result")
         tunnel.outgoing.put(RelayResult(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
         tunnel.outgoing.put(None)
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))

@@ -102,24 +102,27 @@ def programs(k: int, rounds: int, init: list[int]):
         X = jnp.hstack(blocks) if len(blocks) > 1 else blocks[0]
         return X, X[jnp.asarray(init)]
 
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    # for centre j, the columns of [D_a <= D_b for every pair a < b, then their negations] that say j beats
+    # each other centre: D_j <= D_b for b after j, D_j < D_a (not D_a <= D_j) for a before j
+    wins = [[pairs.index((j, b)) if j < b else len(pairs) + pairs.index((b, j)) for b in range(k) if b != j]
+            for j in range(k)]
+
     def nearest(X, C):
-        """Each record's nearest centre as a one-hot row (the first on a tie): a tournament over the centres,
-        ceil(log2 k) levels of secure comparisons, each carrying the winners' one-hot rows by selection (no
-        equality tests, no index arithmetic)."""
+        """Each record's nearest centre as a one-hot row (the first on a tie): every pair of centres compared
+        at once (one secure comparison of m x k(k-1)/2 values, not one per tournament match in turn), then
+        centre j's entry the AND of its k - 1 wins, ceil(log2(k - 1)) rounds of ANDs of bits."""
         D = jnp.sum(C * C, axis=1)[None, :] - 2 * X @ C.T  # m x k, less ||x_i||^2 (no row's argmin changes)
-        values = [D[:, j] for j in range(k)]
-        rows = [jnp.broadcast_to(jnp.eye(k, dtype=X.dtype)[j], (X.shape[0], k)) for j in range(k)]
-        while len(values) > 1:
-            nv, nr = [], []
-            for a in range(0, len(values) - 1, 2):
-                left = values[a] <= values[a + 1]  # the lower-numbered group wins a tie
-                nv.append(jnp.where(left, values[a], values[a + 1]))
-                nr.append(jnp.where(left[:, None], rows[a], rows[a + 1]))
-            if len(values) % 2:
-                nv.append(values[-1])
-                nr.append(rows[-1])
-            values, rows = nv, nr
-        return rows[0]
+        if k == 1:
+            return jnp.ones((X.shape[0], 1), dtype=X.dtype)
+        le = (jnp.stack([D[:, a] for a, _ in pairs], axis=1)
+              <= jnp.stack([D[:, b] for _, b in pairs], axis=1)).astype(jnp.int32)  # static slices, no gather
+        both = jnp.concatenate([le, 1 - le], axis=1)  # the comparisons, then their negations, as integers 0/1
+        F = jnp.stack([jnp.stack([both[:, w] for w in row], axis=1) for row in wins], axis=1)  # m x k x (k - 1)
+        while F.shape[2] > 1:  # AND as a product of integers: exact, no fixed-point truncation
+            h = F.shape[2] // 2
+            F = jnp.concatenate([F[:, :, :h] * F[:, :, h:2 * h], F[:, :, 2 * h:]], axis=2)
+        return F[:, :, 0].astype(X.dtype)
 
     def assign(X, C):
         return nearest(X, C) @ jnp.arange(k, dtype=X.dtype)  # the label of each one-hot row
@@ -241,12 +244,25 @@ def connect(args, api, libspu, bits: int, frac: int):
     desc.recv_timeout_ms = int(args.timeout * 1000)
     desc.http_timeout_ms = int(args.timeout * 1000)
     desc.http_max_payload_size = 1 << 22
-    lctx = libspu.link.create_brpc(desc, me)
 
     config = libspu.RuntimeConfig()
+    retry = desc.retry_opts
+    retry.retry_interval_ms, retry.retry_interval_incr_ms, retry.max_retry_interval_ms = 20, 0, 20
+    retry.max_retry = 50
+    desc.retry_opts = retry
     config.protocol = libspu.ProtocolKind.ABY3
     config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
     config.fxp_fraction_bits = frac
+    for kv in filter(None, os.environ.get("SPU_CFG", "").split(",")):
+        key, value = kv.split("=")
+        setattr(config, key, type(getattr(config, key))(int(value)))
+    for kv in filter(None, os.environ.get("SPU_LINK", "").split(",")):
+        key, value = kv.split("=")
+        setattr(desc, key, int(value))
+    lctx = libspu.link.create_brpc(desc, me)
+    if os.environ.get("SPU_PROFILE") and me == 0:
+        config.enable_hal_profile = True
+        config.enable_pphlo_profile = True
     return lctx, api.Runtime(lctx, config), api.Io(n, config)
 
 
@@ -363,6 +379,8 @@ def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py"
     (program or main)(args)
     finished.set()
     print(f"seconds {time.perf_counter() - t:.3f}", flush=True)
+    sys.stderr.flush()
+    os._exit(0)  # the result is written: skip the link library's teardown at exit (about a second)
 
 
 if __name__ == "__main__":

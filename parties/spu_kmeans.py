@@ -36,7 +36,9 @@ The computation is the MPyC program's (parties.mpc_kmeans; reference.md §13):
 The fixed-point type: ``frac`` fractional bits over the ring Z_2^64
 (``bits`` <= 64) or Z_2^128. The program writes "round r" to its standard
 output as round r begins. With ``--watch-stdin`` it exits as soon as its
-standard input closes (the party process that started it died).
+standard input closes (the party process that started it died). With
+``PPC_SPU_TRACE=1`` in its environment it writes "# trace STEP SECONDS" to its
+standard error as each step ends (``trace``).
 """
 
 from __future__ import annotations
@@ -246,23 +248,10 @@ def connect(args, api, libspu, bits: int, frac: int):
     desc.http_max_payload_size = 1 << 22
 
     config = libspu.RuntimeConfig()
-    retry = desc.retry_opts
-    retry.retry_interval_ms, retry.retry_interval_incr_ms, retry.max_retry_interval_ms = 20, 0, 20
-    retry.max_retry = 50
-    desc.retry_opts = retry
     config.protocol = libspu.ProtocolKind.ABY3
     config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
     config.fxp_fraction_bits = frac
-    for kv in filter(None, os.environ.get("SPU_CFG", "").split(",")):
-        key, value = kv.split("=")
-        setattr(config, key, type(getattr(config, key))(int(value)))
-    for kv in filter(None, os.environ.get("SPU_LINK", "").split(",")):
-        key, value = kv.split("=")
-        setattr(desc, key, int(value))
     lctx = libspu.link.create_brpc(desc, me)
-    if os.environ.get("SPU_PROFILE") and me == 0:
-        config.enable_hal_profile = True
-        config.enable_pphlo_profile = True
     return lctx, api.Runtime(lctx, config), api.Io(n, config)
 
 

@@ -133,10 +133,10 @@ def programs(k: int, rounds: int, init: list[int]):
         U = nearest(X, C)  # m x k one-hot
         counts = jnp.sum(U, axis=0)
         sums = U.T @ X
-        empty = counts < 0.5
-        means = sums / (counts + empty)[:, None]  # an empty cluster divides 0 by 1 (a reciprocal of the counts
-        # alone, then products, would lose the quotient's precision: 1/count has few significant fixed-point bits)
-        return jnp.where(empty[:, None], C, means)  # ... and keeps its centre
+        # a division of the sums (a reciprocal of the counts alone, then products, would lose the quotient's
+        # precision: 1/count has few significant fixed-point bits); an empty cluster's 0 / 0 is whatever the
+        # secure division makes of it and is never used: the cluster keeps its centre
+        return jnp.where((counts < 0.5)[:, None], C, sums / counts[:, None])
 
     return start, update, assign
 

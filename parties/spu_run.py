@@ -102,8 +102,8 @@ class SpuTunnel(RelayEnd):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.own_port = s.getsockname()[1]
-        self._woken, waker = socket.socketpair()
-        self.outgoing: queue.Queue = WakingQueue(waker)
+        self._woken, self._waker = socket.socketpair()
+        self.outgoing: queue.Queue = WakingQueue(self._waker)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self._woken, selectors.EVENT_READ, None)
         #: Per (peer, the number frames *from* the peer carry for it), the connection once open, and what arrived
@@ -121,9 +121,10 @@ class SpuTunnel(RelayEnd):
         self.first_frame = self.last_frame = 0.0  # wall-clock times a peer's frame arrived first and last
 
     def close(self) -> None:
-        """Close the listening ports of a tunnel that will not be started."""
+        """Close the listening ports (and the rest) of a tunnel that will not be started."""
         for server in self.listeners.values():
             server.close()
+        self._close_all()
 
     def addresses(self) -> list[str]:
         """The program's ``--party`` list: its own listening address, each peer at the tunnel's port for it."""
@@ -157,8 +158,13 @@ class SpuTunnel(RelayEnd):
             self.conns[key] = conn
         with self.links_closed:
             self.open_links += 1
-        self.selector.register(conn, selectors.EVENT_READ, (peer, mine))
-        self.outgoing.wake.send(b"\0")  # the reading thread waits on the sockets it had: it now has one more
+        try:
+            self.selector.register(conn, selectors.EVENT_READ, (peer, mine))
+            self._waker.send(b"\0")  # the reading thread waits on the sockets it had: it now has one more
+        except (OSError, ValueError, RuntimeError):  # the stream has ended: nothing reads any more
+            with self.links_closed:
+                self.open_links -= 1
+                self.links_closed.notify_all()
 
     def _write(self, key: tuple[str, int], conn: socket.socket, data: bytes) -> None:
         if data:
@@ -198,7 +204,22 @@ class SpuTunnel(RelayEnd):
 
     def requests(self):
         """What goes up the Relay stream: what the program writes on any connection, read as it comes and
-        sealed here (the frame's number is its place on the stream), and what is put on ``outgoing``."""
+        sealed here (the frame's number is its place on the stream), and what is put on ``outgoing``; once it
+        ends, the tunnel's own waking sockets are closed."""
+        try:
+            yield from self._requests()
+        finally:
+            self._close_all()
+
+    def _close_all(self) -> None:
+        self.selector.close()
+        self._woken.close()
+        self._waker.close()
+        with self.conn_lock:
+            for conn in self.conns.values():
+                conn.close()
+
+    def _requests(self):
         while True:
             try:
                 while True:

@@ -23,9 +23,9 @@ def blobs_scenario(name: str, rows: int, parties: int, columns_each: int, party_
             + f"\n[clustering]\n{clustering}\n")
 
 
-def ppc_run(text: str, *options: str) -> tuple[float, dict]:
+def ppc_run(text: str, *options: str, logs: dict[str, str] | None = None) -> tuple[float, dict]:
     """Run scenario ``text`` with `ppc run --quiet` and ``options``: wall seconds (command start to report
-    written) and the report."""
+    written) and the report; ``logs``, when given, receives each party's log by name."""
     with tempfile.TemporaryDirectory(prefix="ppc-bench-") as tmp:
         path = Path(tmp) / "bench.toml"
         path.write_text(text)
@@ -35,6 +35,8 @@ def ppc_run(text: str, *options: str) -> tuple[float, dict]:
         seconds = time.perf_counter() - t
         if proc.returncode:
             raise SystemExit(f"ppc run failed:\n{proc.stderr}")
+        if logs is not None:
+            logs.update({f.stem: f.read_text(errors="replace") for f in (Path(tmp) / "out" / "logs").glob("*.log")})
         return seconds, json.loads((Path(tmp) / "out" / "report.json").read_text())
 
 

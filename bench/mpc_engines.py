@@ -16,11 +16,18 @@ from the records the SPU run's report names). In this one run, one after the oth
   mpyc relayed   `ppc run` of the scenario with engine = "mpyc" (the default), measured as spu relayed
   mpyc direct    with --gmpy2: MPyC's program on direct links with gmpy2 and without it (MPYC_NOGMPY=1)
 
+With --trace (PPC_SPU_TRACE=1 in every process) it also prints where the SPU runs' time goes: each step's
+seconds after the one before, at share-holder 0 (program spawned, interpreter up, SPU imported, programs ready
+from the cache, go after the confirmation, links up, inputs shared, each round, labels opened; relayed also the
+tunnel up, the first and last relayed frame, the result read) and the whole `ppc run`'s phases (report.json's
+timing: first party joined, uploads in, clustering done, evaluation, total).
+
 The labels of every run must equal scikit-learn's KMeans from the same initial records. --engines spu leaves
 MPyC out (it takes minutes per thousand records). Where SPU cannot run (no environment: `ppc spu-env`), the SPU
 rows are left out, saying why.
 
     python bench/mpc_engines.py [--rows 1000] [--columns 4] [--rounds 10] [--clusters 4] [--engines spu mpyc]
+                                [--trace]
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from mpc_relay import direct as mpyc_direct  # noqa: E402
 from parties.disguise import disguise  # noqa: E402
 from parties.mpc import free_port  # noqa: E402
 from parties.spu_env import problem as spu_problem  # noqa: E402
-from parties.spu_run import program_command, program_env  # noqa: E402
+from parties.spu_run import TRACE_VARIABLE, program_command, program_env  # noqa: E402
 from ppcsim.run.observers.mpc import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
 
@@ -58,21 +65,45 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def steps(text: str, who: str | None = None) -> str:
+    """The trace lines in ``text`` ("spu trace PARTY STEP SECONDS" of a party, "# trace STEP SECONDS" of a
+    program; ``who``: only that party's) as "step +seconds after the step before", in time order."""
+    found = []
+    for line in text.splitlines():
+        words = line.split()
+        if line.startswith("spu trace ") and len(words) == 5 and (who is None or words[2] == who):
+            found.append((float(words[4]), words[3].removeprefix("program-")))
+        elif line.startswith("# trace ") and len(words) == 4:
+            found.append((float(words[3]), words[2]))
+    found.sort()
+    return " ".join(f"{step} +{t - (found[i - 1][0] if i else t):.2f}" for i, (t, step) in enumerate(found))
+
+
+def phases(report: dict) -> str:
+    """The whole `ppc run`'s phases from report.json's timing, seconds after the launcher's start."""
+    t, c = report["timing"], report["timing"].get("coordinator", {})
+    return (f"first party joined {c.get('first_join', 0):.2f} s, uploads in {c.get('uploaded', 0):.2f} s, "
+            f"clustering done {c.get('done', 0):.2f} s, evaluation {t.get('evaluate', 0):.2f} s, total "
+            f"{t.get('total', 0):.2f} s")
+
+
 def relayed(text: str) -> dict:
     """`ppc run` of an MPC scenario: its MPC phase, wall time, bytes, labels' equality and messages in sequence,
     and the CPU seconds of the whole run (coordinator, parties and their MPC programs)."""
     cpu = children_cpu()
-    wall, report = ppc_run(text)
+    logs: dict[str, str] = {}
+    wall, report = ppc_run(text, logs=logs)
     m = report["mpc"]
-    return {"wall": wall, "cpu": children_cpu() - cpu, "mpc": max(p["timing"]["mpc"] for p in report["parties"]),
+    return {"logs": logs, "phases": phases(report), "wall": wall, "cpu": children_cpu() - cpu,
+            "mpc": max(p["timing"]["mpc"] for p in report["parties"]),
             "bytes": max(p["up"] for name, p in m["by_party"].items()),
             "equal": bool(report["utility"]["labels_equal_same_init"]), "init": m["init"], "n_joined": m["n_joined"],
             "sequential": sum(r.get("sequential") or 0 for r in m["per_round"])}
 
 
-def spu_direct(path: Path, init: list[int], rounds: int, clusters: int, tmp: Path) -> tuple[float, float, bool]:
+def spu_direct(path: Path, init: list[int], rounds: int, clusters: int, tmp: Path) -> tuple[float, float, bool, str]:
     """The SPU program on direct loopback links: (seconds from the first start to the last exit, CPU seconds of
-    the three programs, labels equal)."""
+    the three programs, labels equal, share-holder 0's standard error)."""
     scenario = load_scenario(path)
     own = [disguise(cfg) for cfg in scenario.parties]
     columns = [len(d.data.columns) for d in own]
@@ -91,7 +122,8 @@ def spu_direct(path: Path, init: list[int], rounds: int, clusters: int, tmp: Pat
         raise SystemExit("the direct SPU run failed:\n" + "\n".join(e[-2000:] for e in errors))
     labels = np.load(tmp / "spu-out0.npz")["labels"]
     X = np.hstack([d.X for d in own])
-    return seconds, cpu, bool(np.array_equal(labels, reference(X, np.asarray(init), clusters, rounds).labels_))
+    return (seconds, cpu, bool(np.array_equal(labels, reference(X, np.asarray(init), clusters, rounds).labels_)),
+            errors[0])
 
 
 def main() -> None:
@@ -103,7 +135,10 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", choices=("spu", "mpyc"), default=["spu", "mpyc"])
     parser.add_argument("--gmpy2", action="store_true", help="also time MPyC on direct links with and without gmpy2")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
+    parser.add_argument("--trace", action="store_true", help="print where the SPU runs' time goes (PPC_SPU_TRACE)")
     args = parser.parse_args()
+    if args.trace:
+        os.environ[TRACE_VARIABLE] = "1"  # every process of the runs inherits it
 
     def scenario(engine: str) -> str:
         mpc = (f'algorithm = "kmeans"\nprotocol = "mpc"\nengine = "{engine}"\nn_clusters = {args.clusters}\n'
@@ -124,13 +159,18 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="ppc-bench-engines-") as tmp:
             path = Path(tmp) / "bench.toml"
             path.write_text(scenario("spu"))
-            direct_seconds, direct_cpu, direct_equal = spu_direct(path, spu["init"], args.rounds, args.clusters, Path(tmp))
+            direct_seconds, direct_cpu, direct_equal, direct_err = spu_direct(path, spu["init"], args.rounds,
+                                                                              args.clusters, Path(tmp))
         print(f"spu      relayed: MPC phase {spu['mpc']:.2f} s, ppc run {spu['wall']:.1f} s ({spu['cpu']:.1f} CPU-s), "
               f"{spu['bytes']:,} B sent "
               f"(most of any party), {spu['sequential']} chunks in sequence; labels "
               f"{'equal' if spu['equal'] else 'NOT equal'} to scikit-learn's")
         print(f"spu      direct:  {direct_seconds:.2f} s ({direct_cpu:.1f} CPU-s); labels "
               f"{'equal' if direct_equal else 'NOT equal'}")
+        if args.trace:
+            print(f"trace    spu relayed, p0: {steps(spu['logs'].get('p0', ''), 'p0')}")
+            print(f"trace    spu relayed, whole run: {spu['phases']}")
+            print(f"trace    spu direct, share-holder 0: {steps(direct_err)}")
         figures.add("spu_mpc_seconds", spu["mpc"])
         figures.add("spu_run_seconds", spu["wall"])
         figures.add("spu_run_cpu_seconds", spu["cpu"])
@@ -146,6 +186,8 @@ def main() -> None:
               f"{mpyc['bytes']:,} B "
               f"sent (most of any party), {mpyc['sequential']} messages in sequence; labels "
               f"{'equal' if mpyc['equal'] else 'NOT equal'} to scikit-learn's")
+        if args.trace:
+            print(f"trace    mpyc relayed, whole run: {mpyc['phases']}")
         figures.add("mpyc_mpc_seconds", mpyc["mpc"])
         figures.add("mpyc_run_seconds", mpyc["wall"])
         figures.add("mpyc_run_cpu_seconds", mpyc["cpu"])

@@ -36,7 +36,9 @@ The computation is the MPyC program's (parties.mpc_kmeans; reference.md §13):
 The fixed-point type: ``frac`` fractional bits over the ring Z_2^64
 (``bits`` <= 64) or Z_2^128. The program writes "round r" to its standard
 output as round r begins. With ``--watch-stdin`` it exits as soon as its
-standard input closes (the party process that started it died).
+standard input closes (the party process that started it died). With
+``PPC_SPU_TRACE=1`` in its environment it writes "# trace STEP SECONDS" to its
+standard error as each step ends (``trace``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,21 @@ import struct
 import sys
 import threading
 import time
+
+#: The environment variable that, set to 1, makes the program write "# trace STEP UNIX-SECONDS" lines to its
+#: standard error as each step ends (interpreter up, SPU imported, programs ready, link up, inputs shared, each
+#: round, labels opened, exit), so that a run's time can be split.
+TRACE_VARIABLE = "PPC_SPU_TRACE"
+TRACING = os.environ.get(TRACE_VARIABLE, "") == "1"
+
+
+def trace(step: str) -> None:
+    """Write ``# trace step seconds`` (wall clock, seconds since the epoch) to standard error if tracing."""
+    if TRACING:
+        print(f"# trace {step} {time.time():.4f}", file=sys.stderr, flush=True)
+
+
+trace("interpreter")
 
 
 def pack(share) -> bytes:
@@ -87,24 +104,27 @@ def programs(k: int, rounds: int, init: list[int]):
         X = jnp.hstack(blocks) if len(blocks) > 1 else blocks[0]
         return X, X[jnp.asarray(init)]
 
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    # for centre j, the columns of [D_a <= D_b for every pair a < b, then their negations] that say j beats
+    # each other centre: D_j <= D_b for b after j, D_j < D_a (not D_a <= D_j) for a before j
+    wins = [[pairs.index((j, b)) if j < b else len(pairs) + pairs.index((b, j)) for b in range(k) if b != j]
+            for j in range(k)]
+
     def nearest(X, C):
-        """Each record's nearest centre as a one-hot row (the first on a tie): a tournament over the centres,
-        ceil(log2 k) levels of secure comparisons, each carrying the winners' one-hot rows by selection (no
-        equality tests, no index arithmetic)."""
+        """Each record's nearest centre as a one-hot row (the first on a tie): every pair of centres compared
+        at once (one secure comparison of m x k(k-1)/2 values, not one per tournament match in turn), then
+        centre j's entry the AND of its k - 1 wins, ceil(log2(k - 1)) rounds of ANDs of bits."""
         D = jnp.sum(C * C, axis=1)[None, :] - 2 * X @ C.T  # m x k, less ||x_i||^2 (no row's argmin changes)
-        values = [D[:, j] for j in range(k)]
-        rows = [jnp.broadcast_to(jnp.eye(k, dtype=X.dtype)[j], (X.shape[0], k)) for j in range(k)]
-        while len(values) > 1:
-            nv, nr = [], []
-            for a in range(0, len(values) - 1, 2):
-                left = values[a] <= values[a + 1]  # the lower-numbered group wins a tie
-                nv.append(jnp.where(left, values[a], values[a + 1]))
-                nr.append(jnp.where(left[:, None], rows[a], rows[a + 1]))
-            if len(values) % 2:
-                nv.append(values[-1])
-                nr.append(rows[-1])
-            values, rows = nv, nr
-        return rows[0]
+        if k == 1:
+            return jnp.ones((X.shape[0], 1), dtype=X.dtype)
+        le = (jnp.stack([D[:, a] for a, _ in pairs], axis=1)
+              <= jnp.stack([D[:, b] for _, b in pairs], axis=1)).astype(jnp.int32)  # static slices, no gather
+        both = jnp.concatenate([le, 1 - le], axis=1)  # the comparisons, then their negations, as integers 0/1
+        F = jnp.stack([jnp.stack([both[:, w] for w in row], axis=1) for row in wins], axis=1)  # m x k x (k - 1)
+        while F.shape[2] > 1:  # AND as a product of integers: exact, no fixed-point truncation
+            h = F.shape[2] // 2
+            F = jnp.concatenate([F[:, :, :h] * F[:, :, h:2 * h], F[:, :, 2 * h:]], axis=2)
+        return F[:, :, 0].astype(X.dtype)
 
     def assign(X, C):
         return nearest(X, C) @ jnp.arange(k, dtype=X.dtype)  # the label of each one-hot row
@@ -113,10 +133,10 @@ def programs(k: int, rounds: int, init: list[int]):
         U = nearest(X, C)  # m x k one-hot
         counts = jnp.sum(U, axis=0)
         sums = U.T @ X
-        empty = counts < 0.5
-        means = sums / (counts + empty)[:, None]  # an empty cluster divides 0 by 1 (a reciprocal of the counts
-        # alone, then products, would lose the quotient's precision: 1/count has few significant fixed-point bits)
-        return jnp.where(empty[:, None], C, means)  # ... and keeps its centre
+        # a division of the sums (a reciprocal of the counts alone, then products, would lose the quotient's
+        # precision: 1/count has few significant fixed-point bits); an empty cluster's 0 / 0 is whatever the
+        # secure division makes of it and is never used: the cluster keeps its centre
+        return jnp.where((counts < 0.5)[:, None], C, sums / counts[:, None])
 
     return start, update, assign
 
@@ -226,12 +246,12 @@ def connect(args, api, libspu, bits: int, frac: int):
     desc.recv_timeout_ms = int(args.timeout * 1000)
     desc.http_timeout_ms = int(args.timeout * 1000)
     desc.http_max_payload_size = 1 << 22
-    lctx = libspu.link.create_brpc(desc, me)
 
     config = libspu.RuntimeConfig()
     config.protocol = libspu.ProtocolKind.ABY3
     config.field = libspu.FieldType.FM64 if bits <= 64 else libspu.FieldType.FM128
     config.fxp_fraction_bits = frac
+    lctx = libspu.link.create_brpc(desc, me)
     return lctx, api.Runtime(lctx, config), api.Io(n, config)
 
 
@@ -262,6 +282,7 @@ def reveal(lctx, runtime, io, libspu, np, name: str):
 
 def main(args) -> None:
     np, api, libspu = spu_modules()
+    trace("imported")
     data = np.load(args.data)
     X_own = np.asarray(data["X"], dtype=np.float64)
     columns, init = [int(c) for c in data["columns"]], [int(i) for i in data["init"]]
@@ -279,25 +300,32 @@ def main(args) -> None:
     run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
     run_update = compiled(update, [(m, D), (k, D)], ["X", "C"], ["C"], repr(k))
     run_assign = compiled(assign, [(m, D), (k, D)], ["X", "C"], ["labels"], repr(k))
+    trace("compiled")
     args.go.wait()  # --wait-go: the party has confirmed the session
+    trace("go")
     lctx, runtime, io = connect(args, api, libspu, bits, frac)
+    trace("linked")
 
     # 1. input: every share-holder with columns shares them; the share for holder j goes to j over the link
     for p, d in enumerate(columns):
         if d:
             share(lctx, runtime, io, libspu, f"block{p}", p, X_own if p == me else None)
     runtime.run(run_start)
+    trace("shared")
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)
         runtime.run(run_update if r < rounds else run_assign)
+        trace(f"round{r}")
 
     # 4. open: every share-holder sends its shares of the labels (and centres) to the others
     labels = np.rint(reveal(lctx, runtime, io, libspu, np, "labels")).astype(np.int32)
     centres = (reveal(lctx, runtime, io, libspu, np, "C").astype(np.float64) if reveal_centres
                else np.zeros((0, sum(columns))))
+    trace("opened")
     lctx.barrier()  # nobody closes its links before every share-holder has what it needs
     lctx.stop_link()
     np.savez(args.result, labels=labels, centres=centres)
+    trace("written")
 
 
 def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py", doc: str | None = None) -> None:
@@ -340,6 +368,8 @@ def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py"
     (program or main)(args)
     finished.set()
     print(f"seconds {time.perf_counter() - t:.3f}", flush=True)
+    sys.stderr.flush()
+    os._exit(0)  # the result is written: skip the link library's teardown at exit (about a second)
 
 
 if __name__ == "__main__":

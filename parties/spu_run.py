@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import queue
+import selectors
 import socket
 import subprocess
 import sys
@@ -53,15 +54,37 @@ ARGMIN = Path(__file__).with_name("spu_argmin.py")
 DIALLED_BY_SENDER, DIALLED_BY_RECEIVER = 0, 1
 
 
+class WakingQueue(queue.Queue):
+    """The tunnel's queue of what goes up besides the links' bytes (marks, the result, the end): each ``put``
+    also wakes the thread that reads the links (``SpuTunnel.requests``), which waits on the sockets."""
+
+    def __init__(self, wake: socket.socket):
+        super().__init__()
+        self.wake = wake
+
+    def put(self, item, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item, block, timeout)
+        try:
+            self.wake.send(b"\0")
+        except OSError:
+            pass  # the tunnel is closed: nobody reads any more
+
+
 @dataclass
 class SpuTunnel(RelayEnd):
-    """One party's end of every SPU link: two local sockets per peer <-> sealed frames on the Relay stream."""
+    """One party's end of every SPU link: two local sockets per peer <-> sealed frames on the Relay stream.
+
+    Each byte crosses as few threads as the stream allows, since SPU's messages follow each other in sequence
+    (about 2,000 a run) and every hand-over between threads costs a wake-up on a busy machine: what the program
+    writes is read, sealed and handed to the stream by the thread that feeds the stream (``requests`` waits on
+    all the links' sockets at once), and what a peer sends is opened and written to the program's socket by the
+    thread that reads the stream (``deliver``). Only accepting and opening the connections have threads of their
+    own."""
 
     me: str
     order: list[str]
     ciphers: dict[str, PairCipher]
     deadline: float
-    outgoing: queue.Queue = field(default_factory=queue.Queue)
     errors: list[str] = field(default_factory=list)
     round: int = -1
     #: Per round, the times this party's program began sending after it had received (chunks, not messages:
@@ -79,19 +102,29 @@ class SpuTunnel(RelayEnd):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.own_port = s.getsockname()[1]
-        # per peer, what arrives for each of its two connections (None: the relay ended)
-        self.inbound: dict[tuple[str, int], queue.Queue] = {(p, c): queue.Queue() for p in self.peers
+        self._woken, self._waker = socket.socketpair()
+        self.outgoing: queue.Queue = WakingQueue(self._waker)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self._woken, selectors.EVENT_READ, None)
+        #: Per (peer, the number frames *from* the peer carry for it), the connection once open, and what arrived
+        #: for it before (b"": the peer's end closed).
+        self.conns: dict[tuple[str, int], socket.socket] = {}
+        self.pending: dict[tuple[str, int], list[bytes]] = {(p, c): [] for p in self.peers
                                                             for c in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER)}
-        self.seal_locks = {p: threading.Lock() for p in self.peers}
+        self.conn_lock = threading.Lock()
+        self.inbound: dict = {}  # RelayEnd's per-link queues: this tunnel writes to the sockets directly
         self.threads: list[threading.Thread] = []
-        self.pumps: list[threading.Thread] = []
+        self.open_links = 0  # connections registered and not yet closed by our program
+        self.links_closed = threading.Condition()
         self.waited = True
         self.count_lock = threading.Lock()
+        self.first_frame = self.last_frame = 0.0  # wall-clock times a peer's frame arrived first and last
 
     def close(self) -> None:
-        """Close the listening ports of a tunnel that will not be started."""
+        """Close the listening ports (and the rest) of a tunnel that will not be started."""
         for server in self.listeners.values():
             server.close()
+        self._close_all()
 
     def addresses(self) -> list[str]:
         """The program's ``--party`` list: its own listening address, each peer at the tunnel's port for it."""
@@ -100,12 +133,47 @@ class SpuTunnel(RelayEnd):
 
     def start(self) -> None:
         for peer in self.peers:
-            self._thread(self._dialled, peer, name=f"spu-out-{peer}")
-            self._thread(self._answered, peer, name=f"spu-in-{peer}")
+            self._thread(self._dialled, peer, name=f"spu-accept-{peer}")
 
-    def _send(self, peer: str, channel: int, data: bytes) -> None:
-        with self.seal_locks[peer]:  # the frame's number is its place on the stream: seal and queue as one
-            self.outgoing.put(self.ciphers[peer].seal(bytes([channel]) + data))
+    def wait_closed(self, seconds: float) -> None:
+        """Wait (at most ``seconds``) until our program has closed every connection it had and their ends were
+        sent, so that nothing of it follows the result up the stream."""
+        end = time.monotonic() + seconds
+        with self.links_closed:
+            while self.open_links and time.monotonic() < end:
+                self.links_closed.wait(max(end - time.monotonic(), 0.01))
+
+    def _open(self, key: tuple[str, int], conn: socket.socket) -> None:
+        """Register a connection: write what arrived for it, then let ``deliver`` write to it and ``requests``
+        read it (its frames marked with the number the peer knows it by)."""
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        peer, theirs = key
+        mine = DIALLED_BY_RECEIVER if theirs == DIALLED_BY_SENDER else DIALLED_BY_SENDER
+        with self.conn_lock:
+            try:
+                for data in self.pending.pop(key):
+                    self._write(key, conn, data)
+            except OSError as exc:
+                self.errors.append(f"the link with '{peer}': {exc}")
+            self.conns[key] = conn
+        with self.links_closed:
+            self.open_links += 1
+        try:
+            self.selector.register(conn, selectors.EVENT_READ, (peer, mine))
+            self._waker.send(b"\0")  # the reading thread waits on the sockets it had: it now has one more
+        except (OSError, ValueError, RuntimeError):  # the stream has ended: nothing reads any more
+            with self.links_closed:
+                self.open_links -= 1
+                self.links_closed.notify_all()
+
+    def _write(self, key: tuple[str, int], conn: socket.socket, data: bytes) -> None:
+        if data:
+            conn.sendall(data)
+        else:  # the peer's program closed its end: so does ours
+            try:
+                conn.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
 
     def _dialled(self, peer: str) -> None:
         """The connection our program dials to send to ``peer``: accepted at the tunnel's port for the peer."""
@@ -117,17 +185,11 @@ class SpuTunnel(RelayEnd):
         except OSError as exc:
             self.errors.append(f"the link to '{peer}': our SPU program never connected ({exc})")
             return
-        self._carry(peer, conn, DIALLED_BY_SENDER)
+        conn.settimeout(None)
+        self._open((peer, DIALLED_BY_RECEIVER), conn)
 
     def _answered(self, peer: str) -> None:
         """The connection ``peer``'s program dialled: opened to our program's own port at its first frame."""
-        inbound = self.inbound[(peer, DIALLED_BY_SENDER)]
-        try:
-            first = inbound.get(timeout=max(self.deadline - time.monotonic(), 0.1))
-        except queue.Empty:
-            return  # the peer never sent to us
-        if not first:
-            return
         while True:
             try:
                 conn = socket.create_connection(("127.0.0.1", self.own_port), timeout=5)
@@ -136,57 +198,111 @@ class SpuTunnel(RelayEnd):
                 if time.monotonic() > self.deadline:
                     self.errors.append(f"the link from '{peer}': our SPU program does not listen ({exc})")
                     return
-                time.sleep(0.05)
-        self._carry(peer, conn, DIALLED_BY_RECEIVER, first)
-
-    def _carry(self, peer: str, conn: socket.socket, mine: int, first: bytes | None = None) -> None:
-        """Pump ``conn`` both ways: what our program writes goes to ``peer`` marked with the peer's name of this
-        connection; what the peer sends on it is written to ``conn``."""
+                time.sleep(0.01)
         conn.settimeout(None)
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        theirs = DIALLED_BY_RECEIVER if mine == DIALLED_BY_SENDER else DIALLED_BY_SENDER
-        self.pumps.append(self._thread(self._pump, peer, conn, mine, name=f"spu-pump-{peer}-{mine}"))
-        inbound = self.inbound[(peer, theirs)]
-        try:
-            if first:
-                conn.sendall(first)
-            while True:
-                data = inbound.get()
-                if data is None:
-                    return
-                if not data:
-                    try:
-                        conn.shutdown(socket.SHUT_WR)
-                    except OSError:
-                        pass
-                    return
-                conn.sendall(data)
-        except OSError as exc:
-            self.errors.append(f"the link with '{peer}': {exc}")
+        self._open((peer, DIALLED_BY_SENDER), conn)
 
-    def _pump(self, peer: str, conn: socket.socket, channel: int) -> None:
+    def requests(self):
+        """What goes up the Relay stream: what the program writes on any connection, read as it comes and
+        sealed here (the frame's number is its place on the stream), and what is put on ``outgoing``; once it
+        ends, the tunnel's own waking sockets are closed."""
         try:
-            while True:
-                data = conn.recv(READ_BYTES)
+            yield from self._requests()
+        finally:
+            self._close_all()
+
+    def _close_all(self) -> None:
+        self.selector.close()
+        self._woken.close()
+        self._waker.close()
+        with self.conn_lock:
+            for conn in self.conns.values():
+                conn.close()
+
+    def _requests(self):
+        while True:
+            try:
+                while True:
+                    message = self.outgoing.get_nowait()
+                    if message is None:
+                        return
+                    yield message
+            except queue.Empty:
+                pass
+            for selected, _ in self.selector.select():
+                if selected.data is None:
+                    self._woken.recv(4096)
+                    continue
+                peer, mine = selected.data
+                conn = selected.fileobj
+                try:
+                    data = conn.recv(READ_BYTES)  # type: ignore[union-attr]
+                except OSError as exc:
+                    self.errors.append(f"the link with '{peer}': {exc}")
+                    data = b""
                 if data:
                     with self.count_lock:
                         if self.waited:
                             self.turns[self.round] = self.turns.get(self.round, 0) + 1
                             self.waited = False
-                self._send(peer, channel, data)
+                else:
+                    self.selector.unregister(conn)
+                yield self.ciphers[peer].seal(bytes([mine]) + data)
                 if not data:
-                    break
-        except OSError as exc:
-            self.errors.append(f"the link with '{peer}': {exc}")
-            self._send(peer, channel, b"")
+                    with self.links_closed:
+                        self.open_links -= 1
+                        self.links_closed.notify_all()
 
     def deliver(self, frame, data: bytes) -> None:
+        now = time.time()
+        self.first_frame = self.first_frame or now
+        self.last_frame = now
         if not data or data[0] not in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER):
             raise PartyError(f"frame {frame.seq} from '{frame.peer}' names no connection of the pair")
         if len(data) > 1:
             with self.count_lock:
                 self.waited = True
-        self.inbound[(frame.peer, data[0])].put(data[1:])
+        key = (frame.peer, data[0])
+        with self.conn_lock:
+            conn = self.conns.get(key)
+            if conn is None:
+                waiting = self.pending[key]
+                if not waiting and data[0] == DIALLED_BY_SENDER:  # the peer's program dialled ours: connect
+                    self._thread(self._answered, frame.peer, name=f"spu-connect-{frame.peer}")
+                waiting.append(data[1:])
+                return
+        try:
+            self._write(key, conn, data[1:])
+        except OSError as exc:
+            self.errors.append(f"the link with '{frame.peer}': {exc}")
+
+    def receive(self, responses) -> None:
+        """``RelayEnd.receive``, then every connection told the relay ended."""
+        super().receive(responses)
+        with self.conn_lock:
+            for conn in self.conns.values():
+                try:
+                    conn.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+
+#: Set to 1 (``PPC_SPU_TRACE=1``), the party writes to its log when each step of its SPU engine ends, wall-clock
+#: seconds since the epoch: "spu trace PARTY STEP SECONDS" (program spawned, tunnel up, first and last frame
+#: relayed, result read) and its program's own steps (parties/spu_kmeans.py's ``trace``), so that a run's time
+#: can be split (bench/mpc_engines.py --trace).
+TRACE_VARIABLE = "PPC_SPU_TRACE"
+
+
+def tracing() -> bool:
+    """Whether ``PPC_SPU_TRACE`` asks for the steps' times."""
+    return os.environ.get(TRACE_VARIABLE, "") == "1"
+
+
+def trace(log, me: str, step: str, at: float | None = None) -> None:
+    """Write "spu trace ME STEP SECONDS" to ``log`` if tracing (``at``: the step's wall-clock time, else now)."""
+    if tracing():
+        print(f"spu trace {me} {step} {time.time() if at is None else at:.4f}", file=log, flush=True)
 
 
 def refuse_unless_ready(link, header: AlignmentHeader) -> None:
@@ -246,8 +362,10 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
         child = None
         if confirm is not None:
             child = start_program([*command, "--wait-go"], program_env(), errfile)
+            trace(log, me, "spawned")
             try:
                 confirm()
+                trace(log, me, "confirmed")
                 assert child.stdin is not None
                 child.stdin.write(b"go\n")
                 child.stdin.flush()
@@ -265,10 +383,10 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
         responses = relay(tunnel.requests())
         receiver = threading.Thread(target=tunnel.receive, args=(responses,), name="spu-receive", daemon=True)
         receiver.start()
+        trace(log, me, "tunnel")
         code, rounds = watch_program(command, program_env(), errfile, tunnel, deadline, me, log, child)
         timing["mpc"] = time.perf_counter() - t0
-        for pump in list(tunnel.pumps):
-            pump.join(timeout=max(min(deadline - time.monotonic(), 5.0), 0.1))
+        tunnel.wait_closed(max(min(deadline - time.monotonic(), 5.0), 0.1))
         if code != 0 or not result.exists():
             tunnel.outgoing.put(None)
             lines = [ln for ln in errfile.read_text(errors="replace").splitlines()
@@ -279,6 +397,17 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
                              f"{problems or 'no message'}")
         opened = np.load(result)
         labels, centres = opened["labels"].astype(np.int32), opened["centres"]
+        if tracing():
+            for line in errfile.read_text(errors="replace").splitlines():
+                if line.startswith("# trace "):
+                    trace(log, me, "program-" + line.split()[2], float(line.split()[3]))
+            trace(log, me, "first-frame", tunnel.first_frame)
+            trace(log, me, "last-frame", tunnel.last_frame)
+            trace(log, me, "result")
+            import resource
+            child_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+            print(f"spu trace {me} cpu party {time.process_time():.2f} program "
+                  f"{child_cpu.ru_utime + child_cpu.ru_stime:.2f}", file=log, flush=True)
         tunnel.outgoing.put(RelayResult(labels=labels.astype("<i4").tobytes(), centres=centres.astype("<f8").tobytes()))
         tunnel.outgoing.put(None)
         receiver.join(timeout=max(deadline - time.monotonic(), 0.1))

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -211,6 +212,9 @@ def run_scenario(
                 procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
                                                 logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
+            if settings is not None:  # the evaluation's imports, while the parties start (they take seconds)
+                threading.Thread(target=progress.observer.prepare, args=(scenario,), name="prepare-evaluation",
+                                 daemon=True).start()
             failure = _watch(session, procs, logs, progress, scenario.deadline)
             if session.state == DONE:
                 timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]

@@ -15,6 +15,7 @@ parties sent.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from protos.vocabulary import MPC, SECURE, UPLOAD
@@ -36,6 +37,16 @@ class Observer:
         from ppcsim.run.inprocess import simulate
 
         return simulate(scenario)
+
+    def modules(self, scenario) -> list[str]:
+        """The modules ``evaluate`` imports (scikit-learn and scipy among them: a second or more)."""
+        return ["ppcsim.run.observer"]
+
+    def prepare(self, scenario) -> None:
+        """Import what ``evaluate`` will need (``modules``), so that ``ppc run`` can do it in a thread of its
+        own while the parties start and compute, not after them; nothing else changes."""
+        for name in self.modules(scenario):
+            importlib.import_module(name)
 
     def uploaded(self, party: str, payload_bytes: int) -> str:
         """``ppc run``'s line once ``party``'s upload is in."""
@@ -84,6 +95,10 @@ class SecureAggregationObserver(Observer):
 
         return evaluate_secure(scenario, session, settings, own=own)
 
+    def modules(self, scenario):
+        return ["ppcsim.run.observers." + ("secure_labels" if scenario.clustering.labels_only
+                                           else "secure_aggregation")]
+
     def uploaded(self, party, payload_bytes):
         return f"party {party} sent its ids (secure aggregation: its columns stay with it)"
 
@@ -108,6 +123,9 @@ class MpcObserver(Observer):
         from ppcsim.run.observers.mpc import evaluate_mpc
 
         return evaluate_mpc(scenario, session, settings, own=own)
+
+    def modules(self, scenario):
+        return ["ppcsim.run.observers.mpc"]
 
     def progress(self, session):
         return rounds_progress(session)

@@ -290,7 +290,8 @@ class SpuTunnel(RelayEnd):
 #: Set to 1 (``PPC_SPU_TRACE=1``), the party writes to its log when each step of its SPU engine ends, wall-clock
 #: seconds since the epoch: "spu trace PARTY STEP SECONDS" (program spawned, tunnel up, first and last frame
 #: relayed, result read) and its program's own steps (parties/spu_kmeans.py's ``trace``), so that a run's time
-#: can be split (bench/mpc_engines.py --trace).
+#: can be split (bench/mpc_engines.py --trace); last "spu trace PARTY cpu party SECONDS program SECONDS", the CPU
+#: time of the party's process and of its program.
 TRACE_VARIABLE = "PPC_SPU_TRACE"
 
 

@@ -25,11 +25,27 @@ BLOCK = 64
 
 
 def pdist(X: np.ndarray, metric: str = "euclidean") -> np.ndarray:
-    """The condensed distances between the rows of ``X`` (m x d), as ``scipy.spatial.distance.pdist(X, metric)``
-    returns them: pair (i, j), i < j, at position m*i - i*(i+1)/2 + j - i - 1.
+    """The condensed distances between the rows of ``X``, as ``scipy.spatial.distance.pdist(X, metric)`` returns
+    them, to the last bit.
 
-    ``euclidean`` is 004 eq. 3, ``sqeuclidean`` its square and ``cityblock`` the sum of absolute differences
-    (the L1 numerator of 004 eq. 5 on scaled columns).
+    Parameters
+    ----------
+    X : array_like, shape (m, d)
+        The records, one per row (converted to float64).
+    metric : str, default "euclidean"
+        ``euclidean`` (004 eq. 3), ``sqeuclidean`` (its square, what osbr sends) or ``cityblock`` (the sum of
+        absolute differences: the interval part of 004 eq. 5's numerator on range-scaled columns) are computed
+        here up to ``OWN_ROWS`` records; any other metric, or more records, by scipy.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m(m-1)/2,)
+        The distance of records i < j at position m*i - i*(i+1)/2 + j - i - 1.
+
+    Raises
+    ------
+    ValueError
+        When ``X`` is not 2-dimensional.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:

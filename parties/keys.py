@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from cryptography import x509
 from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -135,6 +134,8 @@ def verify_peer(ca_pem: bytes, certificate_pem: bytes, signature: bytes, session
     party) and be bound to ``session`` (protos.identity.party_uri), so that
     another session's party of the same name cannot sign for this one.
     """
+    from cryptography import x509  # only under mutual TLS: a party of the default transport never reads one
+
     try:
         cert = x509.load_pem_x509_certificate(certificate_pem)
         ca = x509.load_pem_x509_certificate(ca_pem)

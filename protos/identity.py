@@ -11,10 +11,11 @@ parties alike), and the coordinator's certificate never passes for a party.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from cryptography import x509
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+if TYPE_CHECKING:
+    from cryptography import x509
 
 #: The name on every coordinator certificate; checked whatever address a party dials.
 COORDINATOR_NAME = "ppc-coordinator"
@@ -35,6 +36,11 @@ def party_certificate_problem(cert: x509.Certificate, session: str, party: str) 
     SubjectAlternativeName URI; not the issuer (the caller checks that
     against its CA, or TLS did).
     """
+    # imported here: a party process imports this module for COORDINATOR_NAME, and reads a certificate only
+    # under mutual TLS (cryptography.x509 costs a process about 0.03 CPU-seconds)
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     if party in RESERVED_NAMES:
         return f"names '{party}', which no party may take"
     names = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]

@@ -308,14 +308,14 @@ def test_a_party_whose_own_timeout_runs_out_names_that_timer(tmp_path):
     try:
         port = wait_for_port(port_file, coordinator)
         party = ppc("party", "--coordinator", f"127.0.0.1:{port}", "--scenario", scenario, "--party", "a",
-                    "--timeout", "2", cwd=tmp_path)
+                    "--timeout", "5", cwd=tmp_path)  # time to join even on a loaded machine
     finally:
         coordinator.kill()
         coordinator.communicate()
     assert party.returncode == 2, party.stderr
     assert "Traceback" not in party.stderr
     assert party.stderr.strip().splitlines()[-1] == (
-        "ppc party: error: party 'a': this party's --timeout of 2 s ran out while agreeing the pseudonym key with "
+        "ppc party: error: party 'a': this party's --timeout of 5 s ran out while agreeing the pseudonym key with "
         "the other parties")
 
 

@@ -10,6 +10,7 @@ sees pseudonyms, never a raw id, and no party's seed.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import A_ORDER, B_ORDER, FAR, JOINED, NEAR, ppc_cmd, read_labels, read_report, run_ppc, write_csv
+from conftest import A_ORDER, B_ORDER, FAR, JOINED, NEAR, once_per_run, ppc_cmd, read_labels, read_report, run_ppc, write_csv
 from parties.client import WITHOUT_MUTUAL_TLS
 
 TIMEOUT = 120.0
@@ -72,9 +73,18 @@ def run_session(tmp: Path, seed: int | None = None):
     return tmp, out, results
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def roles(tmp_path_factory):
-    return run_session(tmp_path_factory.mktemp("roles"))
+    """The session run once per test run, even when the tests that read it run on several workers
+    (``once_per_run``): each role's exit status and output, kept as JSON."""
+    def make(folder: Path) -> subprocess.CompletedProcess:
+        _, _, results = run_session(folder / "roles")
+        return subprocess.CompletedProcess([], 0, json.dumps({n: [r.args, r.returncode, r.stdout, r.stderr]
+                                                              for n, r in results.items()}), "")
+
+    folder, proc = once_per_run(tmp_path_factory, "roles-by-hand", make)
+    results = {n: subprocess.CompletedProcess(*fields) for n, fields in json.loads(proc.stdout).items()}
+    return folder / "roles", folder / "roles" / "out", results
 
 
 def test_every_role_exits_zero_without_traceback(roles):

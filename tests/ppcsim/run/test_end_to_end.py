@@ -17,6 +17,7 @@ from conftest import (
     assert_same_partition,
     blobs,
     kmeans,
+    once_per_run,
     party_table,
     read_report,
     run_ppc,
@@ -40,19 +41,21 @@ def labels_csv(out):
     return [r["id"] for r in rows], np.array([int(r["cluster"]) for r in rows])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wine_run(tmp_path_factory):
-    """One run on wine: a drbt party (RP1), a drbt party (RP2), a plain party."""
-    tmp = tmp_path_factory.mktemp("wine")
-    scenario = write_scenario(tmp, scenario_toml(
-        "wine-e2e", [party_table("lab", WINE_COLUMNS[:5], "drbt", k=3),
-                     party_table("winery", WINE_COLUMNS[5:9], "drbt", projection="sparse", k=2),
-                     party_table("shop", SHOP)],
-        seed=7, data=WINE_LABELLED, clustering=kmeans(3)))
-    out = tmp / "out"
-    proc = run_ppc("run", scenario, "--out", out)
+    """One run on wine: a drbt party (RP1), a drbt party (RP2), a plain party; made once per test run, even when
+    the tests that read it run on several workers (``once_per_run``)."""
+    def make(tmp):
+        scenario = write_scenario(tmp, scenario_toml(
+            "wine-e2e", [party_table("lab", WINE_COLUMNS[:5], "drbt", k=3),
+                         party_table("winery", WINE_COLUMNS[5:9], "drbt", projection="sparse", k=2),
+                         party_table("shop", SHOP)],
+            seed=7, data=WINE_LABELLED, clustering=kmeans(3)))
+        return run_ppc("run", scenario, "--out", tmp / "out")
+
+    tmp, proc = once_per_run(tmp_path_factory, "wine-e2e", make)
     assert proc.returncode == 0, proc.stderr
-    return out, proc
+    return tmp / "out", proc
 
 
 def test_report_has_every_section(wine_run):

@@ -10,6 +10,7 @@ measurement (``--no-eval``): the bytes are the subject, and their layers do not 
 import re
 
 import pytest
+from ledger_lines import check
 
 from conftest import ROOT, by_hand, kmeans, party_table, read_report, run_ppc, scenario_toml, write_scenario
 from parties import spu_env
@@ -21,16 +22,10 @@ pytestmark = pytest.mark.processes
 
 SCENARIOS = sorted(ROOT.joinpath("scenarios").glob("*.toml"))
 #: Scenarios whose ledger is checked on a run another test makes anyway: the demo's (the session's ``ppc demo``,
-#: the same file) below, and tests/ppcsim/run/test_mpc_runs.py's run of wine-mpc.toml as it is bundled. The MPC
-#: over three parties, and over two with the coordinator's helper, are checked there too, on its runs.
-CHECKED_ELSEWHERE = {"wine-mpc"}
-NUMBER = r"[\d,]+"
-
-
-def _int(text: str) -> int:
-    return int(text.replace(",", ""))
-
-
+#: the same file) below, tests/ppcsim/run/test_mpc_runs.py's run of wine-mpc.toml and
+#: tests/ppcsim/scenario/test_bundled_scenarios.py's of clinic-insurer.toml, each as bundled. The MPC over three
+#: parties, and over two with the coordinator's helper, are checked in test_mpc_runs.py too, on its runs.
+CHECKED_ELSEWHERE = {"wine-mpc", "clinic-insurer"}
 def small(path, tmp_path, **replace: str):
     """Scenario ``path`` at a small size, in ``tmp_path``: a sweep's first point, at most 240 records of generated
     data, at most 2 rounds; ``replace``: further ``key = value`` lines to set (``value`` as TOML)."""
@@ -48,53 +43,6 @@ def small(path, tmp_path, **replace: str):
     out = tmp_path / f"{path.stem}-small.toml"
     out.write_text(text)
     return out
-
-
-def console_problems(printed: str) -> list[str]:
-    """The console's ledger lines that break wire >= serialized >= payload: each row of the party table (payload,
-    serialized, wire), the ``messages:`` totals against the ``wire`` line, and the lines printed apart (helper,
-    status polls)."""
-    lines = printed.splitlines()
-    problems = []
-    head = next(i for i, line in enumerate(lines) if line.startswith("party ") and "serialized B" in line)
-    for row in lines[head + 2:]:
-        cells = row.split()
-        if len(cells) < 4 or not re.fullmatch(NUMBER + "|-", cells[-1]) or not re.fullmatch(NUMBER, cells[-2]):
-            break
-        payload, serialized = _int(cells[-3]), _int(cells[-2])
-        wire = None if cells[-1] == "-" else _int(cells[-1])
-        if payload > serialized or (wire is not None and serialized > wire):
-            problems.append(row)
-    totals = re.compile(rf"up \d+, ({NUMBER}) B serialized \(({NUMBER}) B payload\); down \d+, ({NUMBER}) B serialized")
-    (messages,) = [line for line in lines if line.startswith("messages: ")]
-    up, up_payload, down = map(_int, totals.search(messages).groups())
-    if up_payload > up:
-        problems.append(messages)
-    wire = [line for line in lines if line.startswith("wire (TLS")]
-    if wire:
-        wire_up, wire_down = map(_int, re.findall(rf"({NUMBER}) B", wire[0]))
-        if up > wire_up or down > wire_down:
-            problems.append(f"{messages} / {wire[0]}")
-    for line in lines:
-        if line.startswith(("helper (", "status polls (")):
-            serialized, payload, _ = map(_int, totals.search(line).groups())
-            if payload > serialized:
-                problems.append(line)
-    return problems
-
-
-def check(out, printed: str) -> dict:
-    report = read_report(out)
-    assert report["state"] == "done", report["error"]
-    assert layer_problems(as_report(report)) == []
-    assert console_problems(printed) == []
-    comm = report["communication"]
-    parties = [p["name"] for p in report["parties"]]
-    assert sorted(comm["by_party"]) == sorted(parties)  # the totals are the parties' traffic alone
-    for direction in ("up", "down"):
-        assert comm["totals"][direction]["serialized"] == sum(comm["by_party"][p][direction]["serialized"]
-                                                              for p in parties)
-    return report
 
 
 def run(scenario, tmp_path, *options):

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from test_ledger_layers import check as check_ledger
+from ledger_lines import check as check_ledger
 
 from conftest import ROOT, blobs, by_hand, kmeans, read_report, run_ppc, scenario_toml, split_x, write_scenario
 from ppcsim.scenario.load import ScenarioError, load_scenario

@@ -54,10 +54,13 @@ def test_readme_sample_errors_are_what_ppc_prints(tmp_path):
 
 def test_clinic_insurer_reports_dropped_rows(tmp_path):
     """Own CSVs with ids in different orders and patients the other party lacks."""
-    proc = run_ppc("run", "scenarios/clinic-insurer.toml", "--out", tmp_path / "ci", "--quiet",
-                   cwd=ROOT)
+    from ledger_lines import check as check_ledger
+
+    proc = run_ppc("run", "scenarios/clinic-insurer.toml", "--out", tmp_path / "ci", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     report = read_report(tmp_path / "ci")
+    # wire >= serialized >= payload on every line of its console and report (tests/ppcsim/run/test_ledger_layers.py)
+    check_ledger(tmp_path / "ci", proc.stdout + proc.stderr)
     assert report["join"] == {"rows_joined": 216, "dropped": {"clinic": 14, "insurer": 9}}
     clinic, insurer = report["parties"]
     # the clinic's binary column makes its eq. 5 denominator vary: two arrays

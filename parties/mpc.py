@@ -286,7 +286,11 @@ class Tunnel(RelayEnd):
             self.pumps.append(self._thread(self._pump, peer, conn, name=f"mpc-pump-{peer}"))
             while True:
                 data = pending.pop() if pending else inbound.get()
-                if data is None:  # the relay stream ended
+                if data is None:  # the relay stream ended: nothing more can come, so our program hears the link end
+                    try:
+                        conn.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
                     return
                 if not data:  # the peer's program closed the link: so does ours
                     try:

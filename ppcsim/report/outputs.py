@@ -466,7 +466,8 @@ def summary_table(report: Report | dict) -> str:
         for party, e in priv.items():
             found = ", ".join(f"{a} min {r.min:.3f} mean {r.mean:.3f}"
                               + (f" (002 scale {r.privacy_002.mean:.3f})" if r.privacy_002 is not ABSENT else "")
-                              if isinstance(r, AttackScore) else f"{a} skipped" for a, r in e.attacks.items())
+                              if isinstance(r, AttackScore) else f"{a} skipped ({r.skipped})"
+                              for a, r in e.attacks.items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
     for p in report.parties:
         if isinstance(p.own_check, OwnCheck):

@@ -221,3 +221,11 @@ def test_load_names_the_file(tmp_path, features_and_osbr):
     path.write_text("{")
     with pytest.raises(ReportError, match="not valid JSON"):
         read(path)
+
+
+def test_the_summary_says_why_an_attack_was_skipped(features_and_osbr):
+    """"multilateration skipped" alone left the reader guessing; the console gives the report's reason."""
+    report = copy.deepcopy(features_and_osbr.report)
+    report["privacy"]["b"]["attacks"]["multilateration"] = {"skipped": "needs Euclidean distances, not metric 'gower'"}
+    line = next(line for line in summary_table(report).splitlines() if line.startswith("privacy of b "))
+    assert line.endswith("multilateration skipped (needs Euclidean distances, not metric 'gower')"), line

@@ -29,8 +29,9 @@ def _kinds_problems(metric: str, kinds: dict[str, list[str]], columns: list[str]
     """What is wrong with eq. 5's column kinds (``categorical``, ``binary``) for ``metric`` and ``columns``."""
     named = [key for key, names in kinds.items() if names]
     if metric != "gower" and named:
-        return [f"{' and '.join(repr(k) for k in named)} appl{'y' if len(named) > 1 else 'ies'} to metric 'gower' only (004 eq. 5), not "
-                f"'{metric}': set metric = \"gower\" for nominal or asymmetric binary columns"
+        verb = "apply" if len(named) > 1 else "applies"
+        return [f"{' and '.join(repr(k) for k in named)} {verb} to metric 'gower' only (004 eq. 5), not '{metric}'"
+                f": set metric = \"gower\" for nominal or asymmetric binary columns"
                 + (" (eq. 4, 'jaccard', reads 0/1 columns only)" if metric == "jaccard" else "")]
     problems = []
     for key, names in kinds.items():

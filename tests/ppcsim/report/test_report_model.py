@@ -8,8 +8,8 @@ validator (jsonschema), not with the code that generated it.
 from __future__ import annotations
 
 import copy
-import re
 import json
+import re
 
 import jsonschema
 import pytest

@@ -106,6 +106,10 @@ def apply_point(raw: dict, values: dict) -> dict:
         groups = split_columns([c for p in parties for c in p["columns"]], values["parties"])
         parties = raw["parties"] = [{**copy.deepcopy(template), "name": f"p{i + 1}", "columns": g} for i, g in enumerate(groups)]
         if _takes(template, "k") and "k" in template and "k" not in values:
+            if isinstance(template["k"], int) and not len(groups) <= template["k"] <= sum(map(len, groups)):
+                raise ValueError(f"[[parties]] '{template.get('name')}': its k = {template['k']}, the total output "
+                                 f"dimensions, cannot be shared out over {len(groups)} parties (at least 1 each, at "
+                                 f"most their columns): give it a k from {len(groups)} to {sum(map(len, groups))}")
             for p, k in zip(parties, share_k([len(g) for g in groups], template["k"])):
                 p["k"] = k
     for key, value in values.items():
@@ -235,7 +239,11 @@ def plan(path: Path, out: Path) -> list[Point]:
     points, errors = [], []
     for index, combo in enumerate(itertools.product(*grid.values())):
         values = dict(zip(grid, combo))
-        point = apply_point(raw, values)
+        try:
+            point = apply_point(raw, values)
+        except ValueError as exc:  # a k that cannot be shared out over the swept parties
+            errors.append(f"point {index} {values}: {exc}")
+            continue
         point["name"] = f"{raw.get('name', Path(path).stem)}-{index:03d}"
         for entry in [point.get("data", {}), *point["parties"]]:
             key = "source" if entry is point.get("data") else "data"

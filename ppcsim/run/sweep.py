@@ -384,11 +384,19 @@ def _left(eta: float, points: int) -> str:
     return "under a second left" if eta < 1 else f"about {eta:.0f} s left"
 
 
+def _attack_column(key: str) -> bool:
+    """Whether ``key`` is one of the privacy attacks' columns of a row (its scores, figures, or what was sent)."""
+    return key.startswith(("privacy_", "sent_")) or key == "object_privacy_mean" or any(
+        key.startswith(f"{attack}_") for attack in ATTACKS)
+
+
 def write_csv(out: Path, rows: list[dict]) -> None:
-    """``out/sweep.csv``: one line per run, every column any row has."""
+    """``out/sweep.csv``: one line per run, every column any row has, but an attack's columns that no run measured
+    (all of them with ``--no-attacks``: they were three quarters of the columns, every cell empty)."""
     buf = io.StringIO()
-    fields = list(dict.fromkeys(k for r in rows for k in r))
-    writer = csv.DictWriter(buf, fieldnames=fields)
+    fields = [k for k in dict.fromkeys(k for r in rows for k in r)
+              if not _attack_column(k) or any(r.get(k) not in (None, "") for r in rows)]
+    writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(out / "sweep.csv", buf.getvalue().encode())

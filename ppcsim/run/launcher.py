@@ -122,7 +122,8 @@ class Progress:
         self.seen: set[tuple[str, str]] = set()
         self.last = time.monotonic()
         #: What the coordinator does once every upload is in, and since when (and when it was last said).
-        self.doing, self.since, self.still = "", None, 0.0
+        self.doing, self.still = "", 0.0
+        self.since: float | None = None
 
     def clustering_words(self) -> str:
         """What the coordinator does with the uploads, named: joins them, embeds them when the parties asked for

@@ -17,10 +17,28 @@ triangles of m(m-1)/2 values:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from parties.distances import pdist
 from parties.methods.base import Disguise, Param, Sent, condensed
+
+
+def _kinds_problems(metric: str, kinds: dict[str, list[str]], columns: list[str]) -> list[str]:
+    """What is wrong with eq. 5's column kinds (``categorical``, ``binary``) for ``metric`` and ``columns``."""
+    named = [key for key, names in kinds.items() if names]
+    if metric != "gower" and named:
+        verb = "apply" if len(named) > 1 else "applies"
+        return [f"{' and '.join(repr(k) for k in named)} {verb} to metric 'gower' only (004 eq. 5), not '{metric}'"
+                f": set metric = \"gower\" for nominal or asymmetric binary columns"
+                + (" (eq. 4, 'jaccard', reads 0/1 columns only)" if metric == "jaccard" else "")]
+    problems = []
+    for key, names in kinds.items():
+        missing = [c for c in names if c not in columns]
+        if missing:
+            problems.append(f"'{key}' names {', '.join(missing)}, which are not among the party's columns")
+    return problems
 
 
 def _binary(X: np.ndarray) -> bool:
@@ -82,13 +100,17 @@ class OSBR(Disguise):
             out["attributes"] = str(self.n_attributes_)
         return out
 
+    @classmethod
+    def check_columns(cls, params: dict[str, Any], columns: list[str]) -> list[str]:
+        """``categorical`` and ``binary`` (eq. 5's column kinds) with a metric that has no kinds, or naming
+        columns the party does not have: refused with the scenario's other problems, before any data is read."""
+        return _kinds_problems(params.get("metric", "euclidean"), {key: list(params.get(key) or [])
+                                                                   for key in ("categorical", "binary")}, columns)
+
     def check_data(self, X: np.ndarray, columns: list[str]) -> None:
-        if self.metric != "gower" and (self.categorical or self.binary):
-            raise ValueError(f"'categorical' and 'binary' apply to metric 'gower' only, not '{self.metric}'")
-        for key in ("categorical", "binary"):
-            missing = [c for c in getattr(self, key) if c not in columns]
-            if missing:
-                raise ValueError(f"'{key}' names {', '.join(missing)}, which are not among the party's columns")
+        problems = _kinds_problems(self.metric, {"categorical": self.categorical, "binary": self.binary}, columns)
+        if problems:
+            raise ValueError(problems[0])
         if self.metric == "jaccard" and not _binary(X):
             raise ValueError("metric 'jaccard' needs 0/1 columns")
         if self.metric == "gower":

@@ -365,8 +365,9 @@ def own_check_words(c: OwnCheck) -> str:
     if {"objective_start", "objective", "updates"} <= trace.keys():  # 001's NMF methods
         parts.append(f"objective {trace['objective_start']:.4g} to {trace['objective']:.4g} in {trace['updates']} "
                      "updates" + (f", side effect {trace['side_effect']}" if "side_effect" in trace else ""))
-    if c.seconds is not ABSENT:
-        parts.append(f"{c.seconds:.3f} s")
+    if c.seconds is not ABSENT:  # what the party timed: drbt its draws and their stress, nmds its embedding
+        what = "embedded in" if c.stress_1 is not ABSENT else "drawn and measured in"
+        parts.append(f"{what} {c.seconds:.3f} s")
     return "; ".join(parts)
 
 
@@ -424,7 +425,8 @@ def summary_table(report: Report | dict) -> str:
         lines.append(f"mpc: {len(m.parties)} share-holders ({', '.join(m.parties)}), threshold t = {m.threshold}, "
                      f"{m.rounds} rounds; up to {most:,} B payload sent per party (the table's, {name}: "
                      f"{frames:,} B of it sealed MPC frames), all relayed"
-                     + (f", {m.seconds:.1f} s" if isinstance(m.seconds, float) else ""))
+                     + (f", {m.seconds:.1f} s from the first party's Relay stream to the last one's end"
+                        if isinstance(m.seconds, float) else ""))
     u = report.utility if report.utility is not ABSENT else None
     if u and u.labels_equal_same_init is not ABSENT:
         lines.append(f"utility: labels {'equal' if u.labels_equal_same_init else 'NOT equal'} to scikit-learn's "
@@ -466,7 +468,8 @@ def summary_table(report: Report | dict) -> str:
         for party, e in priv.items():
             found = ", ".join(f"{a} min {r.min:.3f} mean {r.mean:.3f}"
                               + (f" (002 scale {r.privacy_002.mean:.3f})" if r.privacy_002 is not ABSENT else "")
-                              if isinstance(r, AttackScore) else f"{a} skipped" for a, r in e.attacks.items())
+                              if isinstance(r, AttackScore) else f"{a} skipped ({r.skipped})"
+                              for a, r in e.attacks.items())
             lines.append(f"privacy of {party} (column privacy, 0 = recovered): {found}")
     for p in report.parties:
         if isinstance(p.own_check, OwnCheck):

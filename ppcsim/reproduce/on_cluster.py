@@ -14,6 +14,12 @@ from ppcsim.run.cluster import connect, run_all
 _local = threading.local()
 
 
+def processes(jobs: int | ClusterTasks) -> str:
+    """What runs ``ppc reproduce``'s projections, in words: "1 process", "4 processes", "2 Dask worker processes"."""
+    n, what = (jobs.workers, "Dask worker process") if isinstance(jobs, ClusterTasks) else (jobs, "process")
+    return f"{n} {what}{'es' if n != 1 else ''}"
+
+
 def _stress_task(task: tuple, X, d) -> float:
     """On a worker: one seeded projection's stress (004 eq. 6) against the original distances ``d``."""
     sizes, ks, projection, seed = task
@@ -31,7 +37,7 @@ class ClusterTasks:
         self.workers = len(client.scheduler_info()["workers"])
 
     def __str__(self) -> str:
-        return f"{self.workers} Dask worker"  # read as "(2 Dask worker processes)"
+        return processes(self)
 
     def stress(self, X, d, tasks: list[tuple], report: Callable[[int], object]) -> list[float]:
         """The stress of every ``(sizes, ks, projection, seed)`` task, in order; RunError when one fails."""

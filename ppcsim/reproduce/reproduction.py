@@ -35,6 +35,7 @@ from parties.methods.osbr import OSBR
 from parties.normalize import normalize
 from ppcsim.reproduce.figures000 import vi_figures
 from ppcsim.reproduce.markdown import render_markdown
+from ppcsim.reproduce.on_cluster import processes
 from ppcsim.reproduce.paper004 import (  # noqa: F401 (the paper's numbers stay importable from here)
     EQ11,
     FIG1_BOUND,
@@ -524,7 +525,7 @@ def reproduce(mushroom: Path | None, chess: Path | None, out: Path, *, seeds: in
             progress(f"{name}: {enc.X.shape[0]} rows x {enc.X.shape[1]} columns from {paths[name]}")
         name = "mushroom" if "mushroom" in data else "chess"
         t = time.perf_counter()
-        progress(f"normalisation check on {name}: raw codes vs z-scores ({jobs} processes)")
+        progress(f"normalisation check on {name}: raw codes vs z-scores ({processes(jobs)})")
         check = results["normalisation_check"] = normalisation_check(name, data[name], seeds, jobs=jobs,
                                                                      progress=progress)
         times["normalisation check"] = time.perf_counter() - t

@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from coordinator.embed import requested_embedding
+from coordinator.errors import SessionError
 from coordinator.limits import Limits
 from coordinator.registry import Registry
 from coordinator.security import load_server_security, load_token_digests
@@ -106,6 +108,10 @@ def start_party(command: list[str], seed: int, log: Path) -> subprocess.Popen:
     return proc
 
 
+#: Seconds of a step without rounds (joining, embedding, clustering) after which ``ppc run`` says it is still at it.
+SLOW_STEP = 10.0
+
+
 class Progress:
     """Prints what happens to the session, once per event, and upload progress on long uploads."""
 
@@ -115,6 +121,22 @@ class Progress:
         self.observer = observer(session.spec.clustering.protocol)
         self.seen: set[tuple[str, str]] = set()
         self.last = time.monotonic()
+        #: What the coordinator does once every upload is in, and since when (and when it was last said).
+        self.doing, self.still = "", 0.0
+        self.since: float | None = None
+
+    def clustering_words(self) -> str:
+        """What the coordinator does with the uploads, named: joins them, embeds them when the parties asked for
+        an embedding (``osbr-nmds``: non-metric MDS, 000 ch. 3, often the longest step), and clusters."""
+        c = self.session.spec.clustering
+        what = f"{c.n_clusters} clusters" if c.algorithm != "dbscan" else f"eps {c.eps:g}"
+        try:
+            ask = requested_embedding([x for x in list(self.session.contributions.values()) if x.is_dissimilarity])
+        except SessionError:  # the coordinator fails the session and says why
+            ask = None
+        embedding = (f", embedding them by non-metric MDS in {ask.get('dims')} dims (000 ch. 3)"
+                     if ask and ask.get("embed") == "nmds" else "")
+        return f"joining them{embedding} and clustering ({c.algorithm}, {what})"
 
     def say(self, text: str) -> None:
         print(f"ppc: {text}", file=self.log, flush=True)
@@ -131,12 +153,16 @@ class Progress:
                         self.say(f"party {p['party']} {event}")
         if self.session.state in (CLUSTERING, DONE) and ("", "clustering") not in self.seen:
             self.seen.add(("", "clustering"))
-            c = self.session.spec.clustering
-            what = f"{c.n_clusters} clusters" if c.algorithm != "dbscan" else f"eps {c.eps:g}"
-            self.say(f"all uploads in; joining them and clustering ({c.algorithm}, {what})")
+            self.doing = self.clustering_words()
+            self.since = self.still = time.monotonic()
+            self.say(f"all uploads in; {self.doing}")
         now = time.monotonic()
-        if now - self.last >= self.every and (line := self.observer.progress(self.session)):  # how the rounds go
-            self.say(line)
+        rounds = self.observer.progress(self.session) if now - self.last >= self.every else None
+        if rounds:  # how the rounds go
+            self.say(rounds)
+        elif self.session.state == CLUSTERING and self.since is not None and now - self.still >= SLOW_STEP:
+            self.still = now  # a long step without rounds (an embedding, a large clustering) is not silent
+            self.say(f"still {self.doing}: {now - self.since:.0f} s so far")
         if now - self.last >= self.every:
             self.last = now
             moving = [p for p in status if p["payload_expected"] and not p["uploaded"]]

@@ -106,6 +106,10 @@ def apply_point(raw: dict, values: dict) -> dict:
         groups = split_columns([c for p in parties for c in p["columns"]], values["parties"])
         parties = raw["parties"] = [{**copy.deepcopy(template), "name": f"p{i + 1}", "columns": g} for i, g in enumerate(groups)]
         if _takes(template, "k") and "k" in template and "k" not in values:
+            if isinstance(template["k"], int) and not len(groups) <= template["k"] <= sum(map(len, groups)):
+                raise ValueError(f"[[parties]] '{template.get('name')}': its k = {template['k']}, the total output "
+                                 f"dimensions, cannot be shared out over {len(groups)} parties (at least 1 each, at "
+                                 f"most their columns): give it a k from {len(groups)} to {sum(map(len, groups))}")
             for p, k in zip(parties, share_k([len(g) for g in groups], template["k"])):
                 p["k"] = k
     for key, value in values.items():
@@ -235,7 +239,11 @@ def plan(path: Path, out: Path) -> list[Point]:
     points, errors = [], []
     for index, combo in enumerate(itertools.product(*grid.values())):
         values = dict(zip(grid, combo))
-        point = apply_point(raw, values)
+        try:
+            point = apply_point(raw, values)
+        except ValueError as exc:  # a k that cannot be shared out over the swept parties
+            errors.append(f"point {index} {values}: {exc}")
+            continue
         point["name"] = f"{raw.get('name', Path(path).stem)}-{index:03d}"
         for entry in [point.get("data", {}), *point["parties"]]:
             key = "source" if entry is point.get("data") else "data"
@@ -376,11 +384,19 @@ def _left(eta: float, points: int) -> str:
     return "under a second left" if eta < 1 else f"about {eta:.0f} s left"
 
 
+def _attack_column(key: str) -> bool:
+    """Whether ``key`` is one of the privacy attacks' columns of a row (its scores, figures, or what was sent)."""
+    return key.startswith(("privacy_", "sent_")) or key == "object_privacy_mean" or any(
+        key.startswith(f"{attack}_") for attack in ATTACKS)
+
+
 def write_csv(out: Path, rows: list[dict]) -> None:
-    """``out/sweep.csv``: one line per run, every column any row has."""
+    """``out/sweep.csv``: one line per run, every column any row has, but an attack's columns that no run measured
+    (all of them with ``--no-attacks``: they were three quarters of the columns, every cell empty)."""
     buf = io.StringIO()
-    fields = list(dict.fromkeys(k for r in rows for k in r))
-    writer = csv.DictWriter(buf, fieldnames=fields)
+    fields = [k for k in dict.fromkeys(k for r in rows for k in r)
+              if not _attack_column(k) or any(r.get(k) not in (None, "") for r in rows)]
+    writer = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
     write_atomic(out / "sweep.csv", buf.getvalue().encode())

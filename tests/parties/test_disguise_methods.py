@@ -256,7 +256,7 @@ def test_gower_rejects_non_binary_binary_column():
 
 
 def test_gower_options_need_gower_metric():
-    with pytest.raises(ValueError, match=r"apply to metric 'gower' only, not 'euclidean'"):
+    with pytest.raises(ValueError, match=r"'binary' applies to metric 'gower' only \(004 eq. 5\), not 'euclidean'"):
         OSBR(metric="euclidean", binary=["x"]).disguise(np.array([[0.0], [1.0]]), ["x"])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import jsonschema
 import pytest
@@ -221,3 +222,18 @@ def test_load_names_the_file(tmp_path, features_and_osbr):
     path.write_text("{")
     with pytest.raises(ReportError, match="not valid JSON"):
         read(path)
+
+
+def test_the_summary_says_why_an_attack_was_skipped(features_and_osbr):
+    """"multilateration skipped" alone left the reader guessing; the console gives the report's reason."""
+    report = copy.deepcopy(features_and_osbr.report)
+    report["privacy"]["b"]["attacks"]["multilateration"] = {"skipped": "needs Euclidean distances, not metric 'gower'"}
+    line = next(line for line in summary_table(report).splitlines() if line.startswith("privacy of b "))
+    assert line.endswith("multilateration skipped (needs Euclidean distances, not metric 'gower')"), line
+
+
+def test_the_summary_says_what_a_party_timed_of_its_own_check(features_and_osbr):
+    """A bare "; 0.002 s" at the end of the own-check line did not say what took it: drbt times its draws and
+    their local stress (004 §5.2 steps 2-3)."""
+    line = next(line for line in summary_table(features_and_osbr.report).splitlines() if line.startswith("own check a:"))
+    assert re.search(r"kept draw 1 of 1 tried; drawn and measured in \d+\.\d{3} s$", line), line

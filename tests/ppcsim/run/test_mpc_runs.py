@@ -97,6 +97,7 @@ def test_ppc_run_three_parties_gives_plain_lloyds_labels_and_counts_every_relaye
     assert any("cannot compute" in line for line in report["security"]["coordinator_learns"])
     assert "<h2>Secure multiparty computation</h2>" in (tmp_path / "out" / "report.html").read_text()
     assert "mpc: 3 share-holders" in done.stderr
+    assert " s from the first party's Relay stream to the last one's end" in done.stderr  # what was timed
 
 
 def _result_bytes(report, name):

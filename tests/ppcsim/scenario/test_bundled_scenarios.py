@@ -75,7 +75,7 @@ def test_the_readmes_demo_output_is_what_the_demo_prints(demo_run):
     the wire bytes (TLS and HTTP/2 framing vary from run to run: within 3% here), the seconds a step took, and the
     elision."""
     out, proc = demo_run
-    timed = re.compile(r"; [\d.]+ s$")
+    timed = re.compile(r"(?<= )[\d.]+ s$")
     printed = [timed.sub("", p) for p in (proc.stdout + proc.stderr).splitlines()]
     readme = (ROOT / "README.md").read_text().split("The demo prints what happens", 1)[1].split("## Running", 1)[0]
     blocks = [b.split("```", 1)[0] for b in readme.split("```\n")[1::2]]

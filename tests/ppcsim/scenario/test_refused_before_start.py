@@ -209,3 +209,21 @@ def test_a_party_by_hand_is_told_the_closest_column_of_a_built_in_set_as_ppc_run
                    cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert expected[0] in proc.stderr
+
+
+def test_osbr_column_kinds_outside_gower_are_refused_at_load_with_the_fix(tmp_path):
+    """``categorical`` with ``jaccard`` (as a header-less nominal file such as UCI's chess invites) used to pass the
+    loader and stop the party process once the coordinator had started; it is now one of the listed problems."""
+    path = write(tmp_path, BASE.replace('method = "drbt"\nk = 2',
+                                        'method = "osbr"\nmetric = "jaccard"\ncategorical = ["x1", "x9"]')
+                 .replace('algorithm = "kmeans"', 'algorithm = "agglomerative"')
+                 .replace('method = "none"', 'method = "osbr"\nmetric = "jaccard"'))
+    expected = ["[[parties]] 'a': 'categorical' applies to metric 'gower' only (004 eq. 5), not 'jaccard': set "
+                "metric = \"gower\" for nominal or asymmetric binary columns (eq. 4, 'jaccard', reads 0/1 columns only)"]
+    assert errors(path) == expected
+    assert errors(path, "party", "a") == expected
+    gower = path.read_text().replace('metric = "jaccard"\ncategorical', 'metric = "gower"\ncategorical', 1)
+    path.write_text(gower.replace('metric = "jaccard"', 'metric = "gower"'))
+    assert errors(path) == ["[[parties]] 'a': 'categorical' names x9, which are not among the party's columns"]
+    path.write_text(gower.replace('metric = "jaccard"', 'metric = "gower"').replace('"x1", "x9"', '"x1"'))
+    load_scenario(path)

@@ -140,6 +140,10 @@ def test_with_tokens_an_unauthenticated_hostile_upload_never_touches_the_session
     c = coordinator
     digest = lambda token: hashlib.sha256(token.encode()).hexdigest()  # noqa: E731
     bearer = lambda token: (("authorization", f"Bearer {token}"),)  # noqa: E731
+    # a session without tokens beside it, whatever ran before on this worker: the coordinator then admits a stream
+    # without a token to its first message, so each refusal below is the session's own, naming the party (with
+    # token sessions alone it is refused before its first message, unnamed: Registry.admits)
+    fresh(c, join=())
     session = fresh(c, tokens={"a": digest("token-a"), "b": digest("token-b")}, metadata=bearer("token-a"))
     name = session.spec.name
     before = session.ledger.entries()

@@ -292,7 +292,7 @@ def main() -> None:
                    "privacy": privacy(report), "coordinator_learns": LEARNS[name]}
             rows_out.append(row)
             print(f"{row['protocol_seconds']:.2f} s (median of {row['repeats']}), {row['payload_up']:,} B up, "
-                  f"{row['rounds']} rounds, ARI {row['ari_vs_plain']:.3f}, load {row['load']:.1f}", flush=True)
+                  f"{row['rounds']} round{'' if row['rounds'] == 1 else 's'}, ARI {row['ari_vs_plain']:.3f}, load {row['load']:.1f}", flush=True)
             save(args.out / "comparison.csv", kept, rows_out)  # after every run: a stopped run keeps its rows
     rows_out = save(args.out / "comparison.csv", kept, rows_out)
     figure(rows_out, args.out / "figures", VARIANTS, LINKS)

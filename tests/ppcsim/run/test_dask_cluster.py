@@ -132,7 +132,7 @@ def test_reproduction_projections_on_the_cluster_equal_the_serial_run(cluster):
     lines = []
     with distributed.Client(cluster.scheduler_address) as client:
         jobs = ClusterTasks(client)
-        assert str(jobs) == "2 Dask worker"
+        assert str(jobs) == "2 Dask worker processes"
         on_cluster = rp.run_tasks(X, d, tasks, jobs=jobs, label="t", progress=lines.append)
     assert on_cluster == serial
     assert lines[-1].startswith(f"  t: {len(tasks)}/{len(tasks)} projections")

@@ -53,7 +53,7 @@ from parties.disguise import disguise  # noqa: E402
 from parties.mpc import free_port  # noqa: E402
 from parties.spu_env import problem as spu_problem  # noqa: E402
 from parties.spu_run import TRACE_VARIABLE, program_command, program_env  # noqa: E402
-from ppcsim.run.observers.mpc import reference  # noqa: E402
+from ppcsim.run.observers.secure_aggregation import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
 
 process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit

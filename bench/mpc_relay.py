@@ -38,7 +38,7 @@ from harness import Figures, blobs_scenario, ppc_run  # noqa: E402
 
 from parties.disguise import disguise  # noqa: E402
 from parties.mpc import free_port  # noqa: E402
-from ppcsim.run.observers.mpc import reference  # noqa: E402
+from ppcsim.run.observers.secure_aggregation import reference  # noqa: E402
 from ppcsim.scenario.load import load_scenario  # noqa: E402
 
 process_settings()  # ppc's process settings: this process's allocator, and what the processes it starts inherit

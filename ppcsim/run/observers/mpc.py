@@ -17,23 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from coordinator.clustering import cluster
-from coordinator.combine import Combined
 from coordinator.protocols.mpc import HELPER, threshold
-from parties.disguise import disguise
-from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.settings import Settings
-from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Skipped, Utility
-from ppcsim.run.observer import true_labels
-from ppcsim.run.observers.secure_aggregation import joined_data
+from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Skipped
+from ppcsim.run.observers.secure_aggregation import rounds_utility
 from ppcsim.scenario.load import Scenario
-
-
-def reference(X: np.ndarray, init: np.ndarray, k: int, rounds: int):
-    """scikit-learn's Lloyd's k-means from the records ``init``, at most ``rounds`` centre updates."""
-    from sklearn.cluster import KMeans
-
-    return KMeans(n_clusters=k, init=X[init], n_init=1, max_iter=rounds, tol=0.0, algorithm="lloyd").fit(X)
 
 
 def roles(n_parties: int, helper: bool, reveal_centres: bool, engine: str = "mpyc") -> MpcPrivacy:
@@ -84,31 +72,14 @@ def honest_majority(engine: str, n_parties: int, helper: bool, what: str, ring: 
 
 def evaluate_mpc(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
     """The ``utility`` and ``privacy`` of a finished MPC session."""
-    own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
-    outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
-    X = joined_data(scenario, outcome, own)
-    labels = outcome.labels
-    same = reference(X, arbiter.init, spec.n_clusters, spec.max_iter)
-    plain = cluster(scenario.clustering, Combined(features=X))
-    utility = Utility(
-        reference=f"scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, max_iter = "
-                  f"{spec.max_iter})",
-        labels_equal_same_init=bool(np.array_equal(same.labels_, labels)),
-        vs_same_init=agreement(same.labels_, labels),
-        vs_original=agreement(plain, labels),
-        reference_original="the scenario's k-means on the joined normalised data (its restarts)",
-    )
-    opened = {p: r[1] for p, r in arbiter.hub.results.items()}
+    spec = session.spec.clustering
+    _, _, utility, same = rounds_utility(scenario, session, own, described=f"max_iter = {spec.max_iter}")
+    opened = {p: r[1] for p, r in session.arbiter.hub.results.items()}
     first = opened.get(scenario.parties[0].name, b"")
     if spec.reveal_centres and first:
         centres = np.frombuffer(first, dtype="<f8").reshape(spec.n_clusters, -1)
         if centres.shape == same.cluster_centers_.shape:
             utility.extra["centres_max_abs_error"] = float(np.abs(centres - same.cluster_centers_).max())
-    name = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
-    truth = true_labels(scenario, own[name].data.ids[outcome.join.index[name]])
-    if truth is not None:
-        utility.vs_truth = agreement(truth, labels)
-        utility.original_vs_truth = agreement(truth, plain)
     privacy = roles(len(scenario.parties), spec.helper, spec.reveal_centres, spec.engine)
     return Evaluation(utility=utility, privacy=privacy if settings is None or settings.attacks
                       else Skipped(skipped="--no-attacks"))

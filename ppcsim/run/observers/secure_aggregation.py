@@ -56,38 +56,46 @@ def joined_data(scenario: Scenario, outcome, own) -> np.ndarray:
     return np.hstack([own[p.name].X[outcome.join.index[p.name]] for p in scenario.parties])
 
 
-def reference_labels(X: np.ndarray, init: np.ndarray, k: int, max_iter: int) -> np.ndarray:
-    """scikit-learn's Lloyd's k-means from the records ``init`` (one start, strict convergence)."""
+def reference(X: np.ndarray, init: np.ndarray, k: int, max_iter: int):
+    """scikit-learn's Lloyd's k-means from the records ``init``, fitted: one start, ``tol = 0``, so at most
+    ``max_iter`` centre updates and fewer only where no label changes (an MPC's fixed rounds, secure aggregation's
+    rounds to convergence)."""
     from sklearn.cluster import KMeans
 
-    return KMeans(n_clusters=k, init=X[init], n_init=1, max_iter=max_iter, tol=0.0,
-                  algorithm="lloyd").fit(X).labels_
+    return KMeans(n_clusters=k, init=X[init], n_init=1, max_iter=max_iter, tol=0.0, algorithm="lloyd").fit(X)
 
 
-def rounds_utility(scenario: Scenario, session, own=None) -> tuple[dict, np.ndarray, np.ndarray, Utility]:
-    """What the rounds' labels are measured against, for either reveal: each party's data and disguise (``own``,
-    else replayed from the scenario), the joined normalised data, the scenario's usual clustering of it and the
-    ``Utility`` against scikit-learn's Lloyd's from the same initial records (``reference_labels``)."""
+def rounds_utility(scenario: Scenario, session, own=None, described: str = "strict convergence"):
+    """What the rounds' labels are measured against, for every protocol with rounds (secure aggregation in either
+    reveal, the MPC): each party's data and disguise (``own``, else replayed from the scenario), the joined
+    normalised data ``X``, the ``Utility`` against scikit-learn's Lloyd's from the same initial records (``reference``,
+    ``described`` in the report's words), the scenario's usual clustering of ``X`` and the true labels where the
+    data has them, and that reference's fitted model. Returns ``(own, X, utility, same)``."""
     own = own or {cfg.name: disguise(cfg) for cfg in scenario.parties}
     outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
     X = joined_data(scenario, outcome, own)
     labels = outcome.labels
-    same = reference_labels(X, arbiter.init, spec.n_clusters, spec.max_iter)
+    same = reference(X, arbiter.init, spec.n_clusters, spec.max_iter)
     plain = cluster(scenario.clustering, Combined(features=X))
     utility = Utility(
-        reference="scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, strict convergence)",
-        labels_equal_same_init=bool(np.array_equal(same, labels)),
-        vs_same_init=agreement(same, labels),
+        reference=f"scikit-learn KMeans from the same initial records (n_init = 1, Lloyd, {described})",
+        labels_equal_same_init=bool(np.array_equal(same.labels_, labels)),
+        vs_same_init=agreement(same.labels_, labels),
         vs_original=agreement(plain, labels),
         reference_original="the scenario's k-means on the joined normalised data (its restarts)",
     )
-    return own, X, plain, utility
+    first = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
+    truth = true_labels(scenario, own[first].data.ids[outcome.join.index[first]])
+    if truth is not None:
+        utility.vs_truth = agreement(truth, labels)
+        utility.original_vs_truth = agreement(truth, plain)
+    return own, X, utility, same
 
 
 def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
     """The ``utility`` and ``privacy`` of a finished secure-aggregation session (``result["utility"]`` reads one
     as report.json holds it)."""
-    own, X, plain, utility = rounds_utility(scenario, session, own)
+    own, X, utility, _ = rounds_utility(scenario, session, own)
     outcome, arbiter, spec = session.outcome, session.arbiter, session.spec.clustering
     labels = outcome.labels
     # the fixed-point error of the last round's sums: at convergence its centres are the final clusters' means
@@ -102,11 +110,6 @@ def evaluate_secure(scenario: Scenario, session, settings: Settings | None, own=
         read = arbiter.seen[:, full] / 2.0**spec.scale_bits
         utility.fixed_point = FixedPoint(scale_bits=spec.scale_bits, max_abs_error=float(np.abs(read - exact).max()),
                                          bound=len(scenario.parties) * 2.0 ** -(spec.scale_bits + 1))
-    first = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
-    truth = true_labels(scenario, own[first].data.ids[outcome.join.index[first]])
-    if truth is not None:
-        utility.vs_truth = agreement(truth, labels)
-        utility.original_vs_truth = agreement(truth, plain)
     return Evaluation(utility=utility, privacy=privacy(scenario, session, own, X)
                       if settings is None or settings.attacks else Skipped(skipped="--no-attacks"))
 

@@ -17,10 +17,8 @@ labels.
 from __future__ import annotations
 
 from coordinator.protocols.mpc import HELPER, threshold
-from ppcsim.evaluate.agreement import agreement
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Arbiter, Evaluation, MpcPrivacy, Placement, Skipped
-from ppcsim.run.observer import true_labels
 from ppcsim.run.observers.mpc import honest_majority
 from ppcsim.run.observers.secure_aggregation import PLACEMENT, rounds_utility
 from ppcsim.scenario.load import Scenario
@@ -64,14 +62,8 @@ def roles(n_parties: int, helper: bool, engine: str = "mpyc") -> MpcPrivacy:
 
 def evaluate_labels(scenario: Scenario, session, settings: Settings | None, own=None) -> Evaluation:
     """The ``utility`` and ``privacy`` of a finished secure-aggregation session that opened the labels only."""
-    own, _, plain, utility = rounds_utility(scenario, session, own)
-    outcome, spec = session.outcome, session.spec.clustering
-    labels = outcome.labels
-    name = scenario.parties[0].name  # the join's ids may be pseudonyms: the records' own ids from a party's rows
-    truth = true_labels(scenario, own[name].data.ids[outcome.join.index[name]])
-    if truth is not None:
-        utility.vs_truth = agreement(truth, labels)
-        utility.original_vs_truth = agreement(truth, plain)
+    _, _, utility, _ = rounds_utility(scenario, session, own)
+    spec = session.spec.clustering
     privacy = roles(len(scenario.parties), spec.helper, spec.engine)
     return Evaluation(utility=utility, privacy=privacy if settings is None or settings.attacks
                       else Skipped(skipped="--no-attacks"))

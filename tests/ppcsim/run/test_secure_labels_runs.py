@@ -117,9 +117,12 @@ def test_an_arbiter_from_the_docs_places_no_record_in_the_labels_mode(tmp_path, 
     assert placement_error(estimate, X, scaled=True) >= 0.5
 
 
-def test_a_party_refuses_a_coordinator_running_the_distances_mode_its_file_does_not_say(tmp_path, monkeypatch):
-    out, session = serve(tmp_path, six(reveal="distances"), six(), monkeypatch)
+@pytest.mark.parametrize("told, says", [("distances", "labels"), ("labels", "distances")])
+def test_a_party_refuses_a_coordinator_running_the_mode_its_file_does_not_say(tmp_path, monkeypatch, told, says):
+    """The distances mode where the file keeps them hidden, and the labels-only mode where the file says the
+    distances (docs/protocol.md's table of terms: either way the file's mode is the one run)."""
+    out, session = serve(tmp_path, six(reveal=told), six(reveal=says), monkeypatch)
     for name, (code, err) in out.items():
         assert code != 0 and "Traceback" not in err, f"{name}: {err}"
-        assert "reveal = \"labels\"" in err and "opening the distances" in err, err
-    assert not [e for e in session.ledger.entries() if e.rpc == "PostDistances"]
+        assert f"reveal = \"{says}\"" in err and f"opening the {told}" in err, err
+    assert not [e for e in session.ledger.entries() if e.rpc in ("PostDistances", "Relay")]

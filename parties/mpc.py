@@ -373,16 +373,12 @@ def mpc_fields(header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray) 
     return fields
 
 
-def confirm_mpc(link, header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray, n_rows: int,
-                pair: KeyPair, peers: dict[str, bytes], session: str, me: str, terms: Terms | None = None) -> None:
-    """Before any share: check the alignment alone (parties.secagg.check_alignment; a refusal is told to the
-    coordinator, which fails the session), then confirm to every other data party, through the coordinator's
-    Confirm, what the coordinator told this party (``mpc_fields``), as secure-aggregation parties do
-    (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
-    naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
-    fields include its name and key, so every data party computes with the same helper. ``terms``: this
-    party's own (parties.protocols.terms), checked with the alignment: its share-holders, helper, k, rounds, scale and
-    whether the centres are opened."""
+def check_mpc(link, header: AlignmentHeader, positions: np.ndarray, n_rows: int, me: str,
+              terms: Terms | None = None) -> None:
+    """Before anything of the MPC starts (its program, SPU's environment, any share): check the alignment alone
+    (parties.secagg.check_alignment) and, with ``terms``, this party's own (parties.protocols.terms: its
+    share-holders, helper, engine, k, rounds, scale and whether the centres are opened); a refusal is told to the
+    coordinator, which fails the session."""
     try:
         check_alignment(header, positions, n_rows, me)
         if terms is not None:
@@ -390,6 +386,15 @@ def confirm_mpc(link, header: AlignmentHeader, positions: np.ndarray, ids: np.nd
     except PartyError as exc:
         link.refuse(str(exc))
         raise
+
+
+def confirm_mpc(link, header: AlignmentHeader, positions: np.ndarray, ids: np.ndarray, pair: KeyPair,
+                peers: dict[str, bytes], session: str, me: str) -> None:
+    """Before any share, once ``check_mpc`` has passed: confirm to every other data party, through the
+    coordinator's Confirm, what the coordinator told this party (``mpc_fields``), as secure-aggregation parties do
+    (parties.secagg.confirm_alignment: HMAC tags under an HKDF key of the pair's X25519 secret); PartyError,
+    naming the fields, if another party was told otherwise. The helper holds no data and confirms nothing: the
+    fields include its name and key, so every data party computes with the same helper."""
     confirm_alignment(link, pair, peers, list(header.parties), session, me, mpc_fields(header, positions, ids))
 
 

@@ -259,7 +259,7 @@ class Steps:
         """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
         its MPyC program with every link relayed over the client's Relay stream."""
         from parties.mpc import METHOD as MPC_METHOD
-        from parties.mpc import confirm_mpc, run_mpc
+        from parties.mpc import check_mpc, confirm_mpc, run_mpc
         from parties.spu_run import refuse_unless_ready, run_spu
 
         self.step = "running the MPC k-means"
@@ -281,13 +281,15 @@ class Steps:
                 raise PartyError(f"the coordinator names a helper '{header.mpc_helper}' that is a party of the "
                                  "session or gives it no 32-byte key")
             keys[header.mpc_helper] = header.mpc_helper_key
+        # this party's terms first (the engine among them), then whether that engine can run here
+        check_mpc(link, header, positions, len(done.X), name, self.terms)
         refuse_unless_ready(link, header)
         if header.mpc_engine != "spu" and (problem := missing("mpc")) is not None:  # told before any share exists
             link.refuse(problem)
             raise PartyError(problem)
         def confirm() -> None:
-            confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, len(done.X), self.pair, keys,
-                        client.session, name, self.terms)
+            confirm_mpc(link, header, positions, done.data.ids if ids is None else ids, self.pair, keys,
+                        client.session, name)
 
         X = np.ascontiguousarray(done.X[positions.astype(np.intp)], dtype=np.float64)
         relay = lambda items: client.relay(items, timeout=self.left())  # noqa: E731

@@ -102,6 +102,12 @@ def labels_rounds(link, header: AlignmentHeader, positions: np.ndarray, X: np.nd
     except PartyError as exc:
         link.refuse(str(exc))
         raise
+    # once its terms hold, whether its engine can run here: before any share of the data leaves
+    refuse_unless_ready(link, header)  # SPU's environment
+    if (header.mpc_engine != "spu"
+            and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None):
+        link.refuse(problem)  # this argmin runs on MPyC
+        raise PartyError(problem)
     def confirm() -> None:
         confirm_alignment(link, pair, peers, order, session, me, labels_fields(header, positions, ids))
 
@@ -142,12 +148,6 @@ def secure_session(link, upload, peers: list, pair: KeyPair, X: np.ndarray, ids:
         link.refuse(why)
         raise PartyError(why)
     result: RoundsResult | MpcResult
-    if mode == LABELS:
-        refuse_unless_ready(link, header)  # SPU's environment, before any share of the data leaves
-    if (mode == LABELS and header.mpc_engine != "spu"
-            and (problem := missing("mpc", 'secure aggregation opening the labels only')) is not None):
-        link.refuse(problem)  # before any share of the data leaves: this argmin runs on MPyC
-        raise PartyError(problem)
     if mode == LABELS:
         result = labels_rounds(link, header, positions, X, ids, pair, keys, session, me, deadline, parties=parties,
                                terms=terms, log=log)

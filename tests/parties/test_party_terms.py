@@ -25,6 +25,7 @@ from coordinator import handlers
 from coordinator.protocols import secagg
 from coordinator.registry import Registry
 from coordinator.server import start_server
+from parties import spu_env
 from parties.errors import PartyError
 from parties.protocols.terms import DEFAULT_MIN_CLUSTER_SIZE, Terms
 from parties.serde import AlignmentHeader
@@ -156,6 +157,16 @@ def test_mpc_opening_the_centres_in_the_alignment_only_is_refused_before_any_sha
     out, session = serve_weaker(tmp_path, MPC, lambda spec: spec, ["a", "b", "c"])
     assert_every_party_refused(out, "its reveal_centres is true", "says reveal_centres = false")
     assert "Relay" not in rpcs(session)  # no MPC program ever started: no share exists
+
+
+def test_an_mpc_on_an_engine_the_file_does_not_name_is_refused_before_the_engine_is_looked_for(tmp_path, monkeypatch):
+    """The coordinator runs the parties' MPC on SPU; their file names no engine (MPyC). Each refuses the engine by
+    its term before it looks for SPU's environment (here one that does not exist) or starts any program."""
+    monkeypatch.setenv(spu_env.VARIABLE, str(tmp_path / "no-such-env" / "bin" / "python"))
+    out, session = serve_weaker(tmp_path, MPC, clustering(engine="spu"), ["a", "b", "c"])
+    assert_every_party_refused(out, 'its MPC engine is "spu"', 'says [clustering] engine = "mpyc"')
+    assert not any("no-such-env" in err for _, err in out.values())
+    assert "Relay" not in rpcs(session)  # no program ever started: no share exists
 
 
 # -- at a round's labels: the least cluster ------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from coordinator.protocols import secagg
 from coordinator.registry import Registry
 from coordinator.server import start_server
 from coordinator.session import DONE
+from parties import spu_env
 from parties.disguise import disguise
 from ppcsim.evaluate.arbiter import place_from_labels, placement_error
 from ppcsim.scenario.load import load_scenario
@@ -126,3 +127,16 @@ def test_a_party_refuses_a_coordinator_running_the_mode_its_file_does_not_say(tm
         assert code != 0 and "Traceback" not in err, f"{name}: {err}"
         assert f"reveal = \"{says}\"" in err and f"opening the {told}" in err, err
     assert not [e for e in session.ledger.entries() if e.rpc in ("PostDistances", "Relay")]
+
+
+def test_a_party_refuses_an_engine_its_file_does_not_name_before_the_engine_is_asked_for(tmp_path, monkeypatch):
+    """A coordinator running the argmin on SPU for parties whose file says nothing (MPyC): each refuses the engine
+    by its term, before it looks for SPU's environment or starts any program, so the refusal is the same whether
+    SPU is installed here or not (here: not, as the parties see it)."""
+    monkeypatch.setenv(spu_env.VARIABLE, str(tmp_path / "no-such-env" / "bin" / "python"))
+    out, session = serve(tmp_path, six(engine="spu"), six(), monkeypatch)
+    for name, (code, err) in out.items():
+        assert code != 0 and "Traceback" not in err, f"{name}: {err}"
+        assert 'its MPC engine is "spu", but this party\'s scenario file' in err and 'engine = "mpyc"' in err, err
+        assert "no-such-env" not in err and "spu-env" not in err, err
+    assert not [e for e in session.ledger.entries() if e.rpc == "Relay"]

@@ -1,0 +1,39 @@
+"""The SPU k-means program's division (parties/spu_kmeans.py: ``divide``), checked in floating point with numpy
+in place of jax: the steps SPU runs on shares, so that a wrong normalisation or step fails here in a second."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parties.spu_kmeans import DIVISION_STEPS, divide
+
+
+@pytest.mark.parametrize("m", [1, 7, 1000, 100_000])
+def test_divide_gives_every_mean_to_goldschmidts_bound(m):
+    rng = np.random.default_rng(m)
+    counts = np.unique(np.concatenate([[1, m], 2 ** np.arange(m.bit_length()), rng.integers(1, m + 1, 200)]))
+    counts = counts[(counts >= 1) & (counts <= m)].astype(float)
+    D = 3
+    means = rng.normal(size=(len(counts), D)) * 5
+    E = np.hstack([means * counts[:, None], counts[:, None]])
+    out = divide(np, E, np.zeros((len(counts), D)), m)
+    bound = (1 / 17) ** (2 ** DIVISION_STEPS)  # 1.2e-5 for two steps
+    assert np.max(np.abs(out - means) / np.abs(means)) <= bound * 1.0001
+    assert np.max(np.abs(out - means) / np.abs(means)) > bound / 100  # two steps, not more: the bound is tight
+
+
+def test_an_empty_cluster_keeps_its_centre_and_the_others_move():
+    C = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    E = np.array([[0.0, 0.0, 0.0], [6.0, 9.0, 3.0], [0.0, 0.0, 0.0]])  # clusters 0 and 2 empty, 1 has 3 records
+    out = divide(np, E, C, 10)
+    assert np.array_equal(out[[0, 2]], C[[0, 2]])
+    assert np.allclose(out[1], [2.0, 3.0], rtol=1.3e-5)
+
+
+def test_the_largest_count_is_normalised_by_its_own_highest_bit():
+    # m = 15: a count of 15 has its highest bit at 2^3 and scales by 2^-4 into [1/2, 1)
+    E = np.array([[15.0, 15.0], [24.0, 8.0]])
+    assert np.allclose(divide(np, E, np.zeros((2, 1)), 15), [[1.0], [3.0]], rtol=1.3e-5)
+    # a bound one bit short (as if m were 7) leaves 15 at 15/8, where the steps diverge: the bound matters
+    assert not np.allclose(divide(np, E, np.zeros((2, 1)), 7), [[1.0], [3.0]], rtol=1e-2)

@@ -238,10 +238,16 @@ def run_scenario(
                 procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
                                                 logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
-            if settings is not None:  # the evaluation's imports, while the parties start (they take seconds)
-                threading.Thread(target=progress.observer.prepare, args=(scenario,), name="prepare-evaluation",
-                                 daemon=True).start()
+            # the evaluation's imports (they take seconds) in a thread, while the parties start, or once the session
+            # is over for one whose messages wait on each other (Observer.prepare_early)
+            preparing = threading.Thread(target=progress.observer.prepare, args=(scenario,), name="prepare-evaluation",
+                                         daemon=True)
+            early = settings is not None and progress.observer.prepare_early(scenario)
+            if early:
+                preparing.start()
             failure = _watch(session, procs, logs, progress, scenario.deadline)
+            if settings is not None and not early and session.state == DONE:
+                preparing.start()
             if session.state == DONE:
                 timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]
                 progress.say(f"clustered {len(session.wait(0).join.ids):,} records; parties fetching results")

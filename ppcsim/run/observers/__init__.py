@@ -42,9 +42,16 @@ class Observer:
         """The modules ``evaluate`` imports (scikit-learn and scipy among them: a second or more)."""
         return ["ppcsim.run.observer"]
 
+    def prepare_early(self, scenario) -> bool:
+        """Whether ``ppc run`` imports the evaluation's modules (``prepare``) while the parties start and
+        compute (True), or once the session is over, while the parties fetch their results and exit (False):
+        for a session whose rounds wait on messages in sequence through the coordinator (an MPC over the
+        relay), where an import holding the coordinator's interpreter lock delays every message it relays."""
+        return True
+
     def prepare(self, scenario) -> None:
         """Import what ``evaluate`` will need (``modules``), so that ``ppc run`` can do it in a thread of its
-        own while the parties start and compute, not after them; nothing else changes."""
+        own beside the session (``prepare_early`` says when), not after it; nothing else changes."""
         for name in self.modules(scenario):
             importlib.import_module(name)
 
@@ -111,6 +118,9 @@ class SecureAggregationObserver(Observer):
         session, _, own = simulate_secure(scenario, log=log)  # rounds, each party a thread
         return session, own
 
+    def prepare_early(self, scenario):
+        return not scenario.clustering.labels_only  # the argmin's messages go through the relay in sequence
+
     def needs_processes(self, scenario):
         return 'protocol = "secure_aggregation" with reveal = "labels" (an MPC argmin)' \
             if scenario.clustering.labels_only else None
@@ -126,6 +136,9 @@ class MpcObserver(Observer):
 
     def modules(self, scenario):
         return ["ppcsim.run.observers.mpc"]
+
+    def prepare_early(self, scenario):
+        return False  # every MPC message goes through the relay in sequence
 
     def progress(self, session):
         return rounds_progress(session)

@@ -99,47 +99,69 @@ class LazyJaxNumpy:
 DIVISION_STEPS = 2
 
 
-def divide(jnp, E, C, m: int, steps: int = DIVISION_STEPS):
+def smallest_factor_bits(frac: int) -> int:
+    """The largest ``n`` for which SPU multiplies a secret by the public ``2^-n`` at ``frac`` fractional bits:
+    ``frac - 2`` (measured on SPU 0.9.5: a smaller factor makes a value its concatenations refuse, "not all
+    element has same dtype")."""
+    return frac - 2
+
+
+def scale_bits(m: int, frac: int) -> tuple[int, int]:
+    """``(T, L)`` for ``divide``: every count is below ``2^T`` (``T`` the bit length of ``m``), and a count with
+    highest bit ``h`` is scaled by ``2^(L-h-1)`` into ``[2^(L-1), 2^L)``, ``L`` as small as keeps the smallest
+    factor, ``2^(L-T)``, one SPU takes (``smallest_factor_bits``)."""
+    T = max(int(m).bit_length(), 1)
+    return T, max(T - smallest_factor_bits(frac), 0)
+
+
+def divide(jnp, E, C, m: int, frac: int, steps: int = DIVISION_STEPS):
     """Each cluster's mean, ``E[:, :D] / E[:, D]`` (its sums over its count), with an empty cluster's centre
     kept from ``C``: k x D.
 
-    A count is an integer below ``2^T``, ``T`` the bit length of the public ``m``. Its highest bit ``h`` comes
-    from one secure comparison of the k counts with ``1, 2, 4, ..., 2^(T-1)`` at once, and the comparisons'
-    bits give ``f = 2^-(h+1)`` as a public linear combination (0 for an empty cluster). Scaled by ``f``, a
-    count ``b`` lies in ``[1/2, 1)``, where Goldschmidt's division (the method SPU's own division uses) starts
-    from the linear approximation ``w = 48/17 - 32/17 b`` of ``1/b`` and multiplies numerator and denominator
-    alike by ``2 - (the denominator)`` until the denominator is 1 (the relative error squares each step).
-    Scaling by a power of two loses no bit of the quotient, as a reciprocal ``1/count`` would at ``frac``
-    fractional bits. The sums, the count and the kept centre (``C`` times "empty") are scaled in one
-    product, then each step is one product of both: ``2 + steps`` secure products in sequence. SPU's general
-    division (``sums / count``) normalises over all 64 bits of the ring: with it, and an equality test for
-    the empty clusters, a Lloyd round sent 88 link messages per share-holder (SPU's own profile,
-    ``enable_pphlo_profile``; 54 of them the division's); with this one, 51. At 100,000 records its labels
-    were all equal to scikit-learn's from the same initial records, where the general division's differed
-    in 3.
+    A count is an integer below ``2^T`` (``scale_bits``). Its highest bit ``h`` comes from one secure
+    comparison of the k counts with ``1, 2, 4, ..., 2^(T-1)`` at once; the comparisons' bits ``g_t`` give the
+    integer ``2^(T-h-1) = sum_t (g_t - g_(t+1)) 2^(T-t-1)`` and "empty" ``= 1 - g_0`` in one product with
+    public integers, and ``f = 2^(L-h-1)`` (0 for an empty cluster) from a product with ``2^(L-T)``. Scaled
+    by ``f``, a count ``b`` lies in ``[2^(L-1), 2^L)``, where Goldschmidt's division (the method SPU's own
+    division uses) starts from ``w = 2^-L (48/17 - 32/17 2^-L b)``, the linear approximation of ``1/b``,
+    and multiplies numerator and denominator alike by ``2 - (the denominator)``
+    until the denominator is 1 (the relative error squares each step). A power-of-two scaling loses no bit of the quotient, as a
+    reciprocal ``1/count`` would at ``frac`` fractional bits, and an error in ``f`` scales numerator and
+    denominator alike. The sums, the count and the kept centre (``C`` times "empty", exact) are scaled in
+    one product, then each step is one product of both: ``2 + steps`` secure products in sequence.
+
+    SPU's general division (``sums / count``) normalises over all 64 bits of the ring: with it, and an
+    equality test for the empty clusters, a Lloyd round sent 88 link messages per share-holder (SPU's own
+    profile, ``enable_pphlo_profile``; 54 of them the division's); with this one and the comparisons' bits
+    kept boolean (``programs``), 36 to 41. At 100,000 records the labels were all equal to scikit-learn's from the
+    same initial records, where the general division's differed in 3.
     """
     D = C.shape[1]
-    T = max(int(m).bit_length(), 1)
+    T, L = scale_bits(m, frac)
     counts = E[:, D]
-    at_least = (counts[:, None] >= jnp.asarray([float(2 ** t) for t in range(T)])[None, :]).astype(jnp.int32)
-    g = at_least.astype(C.dtype)  # count >= 2^t, as 0/1
-    # 2^-(h+1) = sum_t (g_t - g_(t+1)) 2^-(t+1) = g_0 / 2 - sum_(t>=1) g_t 2^-(t+1)
-    f = g @ jnp.asarray([0.5] + [-(2.0 ** -(t + 1)) for t in range(1, T)])
-    empty = 1.0 - g[:, 0]
+    g = (counts[:, None] >= jnp.asarray([float(2 ** t) for t in range(T)])[None, :]).astype(jnp.int32)
+    weights = [[2 ** (T - 1), -1]] + [[-(2 ** (T - t - 1)), 0] for t in range(1, T)]
+    fe = (g @ jnp.asarray(weights, dtype=jnp.int32) + jnp.asarray([0, 1], dtype=jnp.int32)).astype(C.dtype)
+    f, empty = fe[:, 0] * 2.0 ** (L - T), fe[:, 1]
     Z = jnp.concatenate([E, C], axis=1) * jnp.concatenate(
         [jnp.broadcast_to(f[:, None], E.shape), jnp.broadcast_to(empty[:, None], C.shape)], axis=1)
     Y, keep = Z[:, :D + 1], Z[:, D + 1:]  # scaled sums and count (0 if empty); the kept centre (0 if not)
-    Y = Y * (48.0 / 17.0 - (32.0 / 17.0) * Y[:, D])[:, None]
+    limit = max((frac - 8) // 2, 0)  # w's factor 32/17 2^-2L keeps 8 significant bits
+    while L > limit:  # 2^18 records or more at 16 fractional bits
+        shift = min(L - limit, smallest_factor_bits(frac))
+        Y, L = Y * 2.0 ** -shift, L - shift
+    Y = Y * (2.0 ** -L * 48.0 / 17.0 - (2.0 ** (-2 * L) * 32.0 / 17.0) * Y[:, D])[:, None]
     for _ in range(steps - 1):
         Y = Y * (2.0 - Y[:, D])[:, None]
     return Y[:, :D] * (2.0 - Y[:, D])[:, None] + keep
 
 
-def programs(k: int, rounds: int, init: list[int], m: int):
+def programs(k: int, rounds: int, init: list[int], m: int, frac: int):
     """The jax functions compiled to SPU: stack the blocks (and a column of ones) and take the initial
     centres; one Lloyd round (an assignment and an update); the last assignment (labels). ``m``: the number of
-    records, public (it bounds every count, ``divide``). jax is imported as they are traced, only when a
-    program is compiled, not when it comes from the cache (``compiler``)."""
+    records, public (it bounds every count, ``divide``); ``frac``: the fixed-point type's fractional bits.
+    jax is imported as they are traced, only when a program is compiled, not when it comes from the cache
+    (``compiler``)."""
     jnp = LazyJaxNumpy()
 
     def start(*blocks):
@@ -164,12 +186,15 @@ def programs(k: int, rounds: int, init: list[int], m: int):
         if k == 1:
             return jnp.ones((X.shape[0], 1), dtype=X.dtype)
         le = (jnp.stack([D[:, a] for a, _ in pairs], axis=1)
-              <= jnp.stack([D[:, b] for _, b in pairs], axis=1)).astype(jnp.int32)  # static slices, no gather
-        both = jnp.concatenate([le, 1 - le], axis=1)  # the comparisons, then their negations, as integers 0/1
+              <= jnp.stack([D[:, b] for _, b in pairs], axis=1))  # static slices, no gather
+        # the comparisons' bits and their negations stay boolean shares (a NOT is free), the ANDs are of bits,
+        # and only the one-hot rows become arithmetic shares, in one conversion: converted first, every use of
+        # the integers converted again (with the division below, 38 link messages a round instead of 51)
+        both = jnp.concatenate([le, jnp.logical_not(le)], axis=1)
         F = jnp.stack([jnp.stack([both[:, w] for w in row], axis=1) for row in wins], axis=1)  # m x k x (k - 1)
-        while F.shape[2] > 1:  # AND as a product of integers: exact, no fixed-point truncation
+        while F.shape[2] > 1:  # ceil(log2(k - 1)) rounds of ANDs
             h = F.shape[2] // 2
-            F = jnp.concatenate([F[:, :, :h] * F[:, :, h:2 * h], F[:, :, 2 * h:]], axis=2)
+            F = jnp.concatenate([jnp.logical_and(F[:, :, :h], F[:, :, h:2 * h]), F[:, :, 2 * h:]], axis=2)
         return F[:, :, 0].astype(X.dtype)
 
     def assign(Xe, C):
@@ -177,7 +202,7 @@ def programs(k: int, rounds: int, init: list[int], m: int):
 
     def update(Xe, C):
         U = nearest(Xe[:, :-1], C)  # m x k one-hot
-        return divide(jnp, U.T @ Xe, C, m)  # U^T [X 1]: each cluster's sums and count
+        return divide(jnp, U.T @ Xe, C, m, frac)  # U^T [X 1]: each cluster's sums and count
 
     return start, update, assign
 
@@ -335,11 +360,11 @@ def main(args) -> None:
 
     # 0. compile first (it needs only the public shapes), while the peers start: three programs, run in turn
     names = [f"block{p}" for p, d in enumerate(columns) if d]
-    start, update, assign = programs(k, rounds, init, m)
+    start, update, assign = programs(k, rounds, init, m, frac)
     compiled = compiler(np, libspu, source_of(os.path.abspath(__file__)))
     D = sum(columns)
     run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
-    run_update = compiled(update, [(m, D + 1), (k, D)], ["X", "C"], ["C"], repr((k, m)))
+    run_update = compiled(update, [(m, D + 1), (k, D)], ["X", "C"], ["C"], repr((k, m, frac)))
     run_assign = compiled(assign, [(m, D + 1), (k, D)], ["X", "C"], ["labels"], repr(k))
     trace("compiled")
     args.go.wait()  # --wait-go: the party has confirmed the session

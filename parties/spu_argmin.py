@@ -49,27 +49,17 @@ _spec.loader.exec_module(kmeans)
 
 def argmin_program(senders: int, k: int):
     """The jax function compiled to SPU: the sum of the ``senders`` secret m x k partial distances and each row's
-    argmin, by a tournament over the centres (ceil(log2 k) levels of comparisons; the lower index wins a tie).
-    jax is imported as it is traced, only when it is compiled, not when it comes from the cache."""
+    argmin (the lower index on a tie), as the full k-means finds its nearest centre (``one_hot_nearest``: one
+    comparison of every pair of centres and ANDs of bits, where a tournament takes ceil(log2 k) levels of a
+    comparison and a selection each). jax is imported as it is traced, only when it is compiled, not when it
+    comes from the cache."""
     jnp = kmeans.LazyJaxNumpy()
 
     def argmin(*parts):
         S = parts[0]
         for part in parts[1:]:
             S = S + part
-        values = [S[:, j] for j in range(k)]
-        index = [jnp.full(S.shape[:1], float(j), dtype=S.dtype) for j in range(k)]
-        while len(values) > 1:
-            nv, ni = [], []
-            for a in range(0, len(values) - 1, 2):
-                left = values[a] <= values[a + 1]
-                nv.append(jnp.where(left, values[a], values[a + 1]))
-                ni.append(jnp.where(left, index[a], index[a + 1]))
-            if len(values) % 2:
-                nv.append(values[-1])
-                ni.append(index[-1])
-            values, index = nv, ni
-        return index[0]
+        return kmeans.one_hot_nearest(jnp, S, jnp.int32) @ jnp.arange(k, dtype=jnp.int32)
 
     return argmin
 

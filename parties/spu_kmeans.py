@@ -156,6 +156,31 @@ def divide(jnp, E, C, m: int, frac: int, steps: int = DIVISION_STEPS):
     return Y[:, :D] * (2.0 - Y[:, D])[:, None] + keep
 
 
+def one_hot_nearest(jnp, D, dtype):
+    """Each row's smallest column of the secret m x k ``D`` as a one-hot row of type ``dtype`` (the first on a
+    tie): every pair of columns compared at once (one secure comparison of m x k(k-1)/2 values, not one per
+    tournament match in turn), then column j's entry the AND of its k - 1 wins (``D_j <= D_b`` for each b
+    after j, not ``D_a <= D_j`` for each a before it), ceil(log2(k - 1)) rounds of ANDs of bits. The bits and
+    their negations stay boolean shares (a NOT is free) and only the one-hot rows become arithmetic shares, in
+    one conversion: converted first, every use of the 0/1 integers was converted again (a k-means round sent
+    51 link messages instead of 38)."""
+    k = D.shape[1]
+    if k == 1:
+        return jnp.ones((D.shape[0], 1), dtype=dtype)
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    # for column j, the columns of [D_a <= D_b for every pair a < b, then their negations] that say j wins
+    wins = [[pairs.index((j, b)) if j < b else len(pairs) + pairs.index((b, j)) for b in range(k) if b != j]
+            for j in range(k)]
+    le = (jnp.stack([D[:, a] for a, _ in pairs], axis=1)
+          <= jnp.stack([D[:, b] for _, b in pairs], axis=1))  # static slices, no gather
+    both = jnp.concatenate([le, jnp.logical_not(le)], axis=1)
+    F = jnp.stack([jnp.stack([both[:, w] for w in row], axis=1) for row in wins], axis=1)  # m x k x (k - 1)
+    while F.shape[2] > 1:
+        h = F.shape[2] // 2
+        F = jnp.concatenate([jnp.logical_and(F[:, :, :h], F[:, :, h:2 * h]), F[:, :, 2 * h:]], axis=2)
+    return F[:, :, 0].astype(dtype)
+
+
 def programs(k: int, rounds: int, init: list[int], m: int, frac: int):
     """The jax functions compiled to SPU: stack the blocks (and a column of ones) and take the initial
     centres; one Lloyd round (an assignment and an update); the last assignment (labels). ``m``: the number of
@@ -169,33 +194,12 @@ def programs(k: int, rounds: int, init: list[int], m: int, frac: int):
         ones = X[:, :1] * 0.0 + 1.0  # a secret column like X's own (a concatenation takes one type)
         return jnp.concatenate([X, ones], axis=1), X[jnp.asarray(init)]
 
-    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
-    # for centre j, the columns of [D_a <= D_b for every pair a < b, then their negations] that say j beats
-    # each other centre: D_j <= D_b for b after j, D_j < D_a (not D_a <= D_j) for a before j
-    wins = [[pairs.index((j, b)) if j < b else len(pairs) + pairs.index((b, j)) for b in range(k) if b != j]
-            for j in range(k)]
-
     def nearest(X, C):
-        """Each record's nearest centre as a one-hot row (the first on a tie): every pair of centres compared
-        at once (one secure comparison of m x k(k-1)/2 values, not one per tournament match in turn), then
-        centre j's entry the AND of its k - 1 wins, ceil(log2(k - 1)) rounds of ANDs of bits."""
+        """Each record's nearest centre as a one-hot row (``one_hot_nearest``) from its squared distances."""
         P = jnp.concatenate([X, C], axis=0) @ C.T  # X C^T and C C^T in one product
         m_ = X.shape[0]
         squares = jnp.stack([P[m_ + j, j] for j in range(k)])  # ||c_j||^2, static slices (no gather)
-        D = squares[None, :] - 2 * P[:m_]  # m x k, less ||x_i||^2 (no row's argmin changes)
-        if k == 1:
-            return jnp.ones((X.shape[0], 1), dtype=X.dtype)
-        le = (jnp.stack([D[:, a] for a, _ in pairs], axis=1)
-              <= jnp.stack([D[:, b] for _, b in pairs], axis=1))  # static slices, no gather
-        # the comparisons' bits and their negations stay boolean shares (a NOT is free), the ANDs are of bits,
-        # and only the one-hot rows become arithmetic shares, in one conversion: converted first, every use of
-        # the integers converted again (with the division below, 38 link messages a round instead of 51)
-        both = jnp.concatenate([le, jnp.logical_not(le)], axis=1)
-        F = jnp.stack([jnp.stack([both[:, w] for w in row], axis=1) for row in wins], axis=1)  # m x k x (k - 1)
-        while F.shape[2] > 1:  # ceil(log2(k - 1)) rounds of ANDs
-            h = F.shape[2] // 2
-            F = jnp.concatenate([jnp.logical_and(F[:, :, :h], F[:, :, h:2 * h]), F[:, :, 2 * h:]], axis=2)
-        return F[:, :, 0].astype(X.dtype)
+        return one_hot_nearest(jnp, squares[None, :] - 2 * P[:m_], X.dtype)  # less ||x_i||^2: no argmin changes
 
     def assign(Xe, C):
         return nearest(Xe[:, :-1], C) @ jnp.arange(k, dtype=Xe.dtype)  # the label of each one-hot row

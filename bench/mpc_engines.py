@@ -79,6 +79,20 @@ def steps(text: str, who: str | None = None) -> str:
     return " ".join(f"{step} +{t - (found[i - 1][0] if i else t):.2f}" for i, (t, step) in enumerate(found))
 
 
+def rounds_seconds(text: str, who: str | None = None) -> float | None:
+    """Seconds from the inputs shared to the last round's end in a trace (``steps``'s lines): the rounds alone,
+    without the program's start and its links' set-up; None if the trace does not have them."""
+    at = {}
+    for line in text.splitlines():
+        words = line.split()
+        if line.startswith("spu trace ") and len(words) == 5 and (who is None or words[2] == who):
+            at[words[3].removeprefix("program-")] = float(words[4])
+        elif line.startswith("# trace ") and len(words) == 4:
+            at[words[2]] = float(words[3])
+    rounds = [t for step, t in at.items() if step.startswith("round")]
+    return max(rounds) - at["shared"] if rounds and "shared" in at else None
+
+
 def phases(report: dict) -> str:
     """The whole `ppc run`'s phases from report.json's timing, seconds after the launcher's start."""
     t, c = report["timing"], report["timing"].get("coordinator", {})
@@ -127,7 +141,7 @@ def spu_direct(path: Path, init: list[int], rounds: int, clusters: int, tmp: Pat
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--columns", type=int, default=4, help="columns per party (three parties)")
     parser.add_argument("--rounds", type=int, default=10)
@@ -171,6 +185,12 @@ def main() -> None:
             print(f"trace    spu relayed, p0: {steps(spu['logs'].get('p0', ''), 'p0')}")
             print(f"trace    spu relayed, whole run: {spu['phases']}")
             print(f"trace    spu direct, share-holder 0: {steps(direct_err)}")
+            relayed_rounds, direct_rounds = rounds_seconds(spu["logs"].get("p0", ""), "p0"), rounds_seconds(direct_err)
+            if relayed_rounds and direct_rounds:
+                print(f"trace    rounds alone (inputs shared to the last round): relayed {relayed_rounds:.2f} s, "
+                      f"direct {direct_rounds:.2f} s ({relayed_rounds / direct_rounds:.2f}x)")
+                figures.add("spu_relayed_rounds_seconds", relayed_rounds)
+                figures.add("spu_direct_rounds_seconds", direct_rounds)
         figures.add("spu_mpc_seconds", spu["mpc"])
         figures.add("spu_run_seconds", spu["wall"])
         figures.add("spu_run_cpu_seconds", spu["cpu"])

@@ -1,4 +1,4 @@
-"""Run a whole scenario on this machine: the coordinator here, one OS process per party."""
+"""Run a whole scenario on this machine: the coordinator here, one OS process per party, and one for the relays."""
 
 from __future__ import annotations
 

@@ -143,3 +143,42 @@ def test_a_run_whose_relay_process_dies_fails_naming_it_and_leaves_no_process(tm
     assert f"the relay process (pid {victim}) was killed by signal 9" in stderr
     assert read_report(tmp_path / "out")["error"].startswith(f"the relay process (pid {victim}) was killed")
     assert gone(victim) and all(gone(pid) for pid in parties)
+
+
+def exited(pid: int) -> bool:
+    """Whether process ``pid`` has ended: gone, or a zombie waiting for whichever process adopted it."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_the_relay_process_ends_when_the_launcher_is_killed(tmp_path):
+    path = write_scenario(tmp_path, IRIS_RUN)
+    proc = subprocess.Popen(ppc_cmd("run", path, "--out", tmp_path / "out", "--no-attacks"),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    relay, parties = None, []
+    try:
+        end = time.monotonic() + 60
+        while not parties and proc.poll() is None and time.monotonic() < end:  # parties start once relays listen
+            started = children(proc.pid)
+            relay = next((pid for pid, argv in started if "ppcsim.run.relay" in argv), None)
+            parties = [pid for pid, argv in started if "party" in argv]
+            time.sleep(0.01)
+        assert relay is not None and parties, "the relay process or a party never appeared"
+        proc.kill()  # no finally of the launcher runs: the relay process sees its standard input end
+        proc.wait(timeout=30)
+        end = time.monotonic() + 30
+        while not exited(relay) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert exited(relay)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in parties:  # orphans now: a party retries its lost coordinator until its timeout
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

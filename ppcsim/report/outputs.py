@@ -54,8 +54,9 @@ from protos.ids import as_text, for_file
 
 
 class Relayed(Protocol):
-    """What the report reads of a party's counting relay (ppcsim.run.relay.Relay): the link it shaped and its
-    counts (``counts.up.bytes``, ``counts.down.bytes``, ``counts.connections``)."""
+    """What the report reads of a party's counting relay (ppcsim.run.relay.Relay, or the ProcessRelay that
+    ``ppc run``'s relay process holds for it): the link it shaped and its counts (``counts.up.bytes``,
+    ``counts.down.bytes``, ``counts.connections``)."""
 
     link: Link
     counts: Any

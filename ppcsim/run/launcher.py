@@ -1,4 +1,4 @@
-"""Run a whole scenario on this machine: the coordinator here, one OS process per party."""
+"""Run a whole scenario on this machine: the coordinator here, one OS process per party, and one for the relays."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
 from ppcsim.run.credentials import make_credentials
 from ppcsim.run.observers import observer
-from ppcsim.run.relay import Relay
+from ppcsim.run.relay import RelayProcess
 from ppcsim.scenario.load import Scenario
 
 #: Seconds the parties get, after the session ends, to fetch their results and exit...
@@ -231,8 +231,15 @@ def run_scenario(
                      f"{len(scenario.parties)} parties")
         logs = out / "logs"
         logs.mkdir(parents=True, exist_ok=True)
-        # each party reaches the coordinator through its own relay, which counts (and shapes) its bytes
-        relays = {cfg.name: Relay(address, scenario.link(cfg.name), parties.host).start() for cfg in scenario.parties}
+        # each party reaches the coordinator through its own relay, which counts (and shapes) its bytes; the relays
+        # run in a process of their own, so that their threads never wait for this one's interpreter lock
+        try:
+            relaying = RelayProcess(address, {cfg.name: scenario.link(cfg.name) for cfg in scenario.parties},
+                                    parties.host).start()
+        except RunError:
+            server.stop(grace=0)
+            raise
+        relays = relaying.relays
         try:
             for cfg in scenario.parties:
                 procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
@@ -245,7 +252,7 @@ def run_scenario(
             early = settings is not None and progress.observer.prepare_early(scenario)
             if early:
                 preparing.start()
-            failure = _watch(session, procs, logs, progress, scenario.deadline)
+            failure = _watch(session, procs, logs, progress, scenario.deadline, relaying)
             if settings is not None and not early and session.state == DONE:
                 preparing.start()
             if session.state == DONE:
@@ -254,13 +261,14 @@ def run_scenario(
             joined = len(session.outcome.join.ids) if session.outcome is not None else 0
             failure = failure or _await_exit(procs, logs, EXIT_GRACE + EXIT_GRACE_PER_RECORD * joined)
         finally:
+            died = relaying.check()  # the relays' process gone: the cause of whatever the parties then said
             for p in procs.values():
                 if p.poll() is None:
                     p.kill()
                     p.wait()
             server.stop(grace=1.0)
-            for relay in relays.values():
-                relay.stop()
+            relaying.stop()
+        failure = died or failure or relaying.error
         summaries = {}
         for name in procs:
             path = Path(tmp) / f"{name}.json"
@@ -300,10 +308,14 @@ def _throwaway_credentials(scenario: Scenario, folder: Path) -> Path | None:
     return make_credentials(folder, scenario.name, [p.name for p in scenario.parties])
 
 
-def _watch(session: Session, procs: dict, logs: Path, progress: Progress, deadline: float) -> str | None:
-    """Wait for the session to end; fail it if a party process dies. Returns an error or None."""
+def _watch(session: Session, procs: dict, logs: Path, progress: Progress, deadline: float,
+           relays: RelayProcess | None = None) -> str | None:
+    """Wait for the session to end; fail it if a party process, or the relays' process, dies. Returns an error or
+    None."""
     end = time.monotonic() + deadline + 5.0
     while session.state not in (DONE, FAILED):
+        if relays is not None and (why := relays.check()):
+            session.fail(why)  # before the parties, which then lose their connections and die of it
         for name, p in procs.items():
             code = p.poll()
             if code not in (None, 0):

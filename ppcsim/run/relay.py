@@ -7,21 +7,35 @@ impose a link's bandwidth and one-way latency, so a run shows what a
 protocol's bytes cost on a slower network.
 
 Each direction of a connection is one thread. An unshaped link moves bytes
-with splice(2) through a pipe, inside the kernel, so relaying costs the
-coordinator's process (where the launcher runs the relays) almost no CPU and
-never its interpreter lock; a shaped link reads each chunk, holds it for its
-transmission time and latency, and writes it on.
+with splice(2) through a pipe, inside the kernel; a shaped link reads each
+chunk, holds it for its transmission time and latency, and writes it on.
+
+``ppc run`` starts all of its relays in one child process of their own
+(RelayProcess, ``python -m ppcsim.run.relay``), not in the coordinator's:
+every splice call returns to Python, and in an MPC, where thousands of small
+frames cross in sequence, waiting for the coordinator's interpreter lock at
+each return delayed every frame. The child reports each relay's port when it
+listens and each relay's counts when told to stop, and exits by itself when
+its standard input ends (the launcher is gone). ``Relay`` alone runs its
+threads in the calling process.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ppcsim.errors import RunError
 from ppcsim.scenario.network import Link
 
 READ_BYTES = 1 << 18
@@ -187,3 +201,154 @@ class Relay:
             thread.join(5)
         for sock in self._sockets:
             sock.close()
+
+
+#: Seconds the relay process gets to stop its relays and report their counts before it is killed.
+STOP_SECONDS = 60.0
+
+
+class ProcessRelay:
+    """One party's relay in a RelayProcess: the face of Relay (``address``, ``port``, ``link``, ``counts``,
+    ``start``, ``stop``), its counts filled in when its process stops."""
+
+    def __init__(self, group: RelayProcess, link: Link, host: str, port: int):
+        self.group, self.link, self.host, self.port = group, link, host, port
+        self.counts = Counts()
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def start(self) -> ProcessRelay:
+        return self  # its process started it
+
+    def stop(self) -> None:
+        """Stop the whole relay process (every relay of the run) and read the counts."""
+        self.group.stop()
+
+
+class RelayProcess:
+    """The relays of one run, one per party, in one child process of their own (``python -m ppcsim.run.relay``).
+
+    Parameters
+    ----------
+    target : str
+        The coordinator's HOST:PORT, which every relay dials.
+    links : mapping of str to Link
+        Each party's link, by party name.
+    host : str
+        Where the relays listen (127.0.0.1 unless parties run on other hosts).
+    """
+
+    def __init__(self, target: str, links: Mapping[str, Link], host: str = "127.0.0.1"):
+        self.target, self.links, self.host = target, dict(links), host
+        self.relays: dict[str, ProcessRelay] = {}
+        self.proc: subprocess.Popen | None = None
+        #: Why the relay process failed (it died, or its counts never came), once it has; None while it is well.
+        self.error: str | None = None
+        self._stderr = tempfile.TemporaryFile()
+        self._stopped = False
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def start(self) -> RelayProcess:
+        """Start the process and wait until every relay listens; RunError if it cannot."""
+        spec = {"target": self.target, "host": self.host,
+                "links": [[link.bandwidth_mbit, link.latency_ms] for link in self.links.values()]}
+        self.proc = subprocess.Popen([sys.executable, "-m", "ppcsim.run.relay", json.dumps(spec)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0)
+        assert self.proc.stdout is not None  # stdout=PIPE
+        line = self.proc.stdout.readline()  # unbuffered: reads this line and no further
+        try:
+            ports = json.loads(line)["ports"]
+        except (ValueError, KeyError, TypeError):
+            self._reap()
+            error = self._died("before its relays listened")
+            self._stderr.close()
+            raise RunError(error) from None
+        self.relays = {name: ProcessRelay(self, link, self.host, port)
+                       for (name, link), port in zip(self.links.items(), ports)}
+        return self
+
+    def check(self) -> str | None:
+        """Why the relays are gone if their process died while the run needs them, else None."""
+        if self.proc is None or self._stopped or self.proc.poll() is None:
+            return None
+        return self._died("while the parties were connected through it")
+
+    def stop(self) -> None:
+        """Stop every relay, read their counts, and reap the process (killed if it does not answer); once."""
+        if self._stopped or self.proc is None:
+            return
+        self._stopped = True
+        proc, counts = self.proc, None
+        if proc.poll() is None:
+            try:
+                out, _ = proc.communicate(b"stop\n", timeout=STOP_SECONDS)
+                counts = json.loads(out.splitlines()[-1])["counts"]
+            except subprocess.TimeoutExpired:
+                self.error = (f"the relay process (pid {proc.pid}) did not report its byte counts within "
+                              f"{STOP_SECONDS:g} s of being told to stop")
+            except (ValueError, KeyError, IndexError):
+                self.error = self._died("before it reported its byte counts")
+        else:
+            self.error = self._died("before the run ended")
+        self._reap()
+        self._stderr.close()
+        if counts is not None:
+            for relay, (up, down, connections) in zip(self.relays.values(), counts):
+                relay.counts.up.bytes, relay.counts.down.bytes, relay.counts.connections = up, down, connections
+
+    def _reap(self) -> None:
+        proc = self.proc
+        assert proc is not None
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+    def _died(self, when: str) -> str:
+        """The relay process's end in words: its pid, when, its exit code or signal, and its last line."""
+        proc = self.proc
+        assert proc is not None
+        code = proc.poll()
+        how = ("is still running" if code is None else f"was killed by signal {-code}" if code < 0
+               else f"exited with code {code}")
+        self._stderr.seek(0)
+        lines = [line.strip() for line in self._stderr.read().decode(errors="replace").splitlines() if line.strip()]
+        return f"the relay process (pid {proc.pid}) {how} {when}" + (f": {lines[-1]}" if lines else "")
+
+
+def serve(spec: dict) -> int:
+    """The relay process: start a Relay per link of ``spec`` (``target``, ``host``, ``links`` as [bandwidth,
+    latency] pairs), print their ports as one JSON line, and when a line ``stop`` or the end of standard input
+    comes, stop them and print their counts (up, down, connections) as one JSON line."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in ppc run: the launcher stops this process itself
+    try:
+        relays = [Relay(spec["target"], Link(bandwidth, latency), spec["host"]).start()
+                  for bandwidth, latency in spec["links"]]
+    except OSError as e:
+        print(f"relay process: cannot listen on {spec['host']} or relay to {spec['target']}: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps({"ports": [relay.port for relay in relays]}), flush=True)
+    while (line := sys.stdin.readline()) and line.strip() != "stop":
+        pass  # the end of the input means the launcher is gone: stop all the same
+    for relay in relays:
+        relay.stop()
+    counts = [[r.counts.up.bytes, r.counts.down.bytes, r.counts.connections] for r in relays]
+    try:
+        print(json.dumps({"counts": counts}), flush=True)
+    except OSError:
+        pass  # nobody is left to read them
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve(json.loads(sys.argv[1])))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import errno
 import os
 import sys
 import threading
@@ -51,6 +53,22 @@ def bound_malloc_arenas(arenas: int = MALLOC_ARENAS) -> int | None:
     return arenas if mallopt(M_ARENA_MAX, arenas) else None
 
 
+def quiet_once_stopping(stopping: threading.Event):
+    """An event loop's exception handler that drops the one error gRPC's asyncio layer can leave as its server
+    stops or the process exits: its completion queue's poller woken on a socket already closed (an OSError,
+    "Bad file descriptor", from ``PollerCompletionQueue._handle_events``), which asyncio would print as a
+    traceback though nothing is lost. Every other error, and this one while serving, goes to the loop's
+    default handler."""
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        error = context.get("exception")
+        if stopping.is_set() and isinstance(error, OSError) and error.errno == errno.EBADF:
+            return
+        loop.default_exception_handler(context)
+
+    return handle
+
+
 class Server:
     """A running coordinator server; ``stop`` and ``wait_for_termination`` may be called from any thread."""
 
@@ -58,9 +76,13 @@ class Server:
                  servicer: CoordinatorServicer):
         self._loop, self._server, self._thread, self.servicer = loop, server, thread, servicer
         self._stopped = threading.Event()
+        self._stopping = threading.Event()
+        loop.set_exception_handler(quiet_once_stopping(self._stopping))
+        atexit.register(self._stopping.set)  # gRPC closes its sockets as the interpreter exits
 
     def stop(self, grace: float | None = None) -> threading.Event:
         """Stop serving (calls in flight get ``grace`` seconds to finish); the Event is set once stopped."""
+        self._stopping.set()
         if self._stopped.is_set() or not self._thread.is_alive():
             self._stopped.set()
             return self._stopped

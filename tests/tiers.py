@@ -50,6 +50,8 @@ PROCESS_FILES = frozenset({
 })
 #: Single tests that do, in files that are otherwise unit tests (file::function, every parametrisation).
 PROCESS_TESTS = frozenset({
+    # importing mpyc runs `uname -p` (platform.processor) in a subprocess, when no test imported it before
+    "tests/coordinator/test_secagg_labels.py::test_the_field_element_bytes_are_mpycs",
     "tests/ppcsim/scenario/test_bundled_scenarios.py::test_the_readmes_demo_output_is_what_the_demo_prints",
     "tests/ppcsim/run/test_spu_runs.py::test_an_interpreter_without_spu_is_refused_naming_it",
     "tests/ppcsim/run/test_spu_runs.py::test_ppc_run_refuses_before_anything_starts_when_spu_is_not_set_up",

@@ -43,13 +43,14 @@ share-holders) the model counts bytes, per round, that one share-holder
 sends to the other two together:
 
     inputs     32 m k                       (a data party only: two of the three 8-byte shares to each)
-    argmin     61 m (k - 1)                 (k - 1 comparisons per record, fitted)
-    levels     4,380 ceil(log2 k)           (the tournament's levels: brpc's framing and acknowledgements, fitted)
+    pairs      38 m k (k - 1) / 2           (one comparison of every pair of centres per record, fitted)
+    centres    10 m k                       (the ANDs of the wins and the one-hot rows' conversion, fitted)
     labels     32 m                         (its share, two ring elements, to each)
+    round      5,000                        (brpc's framing and acknowledgements, fitted)
 
-fitted on blobs, three parties, at m = 80, k = 3; m = 160, k = 5 and
-m = 1,000, k = 4 (the mean over the parties within 4% of the model at
-each). ABY3's roles are not symmetric: one share-holder sends up to 5%
+fitted on blobs, three parties of 2 columns, at (m, k) = (1,000, 3),
+(1,000, 4), (500, 5), (1,000, 6) and (2,000, 4) (the mean over the parties
+within 0.1% of the model at each). ABY3's roles are not symmetric: one share-holder sends up to 5%
 more than another, and what a party receives from the other two differs
 more (up to 13% from the model), so the prediction is a central estimate
 with ``SPU_TOLERANCE`` either side. A party receives half of what each
@@ -65,8 +66,9 @@ from coordinator.protocols import mpc
 COMPARISON_EIGHTHS, COMPARISON_CONSTANT = 17, 22
 #: How far (as a fraction, either way) the measured relayed bytes may lie from the prediction (the docstring).
 TOLERANCE = 0.05
-#: SPU: bytes per round a share-holder sends per input value, per comparison, per label, and per tournament level.
-SPU_INPUT, SPU_COMPARISON, SPU_LABEL, SPU_LEVEL = 32, 61, 32, 4380
+#: SPU: bytes per round a share-holder sends per input value, per pair of centres compared and per centre (each
+#: per record), per label, and per round.
+SPU_INPUT, SPU_PAIR, SPU_CENTRE, SPU_LABEL, SPU_ROUND = 32, 38, 10, 32, 5000
 #: SPU: how far (as a fraction, either way) the measured bytes may lie from the prediction.
 SPU_TOLERANCE = 0.15
 
@@ -94,8 +96,8 @@ def predicted(m: int, k: int, rounds: int, bits: int, senders: int, helper: bool
 
 def spu_sent(m: int, k: int, sender: bool) -> int:
     """SPU: bytes one share-holder sends to the other two together in one round (the module's docstring)."""
-    levels = max(k - 1, 0).bit_length()  # ceil(log2 k)
-    return (SPU_INPUT * m * k if sender else 0) + SPU_COMPARISON * m * (k - 1) + SPU_LABEL * m + SPU_LEVEL * levels
+    pairs = k * (k - 1) // 2
+    return (SPU_INPUT * m * k if sender else 0) + SPU_PAIR * m * pairs + SPU_CENTRE * m * k + SPU_LABEL * m + SPU_ROUND
 
 
 def predicted_spu(m: int, k: int, rounds: int, senders: int, helper: bool) -> dict[str, int]:

@@ -207,24 +207,19 @@ class Relay:
 STOP_SECONDS = 60.0
 
 
+@dataclass
 class ProcessRelay:
-    """One party's relay in a RelayProcess: the face of Relay (``address``, ``port``, ``link``, ``counts``,
-    ``start``, ``stop``), its counts filled in when its process stops."""
+    """One party's relay in a RelayProcess, as the launcher and the report read it (``address``, ``port``,
+    ``link``, ``counts``); its counts are filled in when the process stops (``RelayProcess.stop``)."""
 
-    def __init__(self, group: RelayProcess, link: Link, host: str, port: int):
-        self.group, self.link, self.host, self.port = group, link, host, port
-        self.counts = Counts()
+    link: Link
+    host: str
+    port: int
+    counts: Counts = field(default_factory=Counts)
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
-
-    def start(self) -> ProcessRelay:
-        return self  # its process started it
-
-    def stop(self) -> None:
-        """Stop the whole relay process (every relay of the run) and read the counts."""
-        self.group.stop()
 
 
 class RelayProcess:
@@ -268,7 +263,7 @@ class RelayProcess:
             error = self._died("before its relays listened")
             self._stderr.close()
             raise RunError(error) from None
-        self.relays = {name: ProcessRelay(self, link, self.host, port)
+        self.relays = {name: ProcessRelay(link, self.host, port)
                        for (name, link), port in zip(self.links.items(), ports)}
         return self
 

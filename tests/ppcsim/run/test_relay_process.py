@@ -40,7 +40,7 @@ def test_counts_every_byte_once_each_way_in_a_child_process(link):
         assert s.recv(2) == b"ok"
         assert relay_threads() == []  # the pumps run in the child, not here
     time.sleep(0.1)
-    relay.stop()
+    group.stop()
     assert (relay.counts.up.bytes, relay.counts.down.bytes, relay.counts.connections) == (size, 2, 1)
     assert group.error is None and group.proc.returncode == 0 and gone(group.pid)
 

@@ -53,16 +53,22 @@ def bound_malloc_arenas(arenas: int = MALLOC_ARENAS) -> int | None:
     return arenas if mallopt(M_ARENA_MAX, arenas) else None
 
 
+#: Set as the interpreter exits, when gRPC closes its sockets under every server still running.
+EXITING = threading.Event()
+atexit.register(EXITING.set)
+
+
 def quiet_once_stopping(stopping: threading.Event):
     """An event loop's exception handler that drops the one error gRPC's asyncio layer can leave as its server
-    stops or the process exits: its completion queue's poller woken on a socket already closed (an OSError,
-    "Bad file descriptor", from ``PollerCompletionQueue._handle_events``), which asyncio would print as a
-    traceback though nothing is lost. Every other error, and this one while serving, goes to the loop's
-    default handler."""
+    stops (``stopping``) or the process exits (``EXITING``): its completion queue's poller woken on a socket
+    already closed (an OSError, "Bad file descriptor", from ``PollerCompletionQueue._handle_events``), which
+    asyncio would print as a traceback though nothing is lost. Every other error, and this one while serving,
+    goes to the loop's default handler."""
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict) -> None:
         error = context.get("exception")
-        if stopping.is_set() and isinstance(error, OSError) and error.errno == errno.EBADF:
+        ending = stopping.is_set() or EXITING.is_set()
+        if ending and isinstance(error, OSError) and error.errno == errno.EBADF:
             return
         loop.default_exception_handler(context)
 
@@ -78,7 +84,6 @@ class Server:
         self._stopped = threading.Event()
         self._stopping = threading.Event()
         loop.set_exception_handler(quiet_once_stopping(self._stopping))
-        atexit.register(self._stopping.set)  # gRPC closes its sockets as the interpreter exits
 
     def stop(self, grace: float | None = None) -> threading.Event:
         """Stop serving (calls in flight get ``grace`` seconds to finish); the Event is set once stopped."""

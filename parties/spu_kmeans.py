@@ -125,13 +125,14 @@ def divide(jnp, E, C, m: int, frac: int, steps: int = DIVISION_STEPS):
     comparison of the k counts with ``1, 2, 4, ..., 2^(T-1)`` at once; the comparisons' bits ``g_t`` give the
     integer ``2^(T-h-1) = sum_t (g_t - g_(t+1)) 2^(T-t-1)`` and "empty" ``= 1 - g_0`` in one product with
     public integers, and ``f = 2^(L-h-1)`` (0 for an empty cluster) from a product with ``2^(L-T)``. Scaled
-    by ``f``, a count ``b`` lies in ``[2^(L-1), 2^L)``, where Goldschmidt's division (the method SPU's own
-    division uses) starts from ``w = 2^-L (48/17 - 32/17 2^-L b)``, the linear approximation of ``1/b``,
-    and multiplies numerator and denominator alike by ``2 - (the denominator)``
-    until the denominator is 1 (the relative error squares each step). A power-of-two scaling loses no bit of the quotient, as a
-    reciprocal ``1/count`` would at ``frac`` fractional bits, and an error in ``f`` scales numerator and
-    denominator alike. The sums, the count and the kept centre (``C`` times "empty", exact) are scaled in
-    one product, then each step is one product of both: ``2 + steps`` secure products in sequence.
+    by ``f``, a count ``b`` lies in ``[2^(L-1), 2^L)`` (first halved where ``L`` is too large for the next
+    constants to keep 8 significant bits), where Goldschmidt's division (the method SPU's own division uses)
+    starts from ``w = 2^-L (48/17 - 32/17 2^-L b)``, the linear approximation of ``1/b``, and multiplies
+    numerator and denominator alike by ``2 - (the denominator)`` until the denominator is 1 (the relative error
+    squares each step). A power-of-two scaling loses no bit of the quotient, as a reciprocal ``1/count`` would at
+    ``frac`` fractional bits, and an error in ``f`` scales numerator and denominator alike. The sums, the count
+    and the kept centre (``C`` times "empty", exact) are scaled in one product, then each step is one product of
+    both: ``2 + steps`` secure products in sequence.
 
     SPU's general division (``sums / count``) normalises over all 64 bits of the ring: with it, and an
     equality test for the empty clusters, a Lloyd round sent 88 link messages per share-holder (SPU's own

@@ -65,9 +65,9 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def steps(text: str, who: str | None = None) -> str:
+def trace_points(text: str, who: str | None = None) -> list[tuple[float, str]]:
     """The trace lines in ``text`` ("spu trace PARTY STEP SECONDS" of a party, "# trace STEP SECONDS" of a
-    program; ``who``: only that party's) as "step +seconds after the step before", in time order."""
+    program; ``who``: only that party's) as (seconds, step), in time order."""
     found = []
     for line in text.splitlines():
         words = line.split()
@@ -75,20 +75,19 @@ def steps(text: str, who: str | None = None) -> str:
             found.append((float(words[4]), words[3].removeprefix("program-")))
         elif line.startswith("# trace ") and len(words) == 4:
             found.append((float(words[3]), words[2]))
-    found.sort()
+    return sorted(found)
+
+
+def steps(text: str, who: str | None = None) -> str:
+    """The trace's steps (``trace_points``) as "step +seconds after the step before", in time order."""
+    found = trace_points(text, who)
     return " ".join(f"{step} +{t - (found[i - 1][0] if i else t):.2f}" for i, (t, step) in enumerate(found))
 
 
 def rounds_seconds(text: str, who: str | None = None) -> float | None:
-    """Seconds from the inputs shared to the last round's end in a trace (``steps``'s lines): the rounds alone,
+    """Seconds from the inputs shared to the last round's end in a trace (``trace_points``): the rounds alone,
     without the program's start and its links' set-up; None if the trace does not have them."""
-    at = {}
-    for line in text.splitlines():
-        words = line.split()
-        if line.startswith("spu trace ") and len(words) == 5 and (who is None or words[2] == who):
-            at[words[3].removeprefix("program-")] = float(words[4])
-        elif line.startswith("# trace ") and len(words) == 4:
-            at[words[2]] = float(words[3])
+    at = {step: t for t, step in trace_points(text, who)}
     rounds = [t for step, t in at.items() if step.startswith("round")]
     return max(rounds) - at["shared"] if rounds and "shared" in at else None
 

@@ -95,13 +95,6 @@ class LazyJaxNumpy:
         return getattr(jax.numpy, name)
 
 
-#: Goldschmidt steps of the division (``divide``): its relative error is at most (1/17)^(2^steps), 1.4e-10 for 3,
-#: below the fixed point's resolution. Two (1.2e-5, a bias, always low) moved 5 of 100,000 labels from
-#: scikit-learn's at 20 fractional bits and 7 at 16, where three moved none and 3 (a record within rounding of a
-#: tie: 16 bits alone do that).
-DIVISION_STEPS = 3
-
-
 def smallest_factor_bits(frac: int) -> int:
     """The largest ``n`` for which SPU multiplies a secret by the public ``2^-n`` at ``frac`` fractional bits:
     ``frac - 2`` (measured on SPU 0.9.5: a smaller factor makes a value its concatenations refuse, "not all
@@ -110,56 +103,56 @@ def smallest_factor_bits(frac: int) -> int:
 
 
 def scale_bits(m: int, frac: int) -> tuple[int, int]:
-    """``(T, L)`` for ``divide``: every count is below ``2^T`` (``T`` the bit length of ``m``), and a count with
-    highest bit ``h`` is scaled by ``2^(L-h-1)`` into ``[2^(L-1), 2^L)``, ``L`` as small as keeps the smallest
-    factor, ``2^(L-T)``, one SPU takes (``smallest_factor_bits``)."""
+    """``(T, L)`` for ``divide``: every count is below ``2^T`` (``T`` the bit length of ``m``), and a count of bit
+    length ``e`` is scaled by ``2^(L-e)`` into ``[2^(L-1), 2^L)``, ``L`` as small as keeps the smallest factor,
+    ``2^(L-T)``, one SPU takes (``smallest_factor_bits``)."""
     T = max(int(m).bit_length(), 1)
     return T, max(T - smallest_factor_bits(frac), 0)
 
 
-def divide(jnp, E, C, m: int, frac: int, steps: int = DIVISION_STEPS):
+def division_table(m: int, frac: int):
+    """The public table ``divide`` looks a count up in: row ``n - 1`` for a count n = 1 .. m holds
+    ``(F(n), R(n), 0)`` with ``F(n) = 2^(L-e)`` and ``R(n) = 2^e / n``, ``e`` the bit length of n and ``L`` from
+    ``scale_bits``, so that ``1/n = F(n) R(n) 2^-L``, ``F(n)`` a power of two and ``R(n)`` in (1, 2] (the fixed
+    point keeps its every bit); the last row, for an empty cluster, ``(0, 0, 1)``. A list of m + 1 rows."""
+    _, L = scale_bits(m, frac)
+    rows = [[2.0 ** (L - n.bit_length()), 2.0 ** n.bit_length() / n, 0.0] for n in range(1, m + 1)]
+    return rows + [[0.0, 0.0, 1.0]]
+
+
+def divide(jnp, E, C, table, m: int, frac: int):
     """Each cluster's mean, ``E[:, :D] / E[:, D]`` (its sums over its count), with an empty cluster's centre
-    kept from ``C``: k x D.
+    kept from ``C``: k x D. ``table``: ``division_table(m, frac)``, a public input.
 
-    A count is an integer below ``2^T`` (``scale_bits``). Its highest bit ``h`` comes from one secure
-    comparison of the k counts with ``1, 2, 4, ..., 2^(T-1)`` at once; the comparisons' bits ``g_t`` give the
-    integer ``2^(T-h-1) = sum_t (g_t - g_(t+1)) 2^(T-t-1)`` and "empty" ``= 1 - g_0`` in one product with
-    public integers, and ``f = 2^(L-h-1)`` (0 for an empty cluster) from a product with ``2^(L-T)``. Scaled
-    by ``f``, a count ``b`` lies in ``[2^(L-1), 2^L)`` (first halved where ``L`` is too large for the next
-    constants to keep 8 significant bits), where Goldschmidt's division (the method SPU's own division uses)
-    starts from ``w = 2^-L (48/17 - 32/17 2^-L b)``, the linear approximation of ``1/b``, and multiplies
-    numerator and denominator alike by ``2 - (the denominator)`` until the denominator is 1 (the relative error
-    squares each step). A power-of-two scaling loses no bit of the quotient, as a reciprocal ``1/count`` would at
-    ``frac`` fractional bits, and an error in ``f`` scales numerator and denominator alike. The sums, the count
-    and the kept centre (``C`` times "empty", exact) are scaled in one product, then each step is one product of
-    both: ``2 + steps`` secure products in sequence.
+    A count n is an integer from 0 to m (the public number of records). One secure comparison of the k counts
+    with 1, 2, ..., m + 1 at once gives the bits ``g_v = [n >= v]``, which fall once, so ``[n = v] = g_v XOR
+    g_(v+1)`` and "empty" ``= NOT g_1``: free on boolean shares. Converted to integers in one step, these k
+    one-hot rows pick each count's row of the public table in one product with it (a public matrix: no
+    message), ``F(n)``, ``R(n)`` and "empty". Then ``sums x F(n)`` (a power of two: the scaled sums keep every
+    bit and stay near the mean, so the product's truncation stays far from the ring's top bits) and the kept
+    centre ``C x empty`` in one product, times ``R(n)`` in a second, and ``2^-L`` (public; ``L = 0`` below
+    2^15 records at 16 fractional bits): ``sums / n`` to the fixed point's precision.
 
-    SPU's general division (``sums / count``) normalises over all 64 bits of the ring: with it, and an
-    equality test for the empty clusters, a Lloyd round sent 88 link messages per share-holder (SPU's own
-    profile, ``enable_pphlo_profile``; 54 of them the division's); with this one and the comparisons' bits
-    kept boolean (``programs``), about 40 (``DIVISION_STEPS`` says why three steps). At 100,000 records and
-    16 fractional bits 2 or 3 labels differed from scikit-learn's from the same initial records, as with SPU's
-    division (records within rounding of a tie; ABY3's truncation is probabilistic, so which ones varies from
-    run to run); at 20 bits none.
+    SPU's general division (``sums / count``) normalises over all 64 bits of the ring: with it, and an equality
+    test for the empty clusters, a Lloyd round sent 88 link messages per share-holder (SPU's own profile,
+    ``enable_pphlo_profile``); with a power-of-two normalisation from the counts' highest bits and three
+    Goldschmidt steps, about 40; with this look-up, 31 to 33. The comparison grows with m (k (m + 1) values
+    against the m k (k - 1) / 2 of the nearest centres'), not its messages.
     """
     D = C.shape[1]
-    T, L = scale_bits(m, frac)
     counts = E[:, D]
-    g = (counts[:, None] >= jnp.asarray([float(2 ** t) for t in range(T)])[None, :]).astype(jnp.int32)
-    weights = [[2 ** (T - 1), -1]] + [[-(2 ** (T - t - 1)), 0] for t in range(1, T)]
-    fe = (g @ jnp.asarray(weights, dtype=jnp.int32) + jnp.asarray([0, 1], dtype=jnp.int32)).astype(C.dtype)
-    f, empty = fe[:, 0] * 2.0 ** (L - T), fe[:, 1]
-    Z = jnp.concatenate([E, C], axis=1) * jnp.concatenate(
-        [jnp.broadcast_to(f[:, None], E.shape), jnp.broadcast_to(empty[:, None], C.shape)], axis=1)
-    Y, keep = Z[:, :D + 1], Z[:, D + 1:]  # scaled sums and count (0 if empty); the kept centre (0 if not)
-    limit = max((frac - 8) // 2, 0)  # w's factor 32/17 2^-2L keeps 8 significant bits
-    while L > limit:  # 2^18 records or more at 16 fractional bits
-        shift = min(L - limit, smallest_factor_bits(frac))
+    g = counts[:, None] >= jnp.arange(1, m + 2, dtype=counts.dtype)[None, :]  # k x (m + 1), boolean shares
+    picks = jnp.concatenate([jnp.logical_xor(g[:, :-1], g[:, 1:]), jnp.logical_not(g[:, :1])], axis=1)
+    looked = picks.astype(C.dtype) @ table  # k x 3: F(n), R(n) (0, 0 if empty), empty
+    factor, ratio, empty = looked[:, 0], looked[:, 1], looked[:, 2]
+    Z = jnp.concatenate([E[:, :D], C], axis=1) * jnp.concatenate(
+        [jnp.broadcast_to(factor[:, None], (C.shape[0], D)), jnp.broadcast_to(empty[:, None], C.shape)], axis=1)
+    Y = Z[:, :D] * ratio[:, None]
+    _, L = scale_bits(m, frac)
+    while L > 0:  # 2^15 records or more at 16 fractional bits
+        shift = min(L, smallest_factor_bits(frac))
         Y, L = Y * 2.0 ** -shift, L - shift
-    Y = Y * (2.0 ** -L * 48.0 / 17.0 - (2.0 ** (-2 * L) * 32.0 / 17.0) * Y[:, D])[:, None]
-    for _ in range(steps - 1):
-        Y = Y * (2.0 - Y[:, D])[:, None]
-    return Y[:, :D] * (2.0 - Y[:, D])[:, None] + keep
+    return Y + Z[:, D:]
 
 
 def one_hot_nearest(jnp, D, dtype):
@@ -201,18 +194,23 @@ def programs(k: int, rounds: int, init: list[int], m: int, frac: int):
         return jnp.concatenate([X, ones], axis=1), X[jnp.asarray(init)]
 
     def nearest(X, C):
-        """Each record's nearest centre as a one-hot row (``one_hot_nearest``) from its squared distances."""
-        P = jnp.concatenate([X, C], axis=0) @ C.T  # X C^T and C C^T in one product
+        """Each record's nearest centre as a one-hot row (``one_hot_nearest``) from its squared distances, times
+        ``2^frac``: ``X C^T`` and ``C C^T`` in one product of the fixed point's own integers (``view``: the same
+        shares, read as integers) with ``C``, which needs no truncation, as an integer times a fixed-point value
+        does not (a product of two fixed-point values is truncated back to ``frac`` bits, two link messages more
+        a round); the values are those the truncation would have cut, so they fit the ring as well."""
+        P = jnp.concatenate([X, C], axis=0).view(jnp.int32) @ C.T
         m_ = X.shape[0]
         squares = jnp.stack([P[m_ + j, j] for j in range(k)])  # ||c_j||^2, static slices (no gather)
-        return one_hot_nearest(jnp, squares[None, :] - 2 * P[:m_], X.dtype)  # less ||x_i||^2: no argmin changes
+        # less ||x_i||^2 (no argmin changes); 2 x_i.c_j as a sum, since a product with the public 2.0 is truncated
+        return one_hot_nearest(jnp, squares[None, :] - (P[:m_] + P[:m_]), X.dtype)
 
     def assign(Xe, C):
         return nearest(Xe[:, :-1], C) @ jnp.arange(k, dtype=Xe.dtype)  # the label of each one-hot row
 
-    def update(Xe, C):
+    def update(Xe, C, table):
         U = nearest(Xe[:, :-1], C)  # m x k one-hot
-        return divide(jnp, U.T @ Xe, C, m, frac)  # U^T [X 1]: each cluster's sums and count
+        return divide(jnp, U.T @ Xe, C, table, m, frac)  # U^T [X 1]: each cluster's sums and count
 
     return start, update, assign
 
@@ -259,21 +257,21 @@ def cache_folder() -> str | None:
 
 
 def compiler(np, libspu, source: str):
-    """A function compiling a jax function to SPU for public input shapes, named inputs (all secret) and named
-    outputs: ``compiled(fn, shapes, inputs, outputs, key)``. A program is kept in ``cache_folder()`` under a
-    SHA-256 of ``source`` (the calling program's text, which defines ``fn``), SPU's version, ``key`` (every
-    public parameter ``fn`` closes over: k, the initial positions), the shapes and the names, so a later run
-    with the same public settings skips jax's import and the compilation; the programs hold public shapes and
-    positions only, never data."""
+    """A function compiling a jax function to SPU for public input shapes, named inputs (secret, or public if
+    named in ``public``) and named outputs: ``compiled(fn, shapes, inputs, outputs, key, public)``. A program is
+    kept in ``cache_folder()`` under a SHA-256 of ``source`` (the calling program's text, which defines ``fn``),
+    SPU's version, ``key`` (every public parameter ``fn`` closes over: k, the initial positions), the shapes, the
+    names and which inputs are public, so a later run with the same public settings skips jax's import and the
+    compilation; the programs hold public shapes and positions only, never data."""
     import hashlib
 
     from spu.version import __version__
 
     folder = cache_folder()
 
-    def compiled(fn, shapes, inputs, outputs, key=""):
+    def compiled(fn, shapes, inputs, outputs, key="", public=()):
         digest = hashlib.sha256(repr((__version__, source, fn.__name__, key, [tuple(s) for s in shapes], inputs,
-                                      outputs)).encode()).hexdigest()
+                                      outputs, sorted(public))).encode()).hexdigest()
         path = os.path.join(folder, digest + ".spu") if folder else None
         if folder is not None and path is not None and os.path.exists(path):
             executable = libspu.Executable()
@@ -283,7 +281,8 @@ def compiler(np, libspu, source: str):
         from spu.utils import frontend  # imports jax: seconds
 
         executable, _ = frontend.compile(frontend.Kind.JAX, fn, [np.zeros(s) for s in shapes], {}, inputs,
-                                         [libspu.Visibility.VIS_SECRET] * len(inputs), lambda flat: outputs)
+                                         [libspu.Visibility.VIS_PUBLIC if name in public else libspu.Visibility.VIS_SECRET
+                                          for name in inputs], lambda flat: outputs)
         if folder is not None and path is not None:
             try:
                 os.makedirs(folder, exist_ok=True)
@@ -374,7 +373,8 @@ def main(args) -> None:
     compiled = compiler(np, libspu, source_of(os.path.abspath(__file__)))
     D = sum(columns)
     run_start = compiled(start, [(m, d) for d in columns if d], names, ["X", "C"], repr((k, init)))
-    run_update = compiled(update, [(m, D + 1), (k, D)], ["X", "C"], ["C"], repr((k, m, frac)))
+    run_update = compiled(update, [(m, D + 1), (k, D), (m + 1, 3)], ["X", "C", "table"], ["C"], repr((k, m, frac)),
+                          public=("table",))
     run_assign = compiled(assign, [(m, D + 1), (k, D)], ["X", "C"], ["labels"], repr(k))
     trace("compiled")
     args.go.wait()  # --wait-go: the party has confirmed the session
@@ -389,6 +389,9 @@ def main(args) -> None:
             # default), which one concatenation must match; the fixed-point encoding (frac bits) is the same
             share(lctx, runtime, io, libspu, f"block{p}", p, X_own.astype(np.float32) if p == me else None)
     runtime.run(run_start)
+    # the division's public table: the same at every share-holder, made by each (nothing crosses a link)
+    runtime.set_var("table", io.make_shares(np.asarray(division_table(m, frac), dtype=np.float32),
+                                            libspu.Visibility.VIS_PUBLIC)[me])
     trace("shared")
     for r in range(rounds + 1):
         print(f"round {r}", flush=True)

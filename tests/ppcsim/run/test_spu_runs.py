@@ -168,16 +168,17 @@ sim = spsim.Simulator(3, libspu.RuntimeConfig(protocol=libspu.ProtocolKind.ABY3,
                                               fxp_fraction_bits=16))
 X = np.random.default_rng(1).random((300, 4)).astype(np.float32)
 Xe, C = spsim.sim_jax(sim, start)(X[:, :2], X[:, 2:])
-np.save(sys.argv[3], np.asarray(spsim.sim_jax(sim, update)(Xe, C)))
+table = np.asarray(spu_kmeans.division_table(m, 16), dtype=np.float32)  # public in a run; secret here, same values
+np.save(sys.argv[3], np.asarray(spsim.sim_jax(sim, update)(Xe, C, table)))
 """
 
 
 @needs_spu
-@pytest.mark.parametrize("m", [1000, 4_000_000])
+@pytest.mark.parametrize("m", [1000, 100_000])
 def test_one_round_on_spus_fixed_point_moves_the_centres_as_plain_lloyd_whatever_the_number_of_records(m, tmp_path):
-    # m bounds every count: past 2^14 records the scaling factors would be ones SPU refuses, past 2^18 the
-    # first approximation's would lose their bits, so both are kept in range; a round on 300 records with the
-    # bound of 4,000,000 must still give Lloyd's centres to the fixed point's precision
+    # m bounds every count and sizes the division's table: past 2^14 records a count's power-of-two factor would
+    # be one SPU refuses, so from 2^15 the factors are scaled up by 2^L and the quotient down after; a round on
+    # 300 records with the bound of 100,000 (L = 3) must still give Lloyd's centres to the fixed point's precision
     out = tmp_path / "C.npy"
     command = [str(spu_env.interpreter()), "-c", _SIMULATED_UPDATE, str(ROOT / "parties"), str(m), str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=program_env())

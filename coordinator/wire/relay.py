@@ -82,39 +82,40 @@ class RelayCall:
 
     async def _read(self) -> None:
         """Read the party's Relay messages as coroutines and hand them to ``take``; a broken, idle or refused
-        stream fails the session (the MPC cannot go on without the party) with ``problem`` saying why."""
-        session, hub, party, idle = self.session, self.hub, self.party, self.idle
-        stopped = asyncio.Event()
+        stream fails the session (the MPC cannot go on without the party) with ``problem`` saying why.
+
+        Each message costs one read and nothing else on the event loop, which every frame of the session
+        crosses: the idle limit is kept by a watchdog that wakes once per idle period (``_watch``), and the
+        session's failure cancels the reading, instead of every read waiting on a timer and an event."""
+        session, hub, party = self.session, self.hub, self.party
         loop = asyncio.get_running_loop()
-        session.when_failed(lambda: void(loop.call_soon_threadsafe(stopped.set)))
-        stop = asyncio.ensure_future(stopped.wait())
-        read: asyncio.Future | None = None
+        reading = asyncio.current_task()
+        assert reading is not None
+        stopped = []
+
+        def stop() -> None:
+            stopped.append(True)
+            reading.cancel()
+
         n = 1
+        session.when_failed(lambda: void(loop.call_soon_threadsafe(stop)))
+        watchdog = asyncio.ensure_future(self._watch(reading, lambda: n))
         try:
             while True:
-                if read is None:
-                    read = asyncio.ensure_future(self.request_iterator.__anext__())
-                quiet = hub.idle(party)
-                if quiet >= idle:
-                    self._cut(grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"party '{party}': no Relay message to or from it for {idle:g} s after message {n} "
-                              "(the idle limit)")
-                    break
-                # before every stream is open the party waits for its peers: re-checked each idle period
-                await asyncio.wait({read, stop}, timeout=idle - quiet, return_when=asyncio.FIRST_COMPLETED)
-                if stop.done():
-                    return
-                if not read.done():
-                    continue
                 try:
-                    item = read.result()
+                    item = await self.request_iterator.__anext__()
                 except StopAsyncIteration:
                     break
+                except asyncio.CancelledError:
+                    if stopped:
+                        return  # the session failed: nothing more to read or to end
+                    if self.problem is not None:
+                        break  # cut off by the watchdog (the idle limit)
+                    raise  # the call ended first (close)
                 except Exception as exc:  # noqa: BLE001 - the stream was cancelled or broke
                     self._cut(grpc.StatusCode.CANCELLED,
                               f"party '{party}': its Relay stream broke after message {n} ({type(exc).__name__})")
                     break
-                read = None
                 n += 1
                 if isinstance(item, Undecodable):
                     self._cut(grpc.StatusCode.INVALID_ARGUMENT, f"party '{party}': Relay message {n} is {item.explain()}")
@@ -129,9 +130,7 @@ class RelayCall:
                                                              f"in ({type(exc).__name__}: {exc})"))
                     break
         finally:
-            stop.cancel()
-            if read is not None and not read.done():
-                read.cancel()
+            watchdog.cancel()
         if self.problem is not None:
             log.warning("session %s: %s", session.spec.name, self.problem[1])
             session.fail(self.problem[1])
@@ -140,3 +139,17 @@ class RelayCall:
         except Exception as exc:  # noqa: BLE001 - a bug must still end the session, not leave it waiting
             session.fail(f"the MPC's result could not be made once party '{party}' ended its stream "
                          f"({type(exc).__name__}: {exc})")
+
+    async def _watch(self, reading: asyncio.Task, count: Callable[[], int]) -> None:
+        """The idle limit: once the party has neither sent nor been sent a message for ``idle`` seconds (counted
+        once every MPC party's stream is open: before, the party waits for its peers), cut it off and stop the
+        reading. Wakes once per idle period, or as the quiet time left says."""
+        while True:
+            quiet = self.hub.idle(self.party)
+            if quiet >= self.idle:
+                self._cut(grpc.StatusCode.DEADLINE_EXCEEDED,
+                          f"party '{self.party}': no Relay message to or from it for {self.idle:g} s after message "
+                          f"{count()} (the idle limit)")
+                reading.cancel()
+                return
+            await asyncio.sleep(self.idle - quiet)

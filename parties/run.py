@@ -50,6 +50,7 @@ from protos.serde import CHUNK_BYTES
 
 if TYPE_CHECKING:
     from parties.mpc import MpcResult
+    from parties.spu_run import Warm
 
 # The MPC and labels-only modules (parties.mpc, parties.secagg_labels, parties.spu_run) are imported by the steps
 # that run them: a party of the plain protocol, most parties, starts without them.
@@ -257,17 +258,36 @@ class Steps:
 
     def mpc_rounds(self, joined: Joined, done: Disguised, peers: list[Peer], ids: np.ndarray | None) -> MpcResult:
         """MPC k-means (parties.mpc) on the party's normalised columns: its ids-only upload, the alignment, then
-        its MPyC program with every link relayed over the client's Relay stream."""
+        its MPC program (MPyC's, or SPU's: parties.spu_run) with every link relayed over the client's Relay
+        stream."""
+        from parties.spu_run import warm
+
+        self.step = "running the MPC k-means"
+        self._keep_columns(joined)
+        keys = {p.party: p.public_key for p in peers}
+        if keys.get(self.cfg.name) != self.pair.public:
+            raise PartyError("the coordinator relayed a public key for this party that is not its own")
+        # SPU's program loads while the ids go up and the coordinator joins them, if this party's terms run the MPC
+        # on SPU (they refuse any other engine): after the alignment every share-holder would wait for the slowest
+        started = warm(self.terms.engine if self.terms is not None else "")
+        try:
+            result = self._mpc(joined, done, ids, keys, started)
+        finally:
+            if started is not None:
+                started.close()
+        self.timing.update(result.timing)
+        self.timing["upload"] = time.perf_counter() - self.started
+        return result
+
+    def _mpc(self, joined: Joined, done: Disguised, ids: np.ndarray | None, keys: dict[str, bytes],
+             started: Warm | None) -> MpcResult:
+        """``mpc_rounds`` from the ids' upload to the MPC's result (``started``: SPU's program, started already,
+        or None)."""
         from parties.mpc import METHOD as MPC_METHOD
         from parties.mpc import check_mpc, confirm_mpc, run_mpc
         from parties.spu_run import refuse_unless_ready, run_spu
 
-        self.step = "running the MPC k-means"
-        self._keep_columns(joined)
         client, name = self.client, self.cfg.name
-        keys = {p.party: p.public_key for p in peers}
-        if keys.get(name) != self.pair.public:
-            raise PartyError("the coordinator relayed a public key for this party that is not its own")
         chunk = min(joined.chunk_bytes or CHUNK_BYTES, CHUNK_BYTES)
         t = time.perf_counter()
         client.upload(upload_messages(client.session, name, MPC_METHOD, {"columns": str(len(done.data.columns))},
@@ -295,15 +315,13 @@ class Steps:
         relay = lambda items: client.relay(items, timeout=self.left())  # noqa: E731
         if header.mpc_engine == "spu":  # its program starts (jax, compilation) while the parties confirm
             result = run_spu(relay, header, X, self.pair, keys, client.session, name, self.deadline, log=self.log,
-                             confirm=confirm)
+                             confirm=confirm, started=started)
         else:
             confirm()
             result = run_mpc(relay, header, X, self.pair, keys, client.session, name, self.deadline, log=self.log)
         result.timing["upload_ids"] = t_upload
         result.positions = positions
         say(name, f"{result.rounds} Lloyd rounds as an MPC over {len(header.mpc_parties)} parties", self.log)
-        self.timing.update(result.timing)
-        self.timing["upload"] = time.perf_counter() - self.started
         return result
 
     def receive(self) -> Result:

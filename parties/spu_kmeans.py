@@ -45,6 +45,7 @@ standard error as each step ends (``trace``).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import struct
 import sys
@@ -409,10 +410,28 @@ def main(args) -> None:
     trace("written")
 
 
+def warm_argv() -> list[str]:
+    """``--warm`` alone: the program was started before its MPC's parameters were known (parties.spu_run.Warm).
+    Import SPU's runtime now, then read the rest of the command line from standard input, one line holding a JSON
+    list; exit if standard input ends first (the party refused the session, or died, before the MPC began)."""
+    spu_modules()
+    trace("warm")
+    line = b""
+    while not line.endswith(b"\n"):  # unbuffered: what follows the line ("go") is for --wait-go's reader
+        byte = os.read(0, 1)
+        if not byte:
+            os._exit(3)
+        line += byte
+    return [str(a) for a in json.loads(line)]
+
+
 def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py", doc: str | None = None) -> None:
-    """Parse the command line and run ``program`` (by default this file's ``main``) on it; with ``--watch-stdin``
-    exit as soon as standard input closes; print the program's seconds at the end."""
-    parser = argparse.ArgumentParser(prog=prog, description=(doc or __doc__).splitlines()[0])
+    """Parse the command line (``--warm`` alone: ``warm_argv``) and run ``program`` (by default this file's
+    ``main``) on it; with ``--watch-stdin`` exit as soon as standard input closes; print the program's seconds at
+    the end."""
+    parser = argparse.ArgumentParser(prog=prog, description=(doc or __doc__).splitlines()[0],
+                                     epilog="--warm alone: import SPU's runtime first, then read the rest of the "
+                                            "command line from standard input (one line, a JSON list)")
     parser.add_argument("--data", required=True, help="npz: X, columns, init, k, rounds, bits, frac, m, reveal_centres")
     parser.add_argument("--result", required=True, help="npz written at the end: labels (and centres)")
     parser.add_argument("--rank", type=int, required=True, help="this share-holder's index in the MPC's order")
@@ -423,7 +442,7 @@ def cli(argv: list[str] | None = None, program=None, prog: str = "spu_kmeans.py"
     parser.add_argument("--wait-go", action="store_true",
                         help="read a line from standard input before connecting to the peers (the party confirms "
                              "the session first; the program imports and compiles meanwhile)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(warm_argv() if argv == ["--warm"] else argv)
     finished = threading.Event()
     args.go = threading.Event()
     if not args.wait_go:

@@ -24,6 +24,8 @@ party sends to which, as for MPyC, but not which connection a frame is on.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import queue
 import selectors
@@ -331,9 +333,45 @@ def program_env() -> dict[str, str]:
     return {**env, "PYTHONUNBUFFERED": "1", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
+class Warm:
+    """An SPU program started before its session's MPC (``--warm``): its interpreter and SPU's runtime load while
+    the party uploads and the coordinator joins, not after the alignment, where every share-holder waits for the
+    slowest. ``run_spu`` gives it its command line; ``close`` ends it if it never got one (it exits when its
+    standard input closes) and removes its folder."""
+
+    def __init__(self, program: Path = PROGRAM):
+        self.folder = tempfile.TemporaryDirectory(prefix="ppc-spu-")
+        self.errfile = Path(self.folder.name) / "stderr.txt"
+        self.process = start_program([str(interpreter()), str(program), "--warm"], program_env(), self.errfile)
+
+    def start(self, command: list[str]) -> subprocess.Popen:
+        """Give the program ``command`` (``program_command``'s list, interpreter and path first) as if it had been
+        started with it; the program."""
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(command[2:]) + "\n").encode())
+        self.process.stdin.flush()
+        return self.process
+
+    def close(self) -> None:
+        if self.process.poll() is None and self.process.stdin is not None:
+            self.process.stdin.close()  # a program that never got its command line exits
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.folder.cleanup()
+
+
+def warm(engine: str, program: Path = PROGRAM) -> Warm | None:
+    """A ``Warm`` program if this party's own terms run the MPC on SPU (``engine``) and SPU can run here; None
+    otherwise (the program then starts once the MPC does)."""
+    return Warm(program) if engine == "spu" and spu_problem() is None else None
+
+
 def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers: dict[str, bytes],
             session: str, me: str, deadline: float, log=sys.stderr, program: Path = PROGRAM,
-            confirm: Callable[[], None] | None = None) -> MpcResult:
+            confirm: Callable[[], None] | None = None, started: Warm | None = None) -> MpcResult:
     """Run this share-holder's SPU program on ``X`` (its joined rows in the join's order; no columns for the
     helper) with both connections of every pair tunnelled over ``relay`` (as ``parties.mpc.run_mpc``).
     ``program``: the full k-means (``PROGRAM``) or secure aggregation's labels-only argmin (``ARGMIN``).
@@ -341,7 +379,8 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
     ``confirm``: the party's confirmation of the alignment with the others (it raises to refuse). The program is
     started first, with ``--wait-go``: it imports SPU and compiles (or reads its compiled program from the cache)
     while the parties confirm, and connects to no peer, so holds no share, until this process writes "go" after
-    ``confirm`` returned; if ``confirm`` raises, the program is ended before it connected."""
+    ``confirm`` returned; if ``confirm`` raises, the program is ended before it connected. ``started``: the
+    program, started before the MPC (``warm``), given its command line here; the caller closes it."""
     problem = spu_problem()
     if problem:
         raise PartyError(problem)
@@ -355,15 +394,20 @@ def run_spu(relay, header: AlignmentHeader, X: np.ndarray, pair: KeyPair, peers:
     tunnel = SpuTunnel(me, order, ciphers, deadline)
     timing: dict[str, float] = {}
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ppc-spu-") as tmp:
+    folder: contextlib.AbstractContextManager[str] = (
+        contextlib.nullcontext(started.folder.name) if started else tempfile.TemporaryDirectory(prefix="ppc-spu-"))
+    with folder as tmp:
         data, result, errfile = Path(tmp) / "in.npz", Path(tmp) / "out.npz", Path(tmp) / "stderr.txt"
         program_input(data, np.ascontiguousarray(X, dtype=np.float64), header)
         command = [*program_command(data, result, mine, tunnel.addresses(), f"ppc-{session}",
                                     deadline - time.monotonic(), program), "--watch-stdin"]
         child = None
-        if confirm is not None:
-            child = start_program([*command, "--wait-go"], program_env(), errfile)
+        if confirm is not None or started is not None:
+            given = [*command, "--wait-go"] if confirm is not None else command
+            child = started.start(given) if started else start_program(given, program_env(), errfile)
             trace(log, me, "spawned")
+        if confirm is not None:
+            assert child is not None
             try:
                 confirm()
                 trace(log, me, "confirmed")

@@ -93,7 +93,7 @@ def test_ppc_run_three_parties_gives_plain_lloyds_labels_and_counts_every_relaye
         assert party["down"] == sum(e["payload"] for e in relay if e["party"] == name and e["direction"] == "down")
         assert party["up"] == sum(link["bytes"] for link in mpc["links"] if link["sender"] == name)
         assert party["up"] - party["plaintext_up"] == 16 * party["frames_up"]
-        assert party["up"] > 100_000  # ABY3's traffic: far beyond the labels
+        assert party["up"] > 100 * result  # ABY3's traffic: far beyond the labels and centres it opens
     assert {(link["sender"], link["receiver"]) for link in mpc["links"]} == {
         (s, r) for s in "abc" for r in "abc" if s != r}
     assert [r["round"] for r in mpc["per_round"]] == [-1, 0, 1, 2, 3]
@@ -114,7 +114,8 @@ def test_two_parties_with_the_coordinators_helper_as_third_share_holder(tmp_path
     assert mpc["engine"] == "spu" and mpc["parties"] == ["a", "b", "helper"] and mpc["helper"] == "helper"
     assert {(link["sender"], link["receiver"]) for link in mpc["links"]} == {
         ("a", "b"), ("b", "a"), ("a", "helper"), ("helper", "a"), ("b", "helper"), ("helper", "b")}
-    assert mpc["by_party"]["helper"]["up"] > 100_000
+    # a share-holder like the others: ABY3 sends about as much from each of the three
+    assert mpc["by_party"]["helper"]["up"] > 0.5 * max(mpc["by_party"][p]["up"] for p in "ab") > 10_000
     assert "must not collude" in report["privacy"]["assumption"]
 
 

@@ -20,6 +20,16 @@ connections it belongs to: 0 for the one the *sender's* program dialled, 1
 for the one the receiver's program dialled; a frame of that byte alone says
 the sender's end of that connection closed. The coordinator sees which
 party sends to which, as for MPyC, but not which connection a frame is on.
+
+SPU's links speak brpc (its baidu_std protocol): every message is a call
+that the receiving runtime answers on the same connection. Each tunnel
+answers its own program's calls itself, as soon as it has read one
+(``brpc_answer``: "received", the answer the peer's runtime gives to every
+message), and drops its program's answers to its peers' calls: the answers
+never cross the relay, and a frame on connection 1 carries only its close.
+The relay delivers every frame once and in order, or the MPC fails, so an
+answer from the far end would say nothing more; on the relay's latency it
+would cost every message a second frame.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ import os
 import queue
 import selectors
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -54,6 +65,93 @@ PROGRAM = Path(__file__).with_name("spu_kmeans.py")
 ARGMIN = Path(__file__).with_name("spu_argmin.py")
 #: The first plaintext byte of a frame: on the connection its sender dialled, or the one its receiver dialled.
 DIALLED_BY_SENDER, DIALLED_BY_RECEIVER = 0, 1
+#: brpc's baidu_std framing: "PRPC", the body's size and the meta's size (4 bytes big-endian each), then the body:
+#: the meta (a protobuf RpcMeta, whose field 4 is the call's correlation id) and the message.
+BRPC_MAGIC, BRPC_HEADER = b"PRPC", 12
+
+
+def varint(value: int) -> bytes:
+    """``value`` as a protobuf varint."""
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _read_varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if at >= len(data):
+            raise ValueError("a varint runs past the meta's end")
+        byte = data[at]
+        value, shift, at = value | (byte & 0x7F) << shift, shift + 7, at + 1
+        if not byte & 0x80:
+            return value, at
+
+
+def correlation_id(meta: bytes) -> int:
+    """The correlation id (field 4) of brpc's RpcMeta ``meta``; ValueError if it has none or does not parse."""
+    at = 0
+    while at < len(meta):
+        key, at = _read_varint(meta, at)
+        field, kind = key >> 3, key & 7
+        if kind == 0:
+            value, at = _read_varint(meta, at)
+            if field == 4:
+                return value
+        elif kind == 2:
+            size, at = _read_varint(meta, at)
+            at += size
+        elif kind in (1, 5):
+            at += 8 if kind == 1 else 4
+        else:
+            raise ValueError(f"wire type {kind} in brpc's meta")
+    raise ValueError("brpc's meta has no correlation id")
+
+
+def brpc_answer(call: int) -> bytes:
+    """The answer SPU's runtime (yacl's link) gives every message it receives, to call ``call``: the meta
+    ``{response {error_code: 0}, compress_type: 0, correlation_id: call}`` and yacl's PushResponse with an empty
+    header (error code 0: received)."""
+    meta = b"\x12\x02\x08\x00\x18\x00\x20" + varint(call)
+    body = meta + b"\x0a\x00"
+    return BRPC_MAGIC + struct.pack(">II", len(body), len(meta)) + body
+
+
+class BrpcCalls:
+    """The calls a program sends on one brpc connection, however its bytes were cut: ``feed`` takes the next
+    bytes and gives the correlation ids of the calls whose header and meta they completed; ValueError if the
+    bytes are not baidu_std."""
+
+    def __init__(self) -> None:
+        self.head = b""  # the current call's header and meta, as far as read
+        self.skip = 0  # the current call's message: bytes still to pass
+
+    def feed(self, data: bytes) -> list[int]:
+        calls, at = [], 0
+        while at < len(data):
+            if self.skip:
+                take = min(self.skip, len(data) - at)
+                self.skip, at = self.skip - take, at + take
+                continue
+            if len(self.head) < BRPC_HEADER:
+                take = min(BRPC_HEADER - len(self.head), len(data) - at)
+                self.head, at = self.head + data[at:at + take], at + take
+                if len(self.head) < BRPC_HEADER:
+                    break
+                if not self.head.startswith(BRPC_MAGIC):
+                    raise ValueError(f"a call begins {self.head[:4]!r}, not {BRPC_MAGIC!r}")
+            body, meta = struct.unpack_from(">II", self.head, 4)
+            if meta > body:
+                raise ValueError(f"a call's meta ({meta} bytes) is longer than its body ({body})")
+            take = min(BRPC_HEADER + meta - len(self.head), len(data) - at)
+            self.head, at = self.head + data[at:at + take], at + take
+            if len(self.head) == BRPC_HEADER + meta:
+                calls.append(correlation_id(self.head[BRPC_HEADER:]))
+                self.head, self.skip = b"", body - meta
+        return calls
 
 
 class WakingQueue(queue.Queue):
@@ -161,7 +259,9 @@ class SpuTunnel(RelayEnd):
         with self.links_closed:
             self.open_links += 1
         try:
-            self.selector.register(conn, selectors.EVENT_READ, (peer, mine))
+            # our program's calls on the connection it dialled are answered here (the module's docstring)
+            calls = BrpcCalls() if mine == DIALLED_BY_SENDER else None
+            self.selector.register(conn, selectors.EVENT_READ, (peer, mine, calls))
             self._waker.send(b"\0")  # the reading thread waits on the sockets it had: it now has one more
         except (OSError, ValueError, RuntimeError):  # the stream has ended: nothing reads any more
             with self.links_closed:
@@ -235,13 +335,23 @@ class SpuTunnel(RelayEnd):
                 if selected.data is None:
                     self._woken.recv(4096)
                     continue
-                peer, mine = selected.data
+                peer, mine, calls = selected.data
                 conn = selected.fileobj
                 try:
                     data = conn.recv(READ_BYTES)  # type: ignore[union-attr]
                 except OSError as exc:
                     self.errors.append(f"the link with '{peer}': {exc}")
                     data = b""
+                answers: list[int] = []
+                if data:
+                    if calls is None:
+                        continue  # our program's answers to the peer's calls: the peer's tunnel gave them
+                    try:
+                        answers = calls.feed(data)
+                    except ValueError as exc:
+                        self.errors.append(f"the link to '{peer}': our SPU program sent what is not brpc's baidu_std "
+                                           f"({exc})")
+                        data = b""
                 if data:
                     with self.count_lock:
                         if self.waited:
@@ -250,6 +360,11 @@ class SpuTunnel(RelayEnd):
                 else:
                     self.selector.unregister(conn)
                 yield self.ciphers[peer].seal(bytes([mine]) + data)
+                if answers:  # after the call is on its way: our program needs the answer only to free the call
+                    try:
+                        conn.sendall(b"".join(brpc_answer(call) for call in answers))  # type: ignore[union-attr]
+                    except OSError as exc:
+                        self.errors.append(f"the link to '{peer}': {exc}")
                 if not data:
                     with self.links_closed:
                         self.open_links -= 1
@@ -262,6 +377,9 @@ class SpuTunnel(RelayEnd):
         if not data or data[0] not in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER):
             raise PartyError(f"frame {frame.seq} from '{frame.peer}' names no connection of the pair")
         if len(data) > 1:
+            if data[0] == DIALLED_BY_RECEIVER:
+                raise PartyError(f"frame {frame.seq} from '{frame.peer}' carries its program's answer to a call of "
+                                 "ours: each tunnel answers its own program's calls, and answers never cross")
             with self.count_lock:
                 self.waited = True
         key = (frame.peer, data[0])

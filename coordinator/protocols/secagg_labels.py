@@ -46,7 +46,7 @@ sends to the other two together:
     pairs      38 m k (k - 1) / 2           (one comparison of every pair of centres per record, fitted)
     centres    10 m k                       (the ANDs of the wins and the one-hot rows' conversion, fitted)
     labels     32 m                         (its share, two ring elements, to each)
-    round      1,500                        (brpc's framing and responses, fitted)
+    round      750                          (brpc's framing, fitted)
 
 fitted on blobs, three parties of 2 columns, at (m, k) = (1,000, 3),
 (1,000, 4), (500, 5), (1,000, 6) and (2,000, 4) (the mean over the parties
@@ -68,7 +68,7 @@ COMPARISON_EIGHTHS, COMPARISON_CONSTANT = 17, 22
 TOLERANCE = 0.05
 #: SPU: bytes per round a share-holder sends per input value, per pair of centres compared and per centre (each
 #: per record), per label, and per round.
-SPU_INPUT, SPU_PAIR, SPU_CENTRE, SPU_LABEL, SPU_ROUND = 32, 38, 10, 32, 1500
+SPU_INPUT, SPU_PAIR, SPU_CENTRE, SPU_LABEL, SPU_ROUND = 32, 38, 10, 32, 750
 #: SPU: how far (as a fraction, either way) the measured bytes may lie from the prediction.
 SPU_TOLERANCE = 0.15
 

@@ -83,14 +83,14 @@ def test_the_cost_model_counts_inputs_comparisons_and_labels():
 
 def test_the_spu_cost_model_is_the_fit_of_five_measured_sizes():
     # blobs, three parties of 2 columns, engine = "spu": the parties' mean bytes sent per round (relayed, sealed)
-    measured = {(1000, 3): 276_099, (1000, 4): 432_096, (500, 5): 315_577, (1000, 6): 857_998, (2000, 4): 859_231}
+    measured = {(1000, 3): 273_101, (1000, 4): 428_886, (500, 5): 312_389, (1000, 6): 854_495, (2000, 4): 855_828}
     for (m, k), sent in measured.items():
-        assert abs(spu_sent(m, k, True) - sent) <= 0.01 * sent
+        assert abs(spu_sent(m, k, True) - sent) <= 0.003 * sent
     assert spu_sent(1000, 4, True) - spu_sent(1000, 4, False) == 32 * 1000 * 4  # the helper inputs nothing
     p = predicted_spu(1000, 4, 4, 3, False)
     assert p["up"] == p["down"] == 4 * spu_sent(1000, 4, True)
-    # a party of m = 1,000, k = 4, 4 rounds, measured: 1,718,165 to 1,749,973 B up, 1,686,217 to 1,782,400 down
-    for sent in (1_718_165, 1_749_973, 1_686_217, 1_782_400):
-        assert abs(sent - p["up"]) <= SPU_TOLERANCE * p["up"]
+    # each party of m = 1,000, k = 4, measured: 424,608 to 431,039 B up a round (ABY3's roles differ)
+    for sent in (424_608, 431_009, 431_039):
+        assert abs(4 * sent - p["up"]) <= SPU_TOLERANCE * p["up"]
     h = predicted_spu(100, 4, 2, 2, True)
     assert h["down"] == 2 * (spu_sent(100, 4, True) + spu_sent(100, 4, False)) // 2

@@ -1,8 +1,9 @@
 """The SPU tunnel (parties.spu_run): both connections of every pair carried sealed over one relay, in order.
 
 No SPU here: three stand-in programs speak the link pattern SPU's brpc links use (each listens on its own
-address, dials each peer's to send to it, and the peer answers on the same connection), through three tunnels
-joined by an in-memory relay that forwards frames as the coordinator does. Runs without SPU installed.
+address, dials each peer's to send to it a call in brpc's baidu_std framing, and the peer answers on the same
+connection), through three tunnels joined by an in-memory relay that forwards frames as the coordinator does.
+Each tunnel answers its own program's calls and drops its program's answers. Runs without SPU installed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,60 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from parties.keys import KeyPair
 from parties.mpc import LABEL, PairCipher, associated, nonce
 from parties.serde import Frame
-from parties.spu_run import DIALLED_BY_RECEIVER, DIALLED_BY_SENDER, SpuTunnel
+from parties.spu_run import (
+    BRPC_HEADER,
+    DIALLED_BY_RECEIVER,
+    DIALLED_BY_SENDER,
+    BrpcCalls,
+    SpuTunnel,
+    brpc_answer,
+    correlation_id,
+    varint,
+)
+
+#: A call and its answer as SPU 0.9.5's link sent them on a run's first connection (a party's tunnel read them):
+#: the call's correlation id in both, the answer's message yacl's PushResponse with an empty header.
+REAL_CALL = bytes.fromhex("50525043000000480000003a0a300a286f72672e696e746572636f6e6e656374696f6e2e6c696e6b2e526563"
+                          "6569766572536572766963651204507573681800208280808030120c636f6e6e6563745f30010230")
+REAL_ANSWER = bytes.fromhex("505250430000000e0000000c1202080018002082808080300a00")
+
+
+def call(number: int, message: bytes) -> bytes:
+    """A brpc call (baidu_std) with correlation id ``number`` carrying ``message``, as a stand-in program sends."""
+    meta = b"\x0a\x04\x0a\x02ab" + b"\x18\x00\x20" + varint(number)
+    return b"PRPC" + (len(meta) + len(message)).to_bytes(4, "big") + len(meta).to_bytes(4, "big") + meta + message
+
+
+def read_call(conn: socket.socket) -> tuple[int, bytes]:
+    """The next brpc call or answer on ``conn``: its correlation id and its message."""
+    head = b""
+    while len(head) < BRPC_HEADER:
+        head += conn.recv(BRPC_HEADER - len(head))
+    body, meta = int.from_bytes(head[4:8], "big"), int.from_bytes(head[8:12], "big")
+    rest = b""
+    while len(rest) < body:
+        rest += conn.recv(body - len(rest))
+    return correlation_id(rest[:meta]), rest[meta:]
+
+
+def test_the_answer_is_the_one_spus_runtime_gives_to_the_call_it_answers():
+    assert brpc_answer(correlation_id(REAL_CALL[BRPC_HEADER:BRPC_HEADER + 0x3a])) == REAL_ANSWER
+
+
+def test_calls_are_found_however_their_bytes_are_cut():
+    stream = REAL_CALL + call(7, b"x" * 300) + call(2**40, b"") + REAL_CALL
+    expected = [correlation_id(REAL_CALL[BRPC_HEADER:BRPC_HEADER + 0x3a]), 7, 2**40, 0]
+    expected[3] = expected[0]
+    for size in (1, 2, 5, 12, 13, 64, len(stream)):
+        calls = BrpcCalls()
+        found = [c for i in range(0, len(stream), size) for c in calls.feed(stream[i:i + size])]
+        assert found == expected, size
+    try:
+        BrpcCalls().feed(b"HTTP/1.1 200 OK\r\n")
+    except ValueError as exc:
+        assert "PRPC" in str(exc)
+    else:
+        raise AssertionError("a stream that is not baidu_std was taken")
 
 ORDER = ["a", "b", "c"]
 
@@ -46,8 +100,8 @@ def _tunnels(session="s"):
 
 
 def _program(tunnel: SpuTunnel, me: str, got: dict, done: threading.Event):
-    """A stand-in for one share-holder's program: serve its own port, send one request to each peer on a
-    connection it dials, and answer every request on the connection it came on."""
+    """A stand-in for one share-holder's program: serve its own port, send one call to each peer on a
+    connection it dials and wait for its answer, and answer every call on the connection it came on."""
     own = tunnel.addresses()[ORDER.index(me)]
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -57,19 +111,23 @@ def _program(tunnel: SpuTunnel, me: str, got: dict, done: threading.Event):
     def serve():
         for _ in range(len(ORDER) - 1):
             conn, _ = server.accept()
-            request = conn.recv(1024)
-            got[(me, "request")].append(request)
-            conn.sendall(b"ack:" + request)
+            number, message = read_call(conn)
+            got[(me, "request")].append(message)
+            conn.sendall(call(number, b"ack:" + message))  # as SPU answers: the tunnel drops it
+            time.sleep(0.2)
             conn.close()
 
-    threading.Thread(target=serve, daemon=True).start()
-    for peer, address in zip(ORDER, tunnel.addresses()):
+    serving = threading.Thread(target=serve, daemon=True)
+    serving.start()
+    for i, (peer, address) in enumerate(zip(ORDER, tunnel.addresses())):
         if peer == me:
             continue
         host, port = address.rsplit(":", 1)
         with socket.create_connection((host, int(port))) as s:
-            s.sendall(f"{me}->{peer}".encode())
-            got[(me, "answer")].append(s.recv(1024))
+            number = 100 * ORDER.index(me) + i
+            s.sendall(call(number, f"{me}->{peer}".encode()))
+            got[(me, "answer")].append((number, read_call(s)))  # from our tunnel, at once
+    serving.join(20)  # the peers' calls: they come through the relay
     done.set()
 
 
@@ -82,7 +140,9 @@ def test_both_connections_of_every_pair_go_through_the_relay_sealed_and_arrive_i
     assert all(done[p].wait(30) for p in ORDER), {p: tunnels[p].errors for p in ORDER}
     for p in ORDER:  # every program got a request from each peer, and each peer's answer
         assert sorted(got[(p, "request")]) == sorted(f"{q}->{p}".encode() for q in ORDER if q != p)
-        assert sorted(got[(p, "answer")]) == sorted(f"ack:{p}->{q}".encode() for q in ORDER if q != p)
+        # each call answered by the caller's own tunnel, "received", with the call's own correlation id
+        assert all(answer == (number, b"\x0a\x00") for number, answer in got[(p, "answer")])
+        assert len(got[(p, "answer")]) == len(ORDER) - 1
         assert not tunnels[p].errors
     # the relay saw frames on all six directed links, sealed: no plaintext in any frame
     assert {(s, f.peer) for s, f in seen} == {(s, r) for s in ORDER for r in ORDER if s != r}
@@ -91,8 +151,11 @@ def test_both_connections_of_every_pair_go_through_the_relay_sealed_and_arrive_i
     first = next(f for s, f in seen if s == "a" and f.peer == "b" and f.seq == 0)
     key = keys["a"].pair_secret(keys["b"].public, LABEL, "s", "a", "b")
     plain = AESGCM(key).decrypt(nonce(0, 0), first.data, associated("s", "a", "b"))
-    assert plain[0] in (DIALLED_BY_SENDER, DIALLED_BY_RECEIVER)
-    assert plain == bytes([DIALLED_BY_SENDER]) + b"a->b" or plain == bytes([DIALLED_BY_RECEIVER]) + b"ack:b->a"
+    assert plain[0] == DIALLED_BY_SENDER and plain.endswith(b"a->b")
+    # no answer crossed: every frame a sent b on the connection b dialled is a close, its marker byte alone
+    for f in (f for s, f in seen if s == "a" and f.peer == "b"):
+        opened = AESGCM(key).decrypt(nonce(0, f.seq), f.data, associated("s", "a", "b"))
+        assert opened[0] == DIALLED_BY_SENDER or opened == bytes([DIALLED_BY_RECEIVER]), opened
     # each directed link numbers its frames 0, 1, 2 ... across both connections
     for s in ORDER:
         for r in ORDER:

@@ -25,6 +25,7 @@ from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
+from ppcsim.run.apart import Evaluator, available
 from ppcsim.run.credentials import make_credentials
 from ppcsim.run.observers import observer
 from ppcsim.run.relay import RelayProcess
@@ -211,6 +212,7 @@ def run_scenario(
     parties = parties or LocalParties()
     timing: dict[str, float] = {}
     procs: dict = {}
+    apart: Evaluator | None = None
     failure = None
     with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
         credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
@@ -245,15 +247,20 @@ def run_scenario(
                 procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
                                                 logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
-            # the evaluation's imports (they take seconds) in a thread, while the parties start, or once the session
-            # is over for one whose messages wait on each other (Observer.prepare_early)
+            # the evaluation's imports (they take seconds) in a thread, while the parties start; for a session whose
+            # messages wait on each other (Observer.prepare_early), in a process of its own at idle priority, or
+            # here once the session is over
             preparing = threading.Thread(target=progress.observer.prepare, args=(scenario,), name="prepare-evaluation",
                                          daemon=True)
             early = settings is not None and progress.observer.prepare_early(scenario)
             if early:
                 preparing.start()
+            elif settings is not None and available():  # in a process of its own, at idle priority until the
+                apart = Evaluator(scenario.clustering.protocol, progress.observer.modules(scenario))  # rounds end
             failure = _watch(session, procs, logs, progress, scenario.deadline, relaying)
-            if settings is not None and not early and session.state == DONE:
+            if apart is not None and session.state == DONE:
+                apart.send(scenario, session, settings)  # it evaluates while the parties fetch their results
+            if settings is not None and not early and apart is None and session.state == DONE:
                 preparing.start()
             if session.state == DONE:
                 timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]
@@ -268,6 +275,8 @@ def run_scenario(
                     p.wait()
             server.stop(grace=1.0)
             relaying.stop()
+            if apart is not None and (session.state != DONE or failure):
+                apart.close()  # nothing to evaluate
         failure = died or failure or relaying.error
         summaries = {}
         for name in procs:
@@ -285,8 +294,13 @@ def run_scenario(
         t = time.perf_counter()
         # the protocol's observer (ppcsim.run.observers): the disguises' attacks, what the arbiter saw, or what each
         # role of an MPC learned
-        evaluation = observer(scenario.clustering.protocol).evaluate(scenario, session, settings, artifacts=artifacts)
+        evaluation = apart.result() if apart is not None else None  # None: it could not, so evaluate here
+        if evaluation is None:
+            evaluation = observer(scenario.clustering.protocol).evaluate(scenario, session, settings,
+                                                                         artifacts=artifacts)
         timing["evaluate"] = time.perf_counter() - t
+    if apart is not None:
+        apart.close()
     timing["total"] = time.perf_counter() - t0
     if artifacts is not None:
         artifacts.outcome = session.outcome

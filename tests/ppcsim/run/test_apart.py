@@ -1,0 +1,111 @@
+"""The evaluation of an MPC session in a process of its own (ppcsim.run.apart): the same figures as ``ppc run``'s
+own process gives, from the few fields it is sent; an exception raised there is raised in ``ppc run``; a process
+that dies or is given nothing leaves ``ppc run`` to evaluate itself, and is reaped."""
+
+from __future__ import annotations
+
+import pickle
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+
+from conftest import blobs, kmeans, scenario_toml, split_x, write_scenario
+from coordinator.join import Join
+from coordinator.types import Combined, Outcome
+from parties.disguise import disguise
+from ppcsim.evaluate.settings import Settings
+from ppcsim.run.apart import Evaluator, available, portable
+from ppcsim.run.observers import observer
+from ppcsim.scenario.load import load_scenario
+from protos.vocabulary import MPC
+
+pytestmark = pytest.mark.processes
+
+SCENARIO = scenario_toml("blobs-apart", split_x(2, 2, 2), seed=5, deadline=60,
+                         data=blobs(80, 6, 3, label_column="target"),
+                         clustering=kmeans(3, "mpc", max_iter=4, reveal_centres=True))
+
+
+def finished_mpc(tmp_path, *, labels_off: bool = False):
+    """A scenario and a finished MPC session as the coordinator holds one: every party's records joined, the labels
+    and centres of scikit-learn's Lloyd's from the arbiter's initial records (what the MPC opens), one label
+    changed when ``labels_off``."""
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO))
+    own = {cfg.name: disguise(cfg) for cfg in scenario.parties}
+    first = scenario.parties[0].name
+    n = len(own[first].data.ids)
+    X = np.hstack([own[p.name].X for p in scenario.parties])
+    init = np.array([3, 40, 71])
+    fit = KMeans(n_clusters=3, init=X[init], n_init=1, max_iter=4, tol=0.0, algorithm="lloyd").fit(X)
+    labels = fit.labels_.astype(np.int64)
+    if labels_off:
+        labels[0] = (labels[0] + 1) % 3
+    join = Join(ids=own[first].data.ids, index={p.name: np.arange(n) for p in scenario.parties},
+                dropped={p.name: 0 for p in scenario.parties})
+    outcome = Outcome(join=join, combined=Combined(), labels=labels, by_party={p.name: labels for p in scenario.parties})
+    centres = fit.cluster_centers_.astype("<f8").tobytes()
+    session = SimpleNamespace(
+        spec=scenario.session_spec(None, keep_uploads=False), outcome=outcome, contributions={},
+        arbiter=SimpleNamespace(init=init, hub=SimpleNamespace(results={p.name: (labels.tobytes(), centres)
+                                                                        for p in scenario.parties}),
+                                lock=__import__("threading").Lock()))  # a lock: the session's own does not pickle
+    return scenario, session
+
+
+def test_the_evaluating_process_gives_the_figures_ppc_run_gives_in_its_own_process(tmp_path):
+    scenario, session = finished_mpc(tmp_path, labels_off=True)
+    here = observer(MPC).evaluate(scenario, session, Settings())
+    apart = Evaluator(MPC, observer(MPC).modules(scenario))
+    apart.send(scenario, session, Settings())
+    there = apart.result()
+    assert there is not None and apart.proc is None  # read, and the process reaped
+    assert there.to_json() == here.to_json()
+    utility = there.to_json()["utility"]
+    assert utility["labels_equal_same_init"] is False and utility["vs_same_init"]["ari"] < 1.0  # the changed label
+    assert utility["centres_max_abs_error"] == 0.0
+    assert there.to_json()["privacy"]["assumption"].startswith("honest majority")
+
+
+def test_what_is_sent_is_plain_values_without_the_session_s_locks(tmp_path):
+    scenario, session = finished_mpc(tmp_path)
+    with pytest.raises(TypeError):
+        pickle.dumps(session)
+    sent = pickle.loads(pickle.dumps(portable(session)))
+    assert np.array_equal(sent.arbiter.init, session.arbiter.init)
+    assert sent.arbiter.hub.results == session.arbiter.hub.results
+    assert np.array_equal(sent.outcome.labels, session.outcome.labels) and sent.spec == session.spec
+
+
+def test_an_exception_of_the_evaluation_is_raised_in_ppc_run_s_process(tmp_path):
+    scenario, session = finished_mpc(tmp_path)
+    session.arbiter.init = np.array([3, 40, 500])  # no such record
+    apart = Evaluator(MPC, [])
+    apart.send(scenario, session, Settings())
+    with pytest.raises(IndexError, match="500"):
+        apart.result()
+    assert apart.proc is None
+
+
+def test_a_process_that_died_or_was_given_nothing_answers_none_and_is_reaped(tmp_path):
+    scenario, session = finished_mpc(tmp_path)
+    dead = Evaluator(MPC, [])
+    proc = dead.proc
+    proc.kill()
+    proc.wait()
+    dead.send(scenario, session, Settings())
+    assert dead.result() is None and dead.proc is None
+    idle = Evaluator(MPC, observer(MPC).modules(scenario))
+    proc = idle.proc
+    assert idle.result() is None  # given nothing: ppc run evaluates itself
+    assert proc.returncode is not None and idle.proc is None
+
+
+def test_available_only_where_the_normal_priority_can_be_taken_back():
+    import os
+
+    if not hasattr(os, "SCHED_IDLE"):
+        assert available() is False
+    elif os.geteuid() == 0:
+        assert available() is True

@@ -13,7 +13,8 @@ environment's interpreter:
 
 ``problem()`` says why SPU cannot run here and what to do, or None; ``ppc
 run``, ``ppc party`` and ``ppc coordinator`` ask it before an
-``engine = "spu"`` session starts.
+``engine = "spu"`` session starts (the parties ``ppc run`` starts, once it
+found none: ``checked``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ VARIABLE = "PPC_SPU_PYTHON"
 CPU_FLAGS = ("avx", "aes")
 #: How long checking the environment may take (it imports jax).
 CHECK_SECONDS = 120.0
+#: Set by ``ppc run`` once its own check passed, for the party processes it starts on this machine (they inherit
+#: its environment): the interpreter it checked, which they then need not check again (``problem``).
+CHECKED = "PPC_SPU_CHECKED"
 
 
 def default_home() -> Path:
@@ -124,8 +128,17 @@ def problem(python: Path | None = None) -> str | None:
         source = (f"{VARIABLE} names {python}, which does not exist" if named
                   else f"there is no SPU environment at {python.parent.parent}")
         return f"{source}: {setup_hint()}"
+    if os.environ.get(CHECKED) == str(python):  # ppc run, which started this party, checked it a moment ago
+        return None
     found = probe(str(python))
     return f"{found}; {setup_hint()}" if found else None
+
+
+def checked(python: Path | None = None) -> None:
+    """Say to the processes this one starts from now on (in its environment, ``CHECKED``) that ``problem`` found
+    no problem with ``python`` (by default ``interpreter()``): they skip the check, which starts SPU's interpreter
+    (a fifth of a second of CPU each, on the way of every party to its MPC)."""
+    os.environ[CHECKED] = str(python or interpreter())
 
 
 def python_problem(version: tuple[int, int] = sys.version_info[:2]) -> str | None:

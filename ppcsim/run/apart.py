@@ -74,6 +74,20 @@ def available() -> bool:
 class Evaluator:
     """The evaluating process of one run (see the module's docstring); ``close`` ends and reaps it."""
 
+    @classmethod
+    def for_run(cls, scenario, settings) -> Evaluator | None:
+        """The evaluating process of a run of ``scenario`` measured with ``settings``, started; None where the
+        run evaluates in its own process: nothing to measure, a session whose observer imports beside the rounds
+        in ``ppc run``'s own process (``Observer.prepare_early``), or a system where this cannot be ``available``.
+        The earlier it starts, the more idle CPU it finds before the session is over (``ppc run`` starts it
+        before its own imports)."""
+        from ppcsim.run.observers import observer
+
+        found = observer(scenario.clustering.protocol)
+        if settings is None or found.prepare_early(scenario) or not available():
+            return None
+        return cls(scenario.clustering.protocol, found.modules(scenario))
+
     def __init__(self, protocol: str, modules: list[str]):
         """Start it: it drops to idle priority and imports ``modules`` (the observer of ``protocol``'s)."""
         self.protocol = protocol

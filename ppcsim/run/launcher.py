@@ -25,7 +25,7 @@ from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
-from ppcsim.run.apart import Evaluator, available
+from ppcsim.run.apart import Evaluator
 from ppcsim.run.credentials import make_credentials
 from ppcsim.run.observers import observer
 from ppcsim.run.relay import RelayProcess
@@ -183,6 +183,7 @@ def run_scenario(
     parties=None,
     artifacts: RunArtifacts | None = None,
     scheduler: str | None = None,
+    evaluator: Evaluator | None = None,
 ) -> Report:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
 
@@ -199,6 +200,11 @@ def run_scenario(
     pictures: ``outcome`` (what the coordinator reached) and what
     ppcsim.run.observer.evaluate puts there (ppcsim.evaluate.artifacts).
 
+    ``evaluator``: the process that evaluates a session with rounds
+    (ppcsim.run.apart), when the caller started it earlier
+    (``Evaluator.for_run``); this function closes it. Without it, one is
+    started beside the parties where it applies.
+
     ``scheduler``, with ``ppcsim.run.cluster.ClusterParties``, is the Dask
     scheduler's address, which the report's ``cluster`` section records
     beside the worker each party ran on.
@@ -212,7 +218,7 @@ def run_scenario(
     parties = parties or LocalParties()
     timing: dict[str, float] = {}
     procs: dict = {}
-    apart: Evaluator | None = None
+    apart = evaluator
     failure = None
     with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
         credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
@@ -255,8 +261,8 @@ def run_scenario(
             early = settings is not None and progress.observer.prepare_early(scenario)
             if early:
                 preparing.start()
-            elif settings is not None and available():  # in a process of its own, at idle priority until the
-                apart = Evaluator(scenario.clustering.protocol, progress.observer.modules(scenario))  # rounds end
+            elif apart is None:  # in a process of its own, at idle priority until the rounds end (if it can)
+                apart = Evaluator.for_run(scenario, settings)
             failure = _watch(session, procs, logs, progress, scenario.deadline, relaying)
             if apart is not None and session.state == DONE:
                 apart.send(scenario, session, settings)  # it evaluates while the parties fetch their results

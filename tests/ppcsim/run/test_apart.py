@@ -109,3 +109,20 @@ def test_available_only_where_the_normal_priority_can_be_taken_back():
         assert available() is False
     elif os.geteuid() == 0:
         assert available() is True
+
+
+def test_a_run_evaluates_apart_only_an_mpc_it_measures_where_the_priority_can_be_taken_back(tmp_path):
+    scenario = load_scenario(write_scenario(tmp_path, SCENARIO))
+    upload = load_scenario(write_scenario(tmp_path, scenario_toml("blobs-upload", split_x(3, 3, method="none"),
+                                                                  seed=5, data=blobs(80, 6, 3),
+                                                                  clustering=kmeans(3)), filename="upload.toml"))
+    assert Evaluator.for_run(scenario, None) is None  # --no-eval
+    assert Evaluator.for_run(upload, Settings()) is None  # imported beside the session in ppc run's process
+    apart = Evaluator.for_run(scenario, Settings())
+    try:
+        assert (apart is not None) == available()
+        assert apart is None or apart.protocol == MPC
+    finally:
+        if apart is not None:
+            apart.close()
+            assert apart.proc is None

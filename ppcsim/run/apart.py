@@ -13,10 +13,11 @@ parties, their MPC programs and the coordinator leave idle, so the rounds do
 not wait for it): it imports the observer's modules (``Observer.modules``)
 and waits. Once the session is done, ``Evaluator.send`` gives it the
 scenario, the settings and the session's result (``portable``: the few
-fields the rounds' observers read) over a pipe; it takes back the normal
-priority at once, finishes its imports if the rounds left it too little CPU,
-and evaluates as ``ppc run`` would have, while the parties fetch their
-results and exit. ``Evaluator.result`` reads the ``Evaluation`` back. The
+fields the rounds' observers read) over a pipe, and gives it the normal
+priority back at once (every one of its threads: on a busy machine a thread
+at idle priority could wait long to be scheduled at all); it finishes its
+imports if the rounds left it too little CPU, and evaluates as ``ppc run``
+would have, while the parties fetch their results and exit. ``Evaluator.result`` reads the ``Evaluation`` back. The
 figures are the same: the same code on the same values.
 
 Where the system would not let the process take back its priority (neither
@@ -103,6 +104,7 @@ class Evaluator:
         proc = self.proc
         if proc is None or proc.stdin is None or self.sent:
             return
+        normal_priority(proc.pid)  # at once: on a busy machine its idle threads would wait to read the job
         try:
             job = pickle.dumps((self.protocol, scenario, portable(session), settings), protocol=pickle.HIGHEST_PROTOCOL)
             proc.stdin.write(LENGTH.pack(len(job)) + job)
@@ -146,12 +148,24 @@ class Evaluator:
 
 
 def set_policy(policy: int, tid: int = 0) -> bool:
-    """Set the scheduling policy of thread ``tid`` (0: the calling one); False where the system refuses."""
+    """Set the scheduling policy of thread ``tid`` (0: the calling one); False where the system refuses (or the
+    thread is gone)."""
     try:
         os.sched_setscheduler(tid, policy, os.sched_param(0))
         return True
     except OSError:
         return False
+
+
+def normal_priority(pid: int) -> None:
+    """Give every thread of process ``pid`` the normal scheduling policy back (Linux: its ``/proc/PID/task``), as
+    far as the system lets this process; nothing where it does not."""
+    try:
+        threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        threads = [pid]
+    for tid in threads:
+        set_policy(os.SCHED_OTHER, tid)
 
 
 def read_job(stream, main_tid: int, into: dict, ready: threading.Event) -> None:

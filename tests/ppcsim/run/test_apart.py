@@ -126,3 +126,32 @@ def test_a_run_evaluates_apart_only_an_mpc_it_measures_where_the_priority_can_be
         if apart is not None:
             apart.close()
             assert apart.proc is None
+
+
+@pytest.mark.skipif(not available(), reason="this system would not let a process take its priority back")
+def test_it_imports_at_idle_priority_and_every_thread_of_it_gets_the_normal_one_back():
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from ppcsim.run.apart import normal_priority
+
+    apart = Evaluator(MPC, ["sklearn.cluster"])
+    try:
+        time.sleep(0.5)  # started, and importing
+        assert os.sched_getscheduler(apart.proc.pid) == os.SCHED_IDLE
+    finally:
+        apart.close()
+    code = ("import os, threading, time\nos.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\nprint(flush=True)\ntime.sleep(30)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        proc.stdout.readline()  # both threads run, at idle priority
+        threads = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task")]
+        assert len(threads) == 2 and {os.sched_getscheduler(t) for t in threads} == {os.SCHED_IDLE}
+        normal_priority(proc.pid)
+        assert {os.sched_getscheduler(t) for t in threads} == {os.SCHED_OTHER}
+    finally:
+        proc.kill()
+        proc.wait()

@@ -61,7 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario or demo_path())
     settings = settings_from(args)
     # an MPC's evaluation starts importing at idle priority now, on the CPU this process's own start leaves idle
-    evaluator = Evaluator.for_run(scenario, settings)
+    evaluator = Evaluator.for_run(scenario, settings, fork=True)  # no thread, channel or server yet
     try:
         return _run(args, scenario, settings, evaluator)
     finally:

@@ -31,12 +31,13 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
 import threading
 from types import SimpleNamespace
-from typing import Any
+from typing import IO, Any
 
 #: What the evaluating process replies with: an ``Evaluation``, or the exception the evaluation raised.
 OK, RAISED = "ok", "raised"
@@ -76,24 +77,29 @@ class Evaluator:
     """The evaluating process of one run (see the module's docstring); ``close`` ends and reaps it."""
 
     @classmethod
-    def for_run(cls, scenario, settings) -> Evaluator | None:
+    def for_run(cls, scenario, settings, fork: bool = False) -> Evaluator | None:
         """The evaluating process of a run of ``scenario`` measured with ``settings``, started; None where the
         run evaluates in its own process: nothing to measure, a session whose observer imports beside the rounds
         in ``ppc run``'s own process (``Observer.prepare_early``), or a system where this cannot be ``available``.
         The earlier it starts, the more idle CPU it finds before the session is over (``ppc run`` starts it
-        before its own imports)."""
+        before its own imports). ``fork``: see ``__init__``."""
         from ppcsim.run.observers import observer
 
         found = observer(scenario.clustering.protocol)
         if settings is None or found.prepare_early(scenario) or not available():
             return None
-        return cls(scenario.clustering.protocol, found.modules(scenario))
+        return cls(scenario.clustering.protocol, found.modules(scenario), fork=fork)
 
-    def __init__(self, protocol: str, modules: list[str]):
-        """Start it: it drops to idle priority and imports ``modules`` (the observer of ``protocol``'s)."""
+    def __init__(self, protocol: str, modules: list[str], fork: bool = False):
+        """Start it: it drops to idle priority and imports ``modules`` (the observer of ``protocol``'s).
+
+        ``fork``: a copy of this process (``Forked``) where that is safe (``forkable``): it has the modules this
+        one imported already (numpy, gRPC's and ppc-sim's: about a quarter of a second of CPU less to import
+        than a new interpreter, which matters when the rounds leave it no idle CPU); else, and by default, a new
+        interpreter (``python -m ppcsim.run.apart``)."""
         self.protocol = protocol
         self.sent = False
-        self.proc: subprocess.Popen | None = subprocess.Popen(
+        self.proc: subprocess.Popen | Forked | None = Forked(modules) if fork and forkable() else subprocess.Popen(
             [sys.executable, "-m", "ppcsim.run.apart", *modules], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL)
 
@@ -147,6 +153,67 @@ class Evaluator:
         proc.wait()
 
 
+def forkable() -> bool:
+    """Whether a copy of this process (``os.fork``) could run the evaluation safely: no other Python thread, and
+    no OpenMP runtime loaded yet (scikit-learn's k-means runs on one; a copy of a process that has used it waits
+    forever for its pool's threads, which a copy does not have)."""
+    if not hasattr(os, "fork") or threading.active_count() != 1:
+        return False
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            return not any("libgomp" in line or "libomp" in line or "libiomp" in line for line in fh)
+    except OSError:
+        return False
+
+
+class Forked:
+    """A copy of this process (``os.fork``) running ``main`` on two pipes, seen as a ``subprocess.Popen``:
+    ``stdin`` (the job), ``stdout`` (the reply), ``pid``, ``poll``, ``kill``, ``wait``. The copy never returns
+    into this process's code: it ends with ``os._exit`` (none of this process's exit handlers, no flush of its
+    buffers), whatever happens, a signal such as Ctrl-C's included."""
+
+    def __init__(self, modules: list[str]):
+        job_r, job_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the copy
+            code = 1
+            try:
+                os.close(job_w)
+                os.close(reply_r)
+                code = main(modules, os.fdopen(job_r, "rb"), os.fdopen(reply_w, "wb"))
+            except BaseException:  # noqa: BLE001 - it ends here, silently: ppc run then evaluates itself
+                pass
+            finally:
+                os._exit(code)
+        os.close(job_r)
+        os.close(reply_w)
+        self.pid = pid
+        self.returncode: int | None = None
+        self.stdin: IO[bytes] | None = os.fdopen(job_w, "wb")
+        self.stdout: IO[bytes] | None = os.fdopen(reply_r, "rb")
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return int(self.returncode)
+
+
 def set_policy(policy: int, tid: int = 0) -> bool:
     """Set the scheduling policy of thread ``tid`` (0: the calling one); False where the system refuses (or the
     thread is gone)."""
@@ -183,12 +250,13 @@ def read_job(stream, main_tid: int, into: dict, ready: threading.Event) -> None:
         ready.set()
 
 
-def main(modules: list[str]) -> int:
-    """The evaluating process: import ``modules`` at idle priority, then evaluate the one session it is sent."""
+def main(modules: list[str], job: IO[bytes], out: IO[bytes]) -> int:
+    """The evaluating process: import ``modules`` at idle priority, then evaluate the one session it is sent on
+    ``job``, and write the result to ``out``."""
     set_policy(os.SCHED_IDLE)  # before any thread starts: those this one starts inherit it
     got: dict = {}
     ready = threading.Event()
-    threading.Thread(target=read_job, args=(sys.stdin.buffer, threading.get_native_id(), got, ready),
+    threading.Thread(target=read_job, args=(job, threading.get_native_id(), got, ready),
                      name="read-job", daemon=True).start()
     for name in modules:
         importlib.import_module(name)
@@ -208,12 +276,12 @@ def main(modules: list[str]) -> int:
         from ppcsim.errors import RunError
 
         payload = pickle.dumps((RAISED, RunError(str(reply[1]))), protocol=pickle.HIGHEST_PROTOCOL)
-    sys.stdout.buffer.write(payload)
-    sys.stdout.buffer.flush()
+    out.write(payload)
+    out.flush()
     return 0
 
 
 if __name__ == "__main__":
-    code = main(sys.argv[1:])
+    code = main(sys.argv[1:], sys.stdin.buffer, sys.stdout.buffer)
     sys.stdout.flush()
     os._exit(code)  # its reply is written and flushed: nothing is lost by skipping the interpreter's teardown

@@ -155,3 +155,35 @@ def test_it_imports_at_idle_priority_and_every_thread_of_it_gets_the_normal_one_
     finally:
         proc.kill()
         proc.wait()
+
+
+#: A process that starts as ``ppc run`` does (its command line imported, no OpenMP yet) and evaluates the pickled
+#: job in argv[1] in a copy of itself, printing the Evaluation's JSON.
+FORKING = """
+import json, pickle, sys
+import ppcsim.cli.parser
+from ppcsim.run.apart import Evaluator, Forked, forkable
+assert forkable()
+scenario, session, settings = pickle.load(open(sys.argv[1], "rb"))
+apart = Evaluator("mpc", ["ppcsim.run.observers.mpc"], fork=True)
+assert isinstance(apart.proc, Forked)
+apart.send(scenario, session, settings)
+print(json.dumps(apart.result().to_json()))
+"""
+
+
+def test_a_copy_of_ppc_run_s_process_gives_the_same_figures(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from ppcsim.run.apart import forkable
+
+    scenario, session = finished_mpc(tmp_path, labels_off=True)
+    here = observer(MPC).evaluate(scenario, session, Settings())
+    assert not forkable()  # this process ran scikit-learn's k-means (OpenMP): a copy of it would hang
+    job = tmp_path / "job.pickle"
+    job.write_bytes(pickle.dumps((scenario, portable(session), Settings())))
+    done = subprocess.run([sys.executable, "-c", FORKING, str(job)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(json.dumps(here.to_json()))

@@ -56,24 +56,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ppcsim.run.apart import Evaluator
-
     scenario = load_scenario(args.scenario or demo_path())
-    settings = settings_from(args)
-    # an MPC's evaluation starts importing at idle priority now, on the CPU this process's own start leaves idle
-    evaluator = Evaluator.for_run(scenario, settings, fork=True)  # no thread, channel or server yet
-    try:
-        return _run(args, scenario, settings, evaluator)
-    finally:
-        if evaluator is not None:
-            evaluator.close()  # closed already unless the run stopped before its end
-
-
-def _run(args: argparse.Namespace, scenario, settings: Settings | None, evaluator) -> int:
     # the launcher's imports (a tenth of a second) while SPU's interpreter starts for the check, if it does
     spu_ready(scenario, "the parties run", meanwhile=lambda: importlib.import_module("ppcsim.run.launcher"))
     from ppcsim.run.launcher import run_scenario
 
+    settings = settings_from(args)
     out = Path(args.out) if args.out else default_out(scenario.name)
     log = io.StringIO() if args.quiet else sys.stderr
     artifacts = RunArtifacts() if args.html else None  # the arrays behind the page's pictures
@@ -85,10 +73,10 @@ def _run(args: argparse.Namespace, scenario, settings: Settings | None, evaluato
                 parties = ClusterParties(client, local=parse_local(args.scheduler) is not None)
                 report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
                                       keep_sent=not args.no_sent, parties=parties, artifacts=artifacts,
-                                      scheduler=args.scheduler, evaluator=evaluator)
+                                      scheduler=args.scheduler)
         else:
             report = run_scenario(scenario, out, log=log, listen=f"127.0.0.1:{args.port}", settings=settings,
-                                  keep_sent=not args.no_sent, artifacts=artifacts, evaluator=evaluator)
+                                  keep_sent=not args.no_sent, artifacts=artifacts)
         _write_run_page(args, out, report, artifacts)
     written = "report.json, labels.csv" + (", clustered.npz" if (out / "clustered.npz").exists() else "")
     written += ", sent/<party>.npz" if (out / "sent").is_dir() else ""

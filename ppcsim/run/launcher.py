@@ -26,7 +26,6 @@ from ppcsim.evaluate.artifacts import RunArtifacts
 from ppcsim.evaluate.settings import Settings
 from ppcsim.report.model import Evaluation, Report
 from ppcsim.report.outputs import build, summary_table, write_outputs
-from ppcsim.run.apart import Evaluator
 from ppcsim.run.credentials import make_credentials
 from ppcsim.run.observers import observer
 from ppcsim.run.relay import RelayProcess
@@ -184,7 +183,6 @@ def run_scenario(
     parties=None,
     artifacts: RunArtifacts | None = None,
     scheduler: str | None = None,
-    evaluator: Evaluator | None = None,
 ) -> Report:
     """Run ``scenario``, write its outputs into ``out``, and return the report.
 
@@ -201,11 +199,6 @@ def run_scenario(
     pictures: ``outcome`` (what the coordinator reached) and what
     ppcsim.run.observer.evaluate puts there (ppcsim.evaluate.artifacts).
 
-    ``evaluator``: the process that evaluates a session with rounds
-    (ppcsim.run.apart), when the caller started it earlier
-    (``Evaluator.for_run``); this function closes it. Without it, one is
-    started beside the parties where it applies.
-
     ``scheduler``, with ``ppcsim.run.cluster.ClusterParties``, is the Dask
     scheduler's address, which the report's ``cluster`` section records
     beside the worker each party ran on.
@@ -219,7 +212,6 @@ def run_scenario(
     parties = parties or LocalParties()
     timing: dict[str, float] = {}
     procs: dict = {}
-    apart = evaluator
     failure = None
     with tempfile.TemporaryDirectory(prefix="ppc-") as tmp:
         credentials = _throwaway_credentials(scenario, Path(tmp) / "credentials")
@@ -254,20 +246,15 @@ def run_scenario(
                 procs[cfg.name] = parties.start(scenario, cfg.name, relays[cfg.name].address, Path(tmp), credentials,
                                                 logs / f"{cfg.name}.log")
             timing["start"] = time.perf_counter() - t0
-            # the evaluation's imports (they take seconds) in a thread, while the parties start; for a session whose
-            # messages wait on each other (Observer.prepare_early), in a process of its own at idle priority, or
-            # here once the session is over
+            # the evaluation's imports (they take seconds) in a thread, while the parties start, or once the session
+            # is over for one whose messages wait on each other (Observer.prepare_early)
             preparing = threading.Thread(target=progress.observer.prepare, args=(scenario,), name="prepare-evaluation",
                                          daemon=True)
             early = settings is not None and progress.observer.prepare_early(scenario)
             if early:
                 preparing.start()
-            elif apart is None:  # in a process of its own, at idle priority until the rounds end (if it can)
-                apart = Evaluator.for_run(scenario, settings)
             failure = _watch(session, procs, logs, progress, scenario.deadline, relaying)
-            if apart is not None and session.state == DONE:
-                apart.send(scenario, session, settings)  # it evaluates while the parties fetch their results
-            if settings is not None and not early and apart is None and session.state == DONE:
+            if settings is not None and not early and session.state == DONE:
                 preparing.start()
             if session.state == DONE:
                 timing["parties_and_clustering"] = time.perf_counter() - t0 - timing["start"]
@@ -282,8 +269,6 @@ def run_scenario(
                     p.wait()
             server.stop(grace=1.0)
             relaying.stop()
-            if apart is not None and (session.state != DONE or failure):
-                apart.close()  # nothing to evaluate
         failure = died or failure or relaying.error
         summaries = {}
         for name in procs:
@@ -301,13 +286,8 @@ def run_scenario(
         t = time.perf_counter()
         # the protocol's observer (ppcsim.run.observers): the disguises' attacks, what the arbiter saw, or what each
         # role of an MPC learned
-        evaluation = apart.result() if apart is not None else None  # None: it could not, so evaluate here
-        if evaluation is None:
-            evaluation = observer(scenario.clustering.protocol).evaluate(scenario, session, settings,
-                                                                         artifacts=artifacts)
+        evaluation = observer(scenario.clustering.protocol).evaluate(scenario, session, settings, artifacts=artifacts)
         timing["evaluate"] = time.perf_counter() - t
-    if apart is not None:
-        apart.close()
     timing["total"] = time.perf_counter() - t0
     if artifacts is not None:
         artifacts.outcome = session.outcome

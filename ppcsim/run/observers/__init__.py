@@ -44,11 +44,9 @@ class Observer:
 
     def prepare_early(self, scenario) -> bool:
         """Whether ``ppc run`` imports the evaluation's modules (``prepare``) while the parties start and
-        compute (True), or not in its own process during the rounds (False): for a session whose rounds wait on
-        messages in sequence through the coordinator (an MPC over the relay), where an import holding the
-        coordinator's interpreter lock delays every message it relays. Such a session is evaluated in a process
-        of its own that imports at idle priority during the rounds (ppcsim.run.apart) where the system allows it,
-        else in ``ppc run``'s, importing once the session is over."""
+        compute (True), or once the session is over, while the parties fetch their results and exit (False):
+        for a session whose rounds wait on messages in sequence through the coordinator (an MPC over the
+        relay), where an import holding the coordinator's interpreter lock delays every message it relays."""
         return True
 
     def prepare(self, scenario) -> None:

@@ -96,15 +96,42 @@ def _children() -> bool:
         return False
 
 
+def _writing_to_files() -> bool:
+    """Whether this process holds a regular file open for writing besides its standard streams (Linux:
+    ``/proc/self/fd``); True where it cannot tell."""
+    import stat
+
+    try:
+        fds = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        return True
+    for fd in fds:
+        if fd <= 2:
+            continue  # the standard streams: flushed in any case
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue  # a pipe, a socket, a device
+            with open(f"/proc/self/fdinfo/{fd}", encoding="ascii") as fh:
+                flags = int(next(line for line in fh if line.startswith("flags:")).split()[1], 8)
+        except (OSError, ValueError, StopIteration):
+            continue  # closed meanwhile (the listing's own)
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            return True
+    return False
+
+
 def _flush_everything() -> None:
     """Flush the log handlers and every file this process holds open for writing (standard streams included),
-    as the interpreter's teardown would have."""
+    as the interpreter's teardown would have. The files are found among all of the interpreter's objects (a few
+    hundredths of a second with scikit-learn loaded) only when the process holds a file open for writing at all
+    (``_writing_to_files``): at the end of a command it usually holds none."""
     import gc
     import io
 
     if "logging" in sys.modules:
         sys.modules["logging"].shutdown()
-    for obj in [sys.stdout, sys.stderr, *gc.get_objects()]:
+    streams = [sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__]
+    for obj in [*streams, *(gc.get_objects() if _writing_to_files() else ())]:
         if isinstance(obj, io.IOBase):
             try:
                 if not obj.closed and obj.writable():

@@ -55,3 +55,20 @@ def test_with_a_child_process_or_a_thread_running_the_process_ends_the_usual_way
     assert proc.returncode == 3, proc.stderr
     assert written == "every line\n" * 1000 and (tmp_path / "out.txt.atexit").read_text() == "ran"
     assert proc.stdout == "no newline, still bufferedtorn down\n"  # the teardown ran
+
+
+def test_the_files_open_for_writing_are_looked_for_only_when_there_are_any(tmp_path):
+    code = textwrap.dedent("""
+        import sys
+        from ppcsim.cli.entry import _writing_to_files
+        before = _writing_to_files()
+        reading = open(__import__("os").__file__)  # a regular file, read only
+        after_reading = _writing_to_files()
+        fh = open(sys.argv[1], "w")
+        writing = _writing_to_files()
+        fh.close()
+        print(before, after_reading, writing, _writing_to_files())
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "f.txt")], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.split() == ["False", "False", "True", "False"], done.stderr

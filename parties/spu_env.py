@@ -13,7 +13,10 @@ environment's interpreter:
 
 ``problem()`` says why SPU cannot run here and what to do, or None; ``ppc
 run``, ``ppc party`` and ``ppc coordinator`` ask it before an
-``engine = "spu"`` session starts.
+``engine = "spu"`` session starts (the parties ``ppc run`` starts, once it
+found none: ``checked``). The check starts SPU's interpreter; once it
+passed, it is kept (``remember``, in ``$XDG_CACHE_HOME/ppc-sim``) for as
+long as the environment and the CPU are unchanged (``fingerprint``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ VARIABLE = "PPC_SPU_PYTHON"
 CPU_FLAGS = ("avx", "aes")
 #: How long checking the environment may take (it imports jax).
 CHECK_SECONDS = 120.0
+#: Set by ``ppc run`` once its own check passed, for the party processes it starts on this machine (they inherit
+#: its environment): the interpreter it checked, which they then need not check again (``problem``).
+CHECKED = "PPC_SPU_CHECKED"
 
 
 def default_home() -> Path:
@@ -124,8 +130,87 @@ def problem(python: Path | None = None) -> str | None:
         source = (f"{VARIABLE} names {python}, which does not exist" if named
                   else f"there is no SPU environment at {python.parent.parent}")
         return f"{source}: {setup_hint()}"
+    if os.environ.get(CHECKED) == str(python):  # ppc run, which started this party, checked it a moment ago
+        return None
+    mark = fingerprint(python)
+    if mark is not None and mark == passed():  # this environment passed, unchanged since, on this CPU
+        return None
     found = probe(str(python))
+    if found is None and mark is not None:
+        remember(mark)
     return f"{found}; {setup_hint()}" if found else None
+
+
+def check_file() -> Path:
+    """Where the fingerprint of the SPU environment that last passed the check is kept (``remember``)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "ppc-sim" / "spu-check.txt"
+
+
+def fingerprint(python: Path) -> str | None:
+    """What the check of ``python``'s SPU environment depends on, as one line: the interpreter (its real path,
+    size and time), its site-packages folder, SPU's package folder and every file of SPU's native library there
+    (sizes and times: an install or removal changes them), the flags of this CPU (the library refuses to load
+    on a CPU without the ones it needs), the SPU release and the check's code. None where SPU's package
+    folder is not where a virtual environment keeps it (the check then runs every time)."""
+    try:
+        real = python.resolve()
+        packages = sorted(python.parent.parent.glob("lib/python3*/site-packages"))
+        spu = packages[0] / "spu" if len(packages) == 1 else None
+        if spu is None or not spu.is_dir():
+            return None
+        native = sorted(spu.glob("lib*.so")) + sorted(spu.glob("lib*.pyd"))
+        if not native:
+            return None
+        parts = [str(real), _stat(real), str(packages[0]), _stat(packages[0]), _stat(spu),
+                 *(f"{f.name}:{_stat(f)}" for f in native), SPU_VERSION, _cpu_flags(), PROBE]
+    except OSError:
+        return None
+    import hashlib
+
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _stat(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _cpu_flags() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return platform.machine()
+    return next((line for line in text.splitlines() if line.split(":")[0].strip() == "flags"), platform.machine())
+
+
+def passed() -> str | None:
+    """The fingerprint ``remember`` kept, or None."""
+    try:
+        return check_file().read_text(encoding="ascii").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def remember(mark: str) -> None:
+    """Keep ``mark``, the fingerprint of an environment that passed the check: the next check of it, unchanged
+    on this CPU, need not start SPU's interpreter (a fifth of a second before every SPU session). Nothing if
+    it cannot be written."""
+    path = check_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(mark + "\n", encoding="ascii")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def checked(python: Path | None = None) -> None:
+    """Say to the processes this one starts from now on (in its environment, ``CHECKED``) that ``problem`` found
+    no problem with ``python`` (by default ``interpreter()``): they skip the check, which starts SPU's interpreter
+    (a fifth of a second of CPU each, on the way of every party to its MPC)."""
+    os.environ[CHECKED] = str(python or interpreter())
 
 
 def python_problem(version: tuple[int, int] = sys.version_info[:2]) -> str | None:

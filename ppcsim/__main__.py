@@ -1,3 +1,3 @@
-from ppcsim.cli.entry import main
+from ppcsim.cli.entry import program
 
-raise SystemExit(main())
+program()

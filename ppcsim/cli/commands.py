@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import sys
+import threading
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,10 +56,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario or demo_path())
+    # the launcher's imports (a tenth of a second) while SPU's interpreter starts for the check, if it does
+    spu_ready(scenario, "the parties run", meanwhile=lambda: importlib.import_module("ppcsim.run.launcher"))
     from ppcsim.run.launcher import run_scenario
 
-    scenario = load_scenario(args.scenario or demo_path())
-    spu_ready(scenario, "the parties run")
     settings = settings_from(args)
     out = Path(args.out) if args.out else default_out(scenario.name)
     log = io.StringIO() if args.quiet else sys.stderr
@@ -87,16 +91,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def spu_ready(scenario, who: str) -> None:
+def spu_ready(scenario, who: str, meanwhile: Callable[[], object] | None = None) -> None:
     """RunError, before anything starts, if ``scenario`` runs its MPC on SPU and SPU cannot run here: why, and
-    what to do (parties.spu_env)."""
+    what to do (parties.spu_env); if it can, the processes this one starts from now on need not check again
+    (``parties.spu_env.checked``). ``meanwhile``, when given, runs in this thread during the check, which mostly
+    waits for SPU's interpreter to start (a fifth of a second)."""
     spec = scenario.clustering
-    if spec.relayed and spec.engine == SPU:  # an MPC, or secure aggregation's labels-only argmin
-        from parties.spu_env import problem
+    if not (spec.relayed and spec.engine == SPU):  # an MPC, or secure aggregation's labels-only argmin
+        if meanwhile is not None:
+            meanwhile()
+        return
+    from parties.spu_env import checked, problem
 
-        found = problem()
-        if found:
-            raise RunError(f"{scenario.path}: [clustering] engine = \"spu\": {who} SPU here, but {found}")
+    found: dict[str, str | None] = {}
+
+    def check() -> None:
+        try:
+            found["problem"] = problem()
+        except Exception:  # noqa: BLE001 - checked again below, where it is raised as it always was
+            pass
+
+    checking = threading.Thread(target=check, name="spu-check", daemon=True)
+    checking.start()
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        checking.join()
+    why = found["problem"] if "problem" in found else problem()  # what the check raised, raised here
+    if why:
+        raise RunError(f"{scenario.path}: [clustering] engine = \"spu\": {who} SPU here, but {why}")
+    checked()
 
 
 def default_out(name: str) -> Path:

@@ -66,10 +66,10 @@ def test_a_setting_the_user_made_is_kept():
 
 
 def test_python_m_ppcsim_starts_through_the_settings():
-    """``python -m ppcsim`` (and the ``ppc`` script) run ``ppcsim.cli.entry.main``: its party processes, started
-    the same way, inherit the settings."""
+    """``python -m ppcsim`` (and the ``ppc`` script) run ``ppcsim.cli.entry.program``, which runs ``main``: its
+    party processes, started the same way, inherit the settings."""
     proc = subprocess.run([sys.executable, "-m", "ppcsim", "--help"], capture_output=True, text=True, timeout=120,
                           env={k: v for k, v in os.environ.items() if k not in SETTINGS})
     assert proc.returncode == 0 and "usage: ppc" in proc.stdout, proc.stderr
     with open(os.path.join(os.path.dirname(ppcsim.__file__), "__main__.py"), encoding="utf-8") as fh:
-        assert "from ppcsim.cli.entry import main" in fh.read()
+        assert "from ppcsim.cli.entry import program" in fh.read()

@@ -60,6 +60,22 @@ def test_an_interpreter_without_spu_is_refused_naming_it(tmp_path):
         assert found is not None and sys.executable in found and "ppc spu-env" in found
 
 
+def test_a_party_that_ppc_run_checked_spu_for_does_not_check_again_and_only_for_that_interpreter(tmp_path,
+                                                                                                monkeypatch):
+    if spu_env.machine_problem():
+        pytest.skip("this CPU cannot run SPU: every check says so first")
+    here = __import__("pathlib").Path(sys.executable)  # no spu (numpy 2): its check fails
+    monkeypatch.setenv(spu_env.CHECKED, str(tmp_path / "another" / "python"))
+    assert spu_env.problem(here) is not None
+    monkeypatch.setenv(spu_env.CHECKED, str(here))
+    assert spu_env.problem(here) is None  # ppc run said it checked this interpreter: not started again
+    monkeypatch.delenv(spu_env.CHECKED)
+    monkeypatch.setenv(spu_env.VARIABLE, str(here))
+    spu_env.checked()  # what ppc run says once its check passed, in its environment, which its parties inherit
+    assert spu_env.problem() is None and __import__("os").environ[spu_env.CHECKED] == str(here)
+    monkeypatch.delenv(spu_env.CHECKED)
+
+
 def test_the_cpu_and_python_checks_say_why_and_what_to_do():
     with_both = "processor : 0\nflags\t\t: fpu sse2 avx aes avx2\n"
     assert spu_env.missing_cpu_flags(with_both) == []

@@ -455,7 +455,7 @@ def document(rows: list[dict]) -> str:
               "`python bench/secure_kmeans.py --labels-only --cold-spu` sets it beside the full MPC on both "
               "engines, side by side in one run, on 1,000 records of blobs over 3 parties of 2 columns, k = 4, "
               "`max_iter = 10`: [secure-aggregation.md](secure-aggregation.md#speed) has its table. On SPU the "
-              "labels-only mode sent 0.051x the bytes of the default full MPC (MPyC) and took 0.048x its time, "
+              "labels-only mode sent 0.050x the bytes of the default full MPC (MPyC) and took 0.029x its time, "
               "the target of a tenth met; against the full MPC on its own engine it is met on neither (the "
               "secure comparisons of the argmin, which both computations take, are most of the cost).", ""]
     lines += probe(rows)

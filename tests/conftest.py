@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from parties.brpc import varint
+
 #: The unit and process tiers (tests/tiers.py): a test that starts a process or a server is marked "processes";
 #: the longest tests first (tests/longest_first.py), so that the workers of -n finish together.
 pytest_plugins = ("tiers", "longest_first", "pytester")
@@ -544,3 +546,10 @@ def lying_alignment(victim: str, lie):
                     + [session_pb2.AlignmentMessage(positions=c) for c in int32_chunks(positions, 1 << 20)])
 
     return alignment
+
+
+def brpc_call(number: int, message: bytes) -> bytes:
+    """A brpc call (baidu_std framing, parties.brpc) with correlation id ``number`` carrying ``message``, as a
+    stand-in for SPU's runtime sends it."""
+    meta = b"\x0a\x04\x0a\x02ab" + b"\x18\x00\x20" + varint(number)
+    return b"PRPC" + (len(meta) + len(message)).to_bytes(4, "big") + len(meta).to_bytes(4, "big") + meta + message

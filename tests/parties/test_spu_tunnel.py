@@ -15,31 +15,14 @@ import time
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from conftest import brpc_call
+from parties.brpc import BRPC_HEADER, correlation_id
 from parties.keys import KeyPair
 from parties.mpc import LABEL, PairCipher, associated, nonce
 from parties.serde import Frame
-from parties.spu_run import (
-    BRPC_HEADER,
-    DIALLED_BY_RECEIVER,
-    DIALLED_BY_SENDER,
-    BrpcCalls,
-    SpuTunnel,
-    brpc_answer,
-    correlation_id,
-    varint,
-)
+from parties.spu_run import DIALLED_BY_RECEIVER, DIALLED_BY_SENDER, SpuTunnel
 
-#: A call and its answer as SPU 0.9.5's link sent them on a run's first connection (a party's tunnel read them):
-#: the call's correlation id in both, the answer's message yacl's PushResponse with an empty header.
-REAL_CALL = bytes.fromhex("50525043000000480000003a0a300a286f72672e696e746572636f6e6e656374696f6e2e6c696e6b2e526563"
-                          "6569766572536572766963651204507573681800208280808030120c636f6e6e6563745f30010230")
-REAL_ANSWER = bytes.fromhex("505250430000000e0000000c1202080018002082808080300a00")
-
-
-def call(number: int, message: bytes) -> bytes:
-    """A brpc call (baidu_std) with correlation id ``number`` carrying ``message``, as a stand-in program sends."""
-    meta = b"\x0a\x04\x0a\x02ab" + b"\x18\x00\x20" + varint(number)
-    return b"PRPC" + (len(meta) + len(message)).to_bytes(4, "big") + len(meta).to_bytes(4, "big") + meta + message
+ORDER = ["a", "b", "c"]
 
 
 def read_call(conn: socket.socket) -> tuple[int, bytes]:
@@ -52,28 +35,6 @@ def read_call(conn: socket.socket) -> tuple[int, bytes]:
     while len(rest) < body:
         rest += conn.recv(body - len(rest))
     return correlation_id(rest[:meta]), rest[meta:]
-
-
-def test_the_answer_is_the_one_spus_runtime_gives_to_the_call_it_answers():
-    assert brpc_answer(correlation_id(REAL_CALL[BRPC_HEADER:BRPC_HEADER + 0x3a])) == REAL_ANSWER
-
-
-def test_calls_are_found_however_their_bytes_are_cut():
-    stream = REAL_CALL + call(7, b"x" * 300) + call(2**40, b"") + REAL_CALL
-    expected = [correlation_id(REAL_CALL[BRPC_HEADER:BRPC_HEADER + 0x3a]), 7, 2**40, 0]
-    expected[3] = expected[0]
-    for size in (1, 2, 5, 12, 13, 64, len(stream)):
-        calls = BrpcCalls()
-        found = [c for i in range(0, len(stream), size) for c in calls.feed(stream[i:i + size])]
-        assert found == expected, size
-    try:
-        BrpcCalls().feed(b"HTTP/1.1 200 OK\r\n")
-    except ValueError as exc:
-        assert "PRPC" in str(exc)
-    else:
-        raise AssertionError("a stream that is not baidu_std was taken")
-
-ORDER = ["a", "b", "c"]
 
 
 def _tunnels(session="s"):
@@ -113,7 +74,7 @@ def _program(tunnel: SpuTunnel, me: str, got: dict, done: threading.Event):
             conn, _ = server.accept()
             number, message = read_call(conn)
             got[(me, "request")].append(message)
-            conn.sendall(call(number, b"ack:" + message))  # as SPU answers: the tunnel drops it
+            conn.sendall(brpc_call(number, b"ack:" + message))  # as SPU answers: the tunnel drops it
             time.sleep(0.2)
             conn.close()
 
@@ -125,7 +86,7 @@ def _program(tunnel: SpuTunnel, me: str, got: dict, done: threading.Event):
         host, port = address.rsplit(":", 1)
         with socket.create_connection((host, int(port))) as s:
             number = 100 * ORDER.index(me) + i
-            s.sendall(call(number, f"{me}->{peer}".encode()))
+            s.sendall(brpc_call(number, f"{me}->{peer}".encode()))
             got[(me, "answer")].append((number, read_call(s)))  # from our tunnel, at once
     serving.join(20)  # the peers' calls: they come through the relay
     done.set()

@@ -132,7 +132,7 @@ def divide(jnp, E, C, table, m: int, frac: int):
     message), ``F(n)``, ``R(n)`` and "empty". Then ``sums x F(n)`` (a power of two: the scaled sums keep every
     bit and stay near the mean, so the product's truncation stays far from the ring's top bits) and the kept
     centre ``C x empty`` in one product, times ``R(n)`` in a second, and ``2^-L`` (public; ``L = 0`` below
-    2^15 records at 16 fractional bits): ``sums / n`` to the fixed point's precision.
+    2^14 records at 16 fractional bits): ``sums / n`` to the fixed point's precision.
 
     SPU's general division (``sums / count``) normalises over all 64 bits of the ring: with it, and an equality
     test for the empty clusters, a Lloyd round sent 88 link messages per share-holder (SPU's own profile,
@@ -150,7 +150,7 @@ def divide(jnp, E, C, table, m: int, frac: int):
         [jnp.broadcast_to(factor[:, None], (C.shape[0], D)), jnp.broadcast_to(empty[:, None], C.shape)], axis=1)
     Y = Z[:, :D] * ratio[:, None]
     _, L = scale_bits(m, frac)
-    while L > 0:  # 2^15 records or more at 16 fractional bits
+    while L > 0:  # 2^14 records or more at 16 fractional bits
         shift = min(L, smallest_factor_bits(frac))
         Y, L = Y * 2.0 ** -shift, L - shift
     return Y + Z[:, D:]

@@ -16,7 +16,7 @@ def fixed(values: np.ndarray, frac: int = FRAC) -> np.ndarray:
     return np.round(np.asarray(values) * 2.0**frac) / 2.0**frac
 
 
-@pytest.mark.parametrize("m", [1, 7, 1000, 32_767, 32_768, 100_000])
+@pytest.mark.parametrize("m", [1, 7, 1000, 16_383, 16_384, 32_767, 32_768, 100_000])
 def test_divide_gives_every_mean_to_the_fixed_points_precision(m):
     rng = np.random.default_rng(m)
     counts = np.unique(np.concatenate([[1, m], 2 ** np.arange(m.bit_length()), rng.integers(1, m + 1, 200)]))

@@ -123,3 +123,17 @@ def test_both_connections_of_every_pair_go_through_the_relay_sealed_and_arrive_i
             if s != r:
                 seqs = [f.seq for x, f in seen if x == s and f.peer == r]
                 assert seqs == list(range(len(seqs)))
+
+
+def test_a_frame_that_carries_a_peers_answer_is_refused_and_ends_the_relay():
+    # a peer's tunnel answers its own program's calls: an answer arriving on connection 1 (more than its close
+    # marker) is a peer that does not follow the protocol, and the link ends naming it
+    keys = {p: KeyPair.generate(i + 1) for i, p in enumerate(ORDER)}
+    a = SpuTunnel("a", ORDER, {p: PairCipher(keys["a"], keys[p].public, "s", "a", p, True) for p in "bc"},
+                  time.monotonic() + 60)
+    b_to_a = PairCipher(keys["b"], keys["a"].public, "s", "b", "a", False)
+    close = b_to_a.seal(bytes([DIALLED_BY_RECEIVER]))
+    answer = b_to_a.seal(bytes([DIALLED_BY_RECEIVER]) + brpc_call(1, b"\x0a\x00"))
+    a.receive(iter([Frame(peer="b", seq=close.seq, data=close.data), Frame(peer="b", seq=answer.seq, data=answer.data)]))
+    assert len(a.errors) == 1 and "answers never cross" in a.errors[0] and "'b'" in a.errors[0]
+    a.close()

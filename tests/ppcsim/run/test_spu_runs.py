@@ -193,8 +193,8 @@ np.save(sys.argv[3], np.asarray(spsim.sim_jax(sim, update)(Xe, C, table)))
 @needs_spu
 @pytest.mark.parametrize("m", [1000, 100_000])
 def test_one_round_on_spus_fixed_point_moves_the_centres_as_plain_lloyd_whatever_the_number_of_records(m, tmp_path):
-    # m bounds every count and sizes the division's table: past 2^14 records a count's power-of-two factor would
-    # be one SPU refuses, so from 2^15 the factors are scaled up by 2^L and the quotient down after; a round on
+    # m bounds every count and sizes the division's table: from 2^14 records a count's power-of-two factor would
+    # be one SPU refuses, so from there the factors are scaled up by 2^L and the quotient down after; a round on
     # 300 records with the bound of 100,000 (L = 3) must still give Lloyd's centres to the fixed point's precision
     out = tmp_path / "C.npy"
     command = [str(spu_env.interpreter()), "-c", _SIMULATED_UPDATE, str(ROOT / "parties"), str(m), str(out)]

@@ -30,22 +30,30 @@ from the cache, go after the confirmation, links up, inputs shared, each round, 
 tunnel up, the first and last relayed frame, the result read) and the whole `ppc run`'s phases (report.json's
 timing: first party joined, uploads in, clustering done, evaluation, total).
 
+With --cpu it also prints the CPU seconds each kind of process used in the SPU runs' rounds (inputs shared to
+the last round): the SPU programs, the parties, the counting relay and the coordinator (the `ppc run` process),
+read from /proc every 50 ms, against the CPU seconds the cores gave meanwhile. With --pin CPU the SPU programs
+run on that CPU alone and every other process on the other CPUs, relayed and direct, so that the relay's own
+work does not compete with the programs for a core: what is left between the two is the relay's latency.
+
 The labels of every run must equal scikit-learn's KMeans from the same initial records. --engines spu leaves
 MPyC out (it takes minutes per thousand records). Where SPU cannot run (no environment: `ppc spu-env`), the SPU
 rows are left out, saying why.
 
     python bench/mpc_engines.py [--rows 1000] [--columns 4] [--rounds 10] [--clusters 4] [--engines spu mpyc]
-                                [--trace]
+                                [--trace] [--cpu] [--pin CPU]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -98,6 +106,108 @@ def rounds_seconds(text: str, who: str | None = None) -> float | None:
     at = {step: t for t, step in trace_points(text, who)}
     rounds = [t for step, t in at.items() if step.startswith("round")]
     return max(rounds) - at["shared"] if rounds and "shared" in at else None
+
+
+#: What each process of a run is, by its command line: the first role whose words it contains.
+ROLES = [("SPU programs", ("spu_kmeans.py",)), ("parties", ("ppcsim party",)),
+         ("counting relay", ("ppcsim.run.relay",)), ("coordinator", ("ppcsim run",))]
+
+
+class CpuSampler:
+    """The CPU seconds of every process this one starts, and their descendants, sampled every ``every`` seconds
+    from /proc by a thread of its own, each process under its role (``ROLES``: the coordinator is the `ppc run`
+    process, which also starts the parties and reads the report). With ``pin`` (a CPU's number) it also moves
+    every SPU program it sees to that CPU alone and every other process to the other CPUs (a process started
+    between two samples runs where its parent did until the next).
+
+    ``split(a, b)``: CPU seconds by role between wall-clock times a and b (the samples nearest them)."""
+
+    def __init__(self, every: float = 0.05, pin: int | None = None):
+        self.every, self.pin = every, pin
+        self.samples: list[tuple[float, dict[int, tuple[str, float]]]] = []
+        self.roles: dict[int, str] = {}
+        self.tick = os.sysconf("SC_CLK_TCK")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
+
+    def __enter__(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _stat(self, pid: int) -> tuple[int, float] | None:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            return None
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / self.tick  # parent, user + system
+
+    def _role(self, pid: int) -> str:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                words = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            return "other"
+        role = next((name for name, marks in ROLES if any(m in words for m in marks)), "other")
+        if self.pin is not None:
+            others = (os.sched_getaffinity(0) - {self.pin}) or {self.pin}
+            try:
+                os.sched_setaffinity(pid, {self.pin} if role == "SPU programs" else others)
+            except OSError:
+                pass  # gone already
+        return role
+
+    def _run(self) -> None:
+        mine = {os.getpid()}
+        while not self._stop.is_set():
+            now, seen = time.time(), {}
+            for name in os.listdir("/proc"):
+                if not name.isdigit() or int(name) in mine:
+                    continue
+                pid = int(name)
+                stat = self._stat(pid)
+                if stat is None:
+                    continue
+                parent, cpu = stat
+                if pid in self.roles or parent in mine or parent in self.roles:
+                    if pid not in self.roles:
+                        self.roles[pid] = self._role(pid)
+                    seen[pid] = (self.roles[pid], cpu)
+            self.samples.append((now, seen))
+            self._stop.wait(self.every)
+
+    def split(self, a: float, b: float) -> dict[str, float]:
+        first = min(self.samples, key=lambda s: abs(s[0] - a))[1]
+        last = min(self.samples, key=lambda s: abs(s[0] - b))[1]
+        out: dict[str, float] = {}
+        for pid, (role, cpu) in last.items():
+            out[role] = out.get(role, 0.0) + cpu - first.get(pid, (role, 0.0))[1]
+        return out
+
+
+def window(text: str, who: str | None = None) -> tuple[float, float] | None:
+    """The wall-clock times of the inputs shared and the last round's end in a trace (``trace_points``)."""
+    at = {step: t for t, step in trace_points(text, who)}
+    rounds = [t for step, t in at.items() if step.startswith("round")]
+    return (at["shared"], max(rounds)) if rounds and "shared" in at else None
+
+
+def cpu_line(sampler: CpuSampler, span: tuple[float, float] | None, cores: int) -> tuple[str, dict[str, float]]:
+    """``sampler``'s CPU seconds by role over ``span`` in words, and by role."""
+    if span is None:
+        return "no trace of the rounds", {}
+    split = {role: cpu for role, cpu in sampler.split(*span).items() if cpu > 0}
+    if not split:
+        return "no process's CPU was sampled in the rounds", {}
+    seconds, total = span[1] - span[0], sum(split.values())
+    order = [name for name, _ in ROLES] + ["other"]
+    parts = ", ".join(f"{role} {split[role]:.2f}" for role in order if role in split)
+    return (f"{seconds:.2f} s; CPU-s: {parts}; {total:.2f} of the {seconds * cores:.2f} its {cores} "
+            f"core{'s' if cores > 1 else ''} gave ({100 * total / (seconds * cores):.0f}%)"), split
 
 
 def phases(report: dict) -> str:
@@ -157,7 +267,15 @@ def main() -> None:
     parser.add_argument("--gmpy2", action="store_true", help="also time MPyC on direct links with and without gmpy2")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     parser.add_argument("--trace", action="store_true", help="print where the SPU runs' time goes (PPC_SPU_TRACE)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="print the CPU seconds each kind of process used in the SPU runs' rounds (from /proc)")
+    parser.add_argument("--pin", type=int, metavar="CPU",
+                        help="run the SPU programs on CPU alone and every other process on the other CPUs, relayed "
+                             "and direct (implies --cpu)")
     args = parser.parse_args()
+    if args.pin is not None and (args.pin not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2):
+        parser.error(f"--pin {args.pin}: not one of this process's CPUs {sorted(os.sched_getaffinity(0))}, or "
+                     "there is no other CPU for the rest")
     os.environ[TRACE_VARIABLE] = "1"  # every process of the runs inherits it: the rounds alone need the steps' times
 
     def scenario(engine: str) -> str:
@@ -173,14 +291,19 @@ def main() -> None:
     if why:
         print(f"spu      left out: {why}")
     else:
-        runs["spu"] = spu = relayed(scenario("spu"))
+        sampling = args.cpu or args.pin is not None
+        if args.pin is not None:
+            print(f"pinned   the SPU programs on CPU {args.pin}, every other process on the others")
+        with CpuSampler(pin=args.pin) if sampling else contextlib.nullcontext() as relayed_cpu:
+            runs["spu"] = spu = relayed(scenario("spu"))
         if spu["n_joined"] != args.rows:
             raise SystemExit("the join dropped records; this benchmark needs every record joined")
         with tempfile.TemporaryDirectory(prefix="ppc-bench-engines-") as tmp:
             path = Path(tmp) / "bench.toml"
             path.write_text(scenario("spu"))
-            direct_seconds, direct_cpu, direct_equal, direct_err = spu_direct(path, spu["init"], args.rounds,
-                                                                              args.clusters, Path(tmp))
+            with CpuSampler(pin=args.pin) if sampling else contextlib.nullcontext() as direct_sampler:
+                direct_seconds, direct_cpu, direct_equal, direct_err = spu_direct(path, spu["init"], args.rounds,
+                                                                                  args.clusters, Path(tmp))
         print(f"spu      relayed: MPC phase {spu['mpc']:.2f} s, ppc run {spu['wall']:.1f} s ({spu['cpu']:.1f} CPU-s), "
               f"{spu['bytes']:,} B sent "
               f"(most of any party), {spu['sequential']} chunks in sequence; labels "
@@ -197,7 +320,19 @@ def main() -> None:
                   f"direct {direct_rounds:.2f} s ({relayed_rounds / direct_rounds:.2f}x)")
             figures.add("spu_relayed_rounds_seconds", relayed_rounds)
             figures.add("spu_direct_rounds_seconds", direct_rounds)
-            figures.check("SPU relayed / direct, the rounds alone", relayed_rounds / direct_rounds, "<=", 1.3)
+            pinned = f" (the SPU programs on CPU {args.pin} alone in both)" if args.pin is not None else ""
+            figures.check("SPU relayed / direct, the rounds alone" + pinned, relayed_rounds / direct_rounds, "<=",
+                          1.3)
+        if sampling:
+            cores = len(os.sched_getaffinity(0))
+            text, split = cpu_line(relayed_cpu, window(spu["logs"].get("p0", ""), "p0"), cores)
+            print(f"cpu      rounds alone, relayed: {text}")
+            for role, cpu in split.items():
+                figures.add(f"spu_relayed_rounds_cpu_{role.replace(' ', '_').lower()}", cpu)
+            text, split = cpu_line(direct_sampler, window(direct_err), 1 if args.pin is not None else cores)
+            print(f"cpu      rounds alone, direct:  {text}")
+            for role, cpu in split.items():
+                figures.add(f"spu_direct_rounds_cpu_{role.replace(' ', '_').lower()}", cpu)
         figures.add("spu_mpc_seconds", spu["mpc"])
         figures.add("spu_run_seconds", spu["wall"])
         figures.add("spu_run_cpu_seconds", spu["cpu"])

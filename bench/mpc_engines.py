@@ -6,17 +6,19 @@ ROWS records of synthetic blobs over three parties of COLUMNS columns each, k-me
 ROUNDS Lloyd rounds, all from the same initial records (the scenario seed draws them; every run below starts
 from the records the SPU run's report names). In this one run, one after the other:
 
-  spu relayed    `ppc run` of the scenario with engine = "spu": each party process starts its SPU program
-                 (ABY3) in SPU's own environment, every connection tunnelled through the coordinator (gRPC over
-                 TLS, AES-256-GCM per pair); MPC phase = the slowest party's time from the alignment's
-                 arrival to its result (reading or compiling the programs, the links' set-up and the input
-                 sharing included; the program's interpreter and SPU's runtime load before it, while the ids
-                 go up: docs/mpc.md, "Starting it"); bytes = the sealed frames the coordinator counted, the most
-                 any party sent
+  spu relayed    `ppc run` of the scenario with engine = "spu", --repeats times (3 unless told; every SPU
+                 figure is that of the run of median wall time, the others' times printed beside it): each party
+                 process starts its SPU program (ABY3) in SPU's own environment, every connection tunnelled
+                 through the coordinator (gRPC over TLS, AES-256-GCM per pair); MPC phase = the slowest
+                 party's time from the alignment's arrival to its result (reading or compiling the programs,
+                 the links' set-up and the input sharing included; the program's interpreter and SPU's runtime
+                 load before it, while the ids go up: docs/mpc.md, "Starting it"); bytes = the sealed frames
+                 the coordinator counted, the most any party sent
   spu direct     the same program (parties/spu_kmeans.py) on the same joined normalised columns and initial
                  records, three processes on direct loopback links: first start to last exit
-  mpyc relayed   `ppc run` of the scenario with engine = "mpyc" (the default), measured as spu relayed (its
-                 program starts after the alignment: its start, about 0.3 s, is in its phase)
+  mpyc relayed   `ppc run` of the scenario with engine = "mpyc" (the default), measured as spu relayed but once
+                 (it takes half a minute; its program starts after the alignment: its start, about 0.3 s, is in
+                 its phase)
   mpyc direct    with --gmpy2: MPyC's program on direct links with gmpy2 and without it (MPYC_NOGMPY=1)
 
 Every process runs with PPC_SPU_TRACE=1, so that the rounds alone (inputs shared to the last round) of the SPU
@@ -41,7 +43,7 @@ MPyC out (it takes minutes per thousand records). Where SPU cannot run (no envir
 rows are left out, saying why.
 
     python bench/mpc_engines.py [--rows 1000] [--columns 4] [--rounds 10] [--clusters 4] [--engines spu mpyc]
-                                [--trace] [--cpu] [--pin CPU]
+                                [--repeats 3] [--trace] [--cpu] [--pin CPU]
 """
 
 from __future__ import annotations
@@ -162,11 +164,12 @@ class CpuSampler:
         return role
 
     def _run(self) -> None:
-        mine = {os.getpid()}
+        # a process not ours at the first look, or whose parent is not, never becomes ours: not read again
+        mine, foreign, first = {os.getpid()}, set(), True
         while not self._stop.is_set():
             now, seen = time.time(), {}
             for name in os.listdir("/proc"):
-                if not name.isdigit() or int(name) in mine:
+                if not name.isdigit() or int(name) in mine or int(name) in foreign:
                     continue
                 pid = int(name)
                 stat = self._stat(pid)
@@ -177,7 +180,10 @@ class CpuSampler:
                     if pid not in self.roles:
                         self.roles[pid] = self._role(pid)
                     seen[pid] = (self.roles[pid], cpu)
+                elif first or parent in foreign:
+                    foreign.add(pid)
             self.samples.append((now, seen))
+            first = False
             self._stop.wait(self.every)
 
     def split(self, a: float, b: float) -> dict[str, float]:
@@ -267,12 +273,16 @@ def main() -> None:
     parser.add_argument("--gmpy2", action="store_true", help="also time MPyC on direct links with and without gmpy2")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON (see harness.Figures)")
     parser.add_argument("--trace", action="store_true", help="print where the SPU runs' time goes (PPC_SPU_TRACE)")
+    parser.add_argument("--repeats", type=int, default=3, metavar="N",
+                        help="run SPU relayed N times and take the run of median wall time (default 3)")
     parser.add_argument("--cpu", action="store_true",
                         help="print the CPU seconds each kind of process used in the SPU runs' rounds (from /proc)")
     parser.add_argument("--pin", type=int, metavar="CPU",
                         help="run the SPU programs on CPU alone and every other process on the other CPUs, relayed "
                              "and direct (implies --cpu)")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats {args.repeats}: at least 1")
     if args.pin is not None and (args.pin not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2):
         parser.error(f"--pin {args.pin}: not one of this process's CPUs {sorted(os.sched_getaffinity(0))}, or "
                      "there is no other CPU for the rest")
@@ -294,8 +304,16 @@ def main() -> None:
         sampling = args.cpu or args.pin is not None
         if args.pin is not None:
             print(f"pinned   the SPU programs on CPU {args.pin}, every other process on the others")
-        with CpuSampler(pin=args.pin) if sampling else contextlib.nullcontext() as relayed_cpu:
-            runs["spu"] = spu = relayed(scenario("spu"))
+        tries = []
+        for _ in range(args.repeats):
+            with CpuSampler(pin=args.pin) if sampling else contextlib.nullcontext() as relayed_cpu:
+                tries.append(dict(relayed(scenario("spu")), sampler=relayed_cpu))
+        # a run of seconds moves with the machine's other work: every figure is the median run's (by wall time)
+        runs["spu"] = spu = sorted(tries, key=lambda r: r["wall"])[len(tries) // 2]
+        relayed_cpu = spu["sampler"]
+        if len(tries) > 1:
+            print(f"spu      relayed {len(tries)} times: ppc run " + ", ".join(f"{r['wall']:.2f}" for r in tries)
+                  + " s; MPC phase " + ", ".join(f"{r['mpc']:.2f}" for r in tries) + " s; the median run's figures:")
         if spu["n_joined"] != args.rows:
             raise SystemExit("the join dropped records; this benchmark needs every record joined")
         with tempfile.TemporaryDirectory(prefix="ppc-bench-engines-") as tmp:

@@ -283,6 +283,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats}: at least 1")
+    if (args.cpu or args.pin is not None) and not (os.path.isdir("/proc/self/task") and hasattr(os, "sched_getaffinity")):
+        parser.error("--cpu and --pin read the processes' CPU time from /proc and set their CPUs: Linux only")
     if args.pin is not None and (args.pin not in os.sched_getaffinity(0) or len(os.sched_getaffinity(0)) < 2):
         parser.error(f"--pin {args.pin}: not one of this process's CPUs {sorted(os.sched_getaffinity(0))}, or "
                      "there is no other CPU for the rest")
@@ -342,6 +344,7 @@ def main() -> None:
             figures.check("SPU relayed / direct, the rounds alone" + pinned, relayed_rounds / direct_rounds, "<=",
                           1.3)
         if sampling:
+            assert relayed_cpu is not None and direct_sampler is not None  # both sampled
             cores = len(os.sched_getaffinity(0))
             text, split = cpu_line(relayed_cpu, window(spu["logs"].get("p0", ""), "p0"), cores)
             print(f"cpu      rounds alone, relayed: {text}")

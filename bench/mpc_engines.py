@@ -158,9 +158,14 @@ class CpuSampler:
         if self.pin is not None:
             others = (os.sched_getaffinity(0) - {self.pin}) or {self.pin}
             try:
-                os.sched_setaffinity(pid, {self.pin} if role == "SPU programs" else others)
+                threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
             except OSError:
-                pass  # gone already
+                threads = [pid]
+            for thread in threads:  # a CPU mask is each thread's own: the ones started already, then their children
+                try:
+                    os.sched_setaffinity(thread, {self.pin} if role == "SPU programs" else others)
+                except OSError:
+                    pass  # gone already
         return role
 
     def _run(self) -> None:

@@ -10,18 +10,10 @@ from __future__ import annotations
 
 import struct
 
+from parties.serde import varint
+
 #: A call's first bytes, and the size of its header (the magic and the two sizes).
 BRPC_MAGIC, BRPC_HEADER = b"PRPC", 12
-
-
-def varint(value: int) -> bytes:
-    """``value`` as a protobuf varint."""
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
 
 
 def _read_varint(data: bytes, at: int) -> tuple[int, int]:

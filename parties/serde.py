@@ -205,7 +205,7 @@ def read_int32(messages: Iterable, part: str) -> tuple[Any, np.ndarray]:
 
 # -- what the party sends -------------------------------------------------------------------------------
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
     """``n`` >= 0 as a protobuf base-128 varint."""
     out = bytearray()
     while n > 0x7F:
@@ -219,9 +219,9 @@ def chunk_serialised(index: int, offset: int, data: bytes | memoryview) -> bytes
     """``UploadMessage(chunk=ArrayChunk(array=index, offset=offset, data=data)).SerializeToString()``, byte for
     byte, made with one copy of ``data`` (through the message it takes three: into a bytes object, into the
     message, out of it)."""
-    fields = (b"\x08" + _varint(index) if index else b"") + (b"\x10" + _varint(offset) if offset else b"")
-    fields += b"\x1a" + _varint(len(data))
-    return b"".join((b"\x1a", _varint(len(fields) + len(data)), fields, data))
+    fields = (b"\x08" + varint(index) if index else b"") + (b"\x10" + varint(offset) if offset else b"")
+    fields += b"\x1a" + varint(len(data))
+    return b"".join((b"\x1a", varint(len(fields) + len(data)), fields, data))
 
 
 def _header_and_ids(header: session_pb2.UploadHeader, ids: np.ndarray, packed: bytes,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from parties.brpc import varint
+from parties.serde import varint
 
 #: The unit and process tiers (tests/tiers.py): a test that starts a process or a server is marked "processes";
 #: the longest tests first (tests/longest_first.py), so that the workers of -n finish together.

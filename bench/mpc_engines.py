@@ -102,12 +102,12 @@ def steps(text: str, who: str | None = None) -> str:
     return " ".join(f"{step} +{t - (found[i - 1][0] if i else t):.2f}" for i, (t, step) in enumerate(found))
 
 
-def rounds_seconds(text: str, who: str | None = None) -> float | None:
-    """Seconds from the inputs shared to the last round's end in a trace (``trace_points``): the rounds alone,
-    without the program's start and its links' set-up; None if the trace does not have them."""
+def window(text: str, who: str | None = None) -> tuple[float, float] | None:
+    """The wall-clock times of the inputs shared and the last round's end in a trace (``trace_points``): the
+    rounds alone, without the program's start and its links' set-up; None if the trace does not have them."""
     at = {step: t for t, step in trace_points(text, who)}
     rounds = [t for step, t in at.items() if step.startswith("round")]
-    return max(rounds) - at["shared"] if rounds and "shared" in at else None
+    return (at["shared"], max(rounds)) if rounds and "shared" in at else None
 
 
 #: What each process of a run is, by its command line: the first role whose words it contains.
@@ -198,13 +198,6 @@ class CpuSampler:
         for pid, (role, cpu) in last.items():
             out[role] = out.get(role, 0.0) + cpu - first.get(pid, (role, 0.0))[1]
         return out
-
-
-def window(text: str, who: str | None = None) -> tuple[float, float] | None:
-    """The wall-clock times of the inputs shared and the last round's end in a trace (``trace_points``)."""
-    at = {step: t for t, step in trace_points(text, who)}
-    rounds = [t for step, t in at.items() if step.startswith("round")]
-    return (at["shared"], max(rounds)) if rounds and "shared" in at else None
 
 
 def cpu_line(sampler: CpuSampler, span: tuple[float, float] | None, cores: int) -> tuple[str, dict[str, float]]:
@@ -339,8 +332,9 @@ def main() -> None:
             print(f"trace    spu relayed, p0: {steps(spu['logs'].get('p0', ''), 'p0')}")
             print(f"trace    spu relayed, whole run: {spu['phases']}")
             print(f"trace    spu direct, share-holder 0: {steps(direct_err)}")
-        relayed_rounds, direct_rounds = rounds_seconds(spu["logs"].get("p0", ""), "p0"), rounds_seconds(direct_err)
-        if relayed_rounds and direct_rounds:
+        relayed_span, direct_span = window(spu["logs"].get("p0", ""), "p0"), window(direct_err)
+        if relayed_span and direct_span:
+            relayed_rounds, direct_rounds = relayed_span[1] - relayed_span[0], direct_span[1] - direct_span[0]
             print(f"spu      rounds alone (inputs shared to the last round): relayed {relayed_rounds:.2f} s, "
                   f"direct {direct_rounds:.2f} s ({relayed_rounds / direct_rounds:.2f}x)")
             figures.add("spu_relayed_rounds_seconds", relayed_rounds)
@@ -351,14 +345,13 @@ def main() -> None:
         if sampling:
             assert relayed_cpu is not None and direct_sampler is not None  # both sampled
             cores = len(os.sched_getaffinity(0))
-            text, split = cpu_line(relayed_cpu, window(spu["logs"].get("p0", ""), "p0"), cores)
-            print(f"cpu      rounds alone, relayed: {text}")
-            for role, cpu in split.items():
-                figures.add(f"spu_relayed_rounds_cpu_{role.replace(' ', '_').lower()}", cpu)
-            text, split = cpu_line(direct_sampler, window(direct_err), 1 if args.pin is not None else cores)
-            print(f"cpu      rounds alone, direct:  {text}")
-            for role, cpu in split.items():
-                figures.add(f"spu_direct_rounds_cpu_{role.replace(' ', '_').lower()}", cpu)
+            for way, sampler, span, given in (("relayed", relayed_cpu, relayed_span, cores),
+                                              ("direct", direct_sampler, direct_span,
+                                               1 if args.pin is not None else cores)):
+                text, split = cpu_line(sampler, span, given)
+                print(f"cpu      rounds alone, {way + ':':8s} {text}")
+                for role, cpu in split.items():
+                    figures.add(f"spu_{way}_rounds_cpu_{role.replace(' ', '_').lower()}", cpu)
         figures.add("spu_mpc_seconds", spu["mpc"])
         figures.add("spu_run_seconds", spu["wall"])
         figures.add("spu_run_cpu_seconds", spu["cpu"])

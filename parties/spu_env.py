@@ -59,16 +59,29 @@ def interpreter() -> Path:
     return default_home() / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def missing_cpu_flags(cpuinfo: str | None = None) -> list[str]:
-    """The CPU flags SPU needs that this machine lacks (x86-64 Linux; elsewhere none are checked)."""
-    if cpuinfo is None:
-        if platform.machine().lower() not in ("x86_64", "amd64") or not Path("/proc/cpuinfo").exists():
-            return []
-        cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+@functools.lru_cache(maxsize=1)
+def _cpuinfo() -> str | None:
+    """The text of /proc/cpuinfo, None where there is none; read once (``missing_cpu_flags`` and ``fingerprint``
+    both need it, and it does not change while this process runs)."""
+    path = Path("/proc/cpuinfo")
+    return path.read_text(errors="replace") if path.exists() else None
+
+
+def cpu_flags(cpuinfo: str) -> set[str]:
+    """The CPU flags that ``cpuinfo`` (the text of /proc/cpuinfo) lists."""
     flags: set[str] = set()
     for line in cpuinfo.splitlines():
         if line.split(":")[0].strip() == "flags":
             flags.update(line.split(":", 1)[1].split())
+    return flags
+
+
+def missing_cpu_flags(cpuinfo: str | None = None) -> list[str]:
+    """The CPU flags SPU needs that this machine lacks (x86-64 Linux; elsewhere none are checked)."""
+    if cpuinfo is None:
+        if platform.machine().lower() not in ("x86_64", "amd64") or (cpuinfo := _cpuinfo()) is None:
+            return []
+    flags = cpu_flags(cpuinfo)
     return [f for f in CPU_FLAGS if f not in flags]
 
 
@@ -177,11 +190,12 @@ def _stat(path: Path) -> str:
 
 
 def _cpu_flags() -> str:
+    """This CPU's flags as one line for ``fingerprint`` (the machine's name where /proc/cpuinfo lists none)."""
     try:
-        text = Path("/proc/cpuinfo").read_text(errors="replace")
+        text = _cpuinfo()
     except OSError:
         return platform.machine()
-    return next((line for line in text.splitlines() if line.split(":")[0].strip() == "flags"), platform.machine())
+    return " ".join(sorted(cpu_flags(text or ""))) or platform.machine()
 
 
 def passed() -> str | None:
